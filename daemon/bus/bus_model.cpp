@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+#include "bus/bus_model.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <systemd/sd-bus.h>
+
+namespace rdmad {
+namespace {
+
+std::string guid_digits(const std::string& guid) {
+    std::string digits;
+    for (char c : guid)
+        if (c != ':')
+            digits += c;
+    if (digits.empty() || digits.find_first_not_of('0') == std::string::npos)
+        return {};
+    return digits;
+}
+
+} // namespace
+
+std::string encode_path(const std::string& prefix, const std::string& id) {
+    char* out = nullptr;
+    int r = sd_bus_path_encode(prefix.c_str(), id.c_str(), &out);
+    if (r < 0 || !out)
+        throw std::runtime_error("sd_bus_path_encode failed");
+    std::string path(out);
+    std::free(out);
+    return path;
+}
+
+std::string device_object_id(const Inventory& inv, const DeviceState& d) {
+    if (std::string g = guid_digits(d.node_guid); !g.empty()) {
+        size_t same = 0;
+        for (const auto& [_, o] : inv.devices)
+            same += guid_digits(o.node_guid) == g;
+        if (same == 1)
+            return g;
+    }
+    if (!d.pci_address.empty()) {
+        size_t same = 0;
+        for (const auto& [_, o] : inv.devices)
+            same += o.pci_address == d.pci_address;
+        if (same == 1)
+            return d.pci_address;
+    }
+    return d.name;
+}
+
+BusModel build_bus_model(const Inventory& inv) {
+    BusModel model;
+    std::map<std::string, std::string> device_path_by_name;
+    std::map<std::string, std::string> device_path_by_pci;
+    std::map<std::string, std::string> link_path_by_name;
+
+    for (const auto& [index, link] : inv.links)
+        link_path_by_name.emplace(link.name, encode_path(kLinkPrefix, std::to_string(index)));
+
+    std::vector<const DeviceState*> devices;
+    for (const auto& [_, d] : inv.devices)
+        devices.push_back(&d);
+    std::sort(devices.begin(), devices.end(),
+              [](const DeviceState* a, const DeviceState* b) { return a->name < b->name; });
+    std::map<std::string, int> used; // ids must stay unique even for odd inventories
+    for (const DeviceState* d : devices) {
+        std::string id = device_object_id(inv, *d);
+        if (used[id]++ > 0)
+            id += "_" + std::to_string(used[id] - 1);
+        std::string path = encode_path(kDevicePrefix, id);
+        device_path_by_name.emplace(d->name, path);
+        if (!d->pci_address.empty())
+            device_path_by_pci.emplace(d->pci_address, path);
+        DeviceView v;
+        v.state = *d;
+        v.path = path;
+        model.devices.push_back(std::move(v));
+    }
+
+    for (auto& v : model.devices) {
+        for (const auto& port : v.state.ports) {
+            PortView pv;
+            pv.state = port;
+            pv.path = v.path + "/port/" + std::to_string(port.number);
+            if (auto it = link_path_by_name.find(port.netdev); it != link_path_by_name.end())
+                pv.link_path = it->second;
+            v.ports.push_back(std::move(pv));
+        }
+        for (const auto& [_, link] : inv.links)
+            if (link.rdma_device == v.state.name)
+                v.link_paths.push_back(link_path_by_name.at(link.name));
+        if (!v.state.physical_function.empty())
+            if (auto it = device_path_by_pci.find(v.state.physical_function);
+                it != device_path_by_pci.end())
+                v.pf_path = it->second;
+    }
+
+    for (const auto& [index, link] : inv.links) {
+        LinkView lv;
+        lv.state = link;
+        lv.path = link_path_by_name.at(link.name);
+        if (auto it = device_path_by_name.find(link.rdma_device); it != device_path_by_name.end())
+            lv.device_path = it->second;
+        model.links.push_back(std::move(lv));
+    }
+    return model;
+}
+
+} // namespace rdmad

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+//
+// From the inventory to what the bus shows: object paths and the references between objects.
+// Pure, so the exporter and Describe() agree and tests can check paths without a bus.
+#pragma once
+
+#include "bus/views.hpp"
+#include "inventory/model.hpp"
+
+#include <string>
+
+namespace rdmad {
+
+inline constexpr const char* kManagerPath = "/org/rdmad1";
+inline constexpr const char* kDevicePrefix = "/org/rdmad1/device";
+inline constexpr const char* kLinkPrefix = "/org/rdmad1/link";
+
+/// sd_bus_path_encode(prefix, id): "/org/rdmad1/link" + "1001" -> "/org/rdmad1/link/_31001".
+std::string encode_path(const std::string& prefix, const std::string& id);
+
+/// The device object's id: the node GUID's hex digits when non-zero and unique in
+/// `inventory`, else the PCI address when unique, else the name. Node GUID and PCI address
+/// survive a rename (`rocep59s0f0` for `mlx5_0`), so the path does too.
+std::string device_object_id(const Inventory& inventory, const DeviceState& device);
+
+/// Every object with its path and references. Devices sorted by name, links by ifindex.
+BusModel build_bus_model(const Inventory& inventory);
+
+} // namespace rdmad

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#include "bus/describe.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace rdmad {
+
+using nlohmann::json;
+
+namespace {
+
+json port_json(const PortView& v) {
+    const PortState& p = v.state;
+    json gids = json::array();
+    for (const auto& g : p.gids)
+        gids.push_back({{"Index", g.index}, {"GID", g.gid}, {"Type", g.type}, {"Netdev", g.netdev}});
+    return {{"Path", v.path},
+            {"Number", p.number},
+            {"State", p.state},
+            {"PhysicalState", p.phys_state},
+            {"LinkLayer", p.link_layer},
+            {"Transport", p.transport},
+            {"RoCEVersions", p.roce_versions},
+            {"RateGbps", p.rate_gbps},
+            {"Rate", p.rate},
+            {"LID", p.lid},
+            {"SMLID", p.sm_lid},
+            {"GIDs", gids},
+            {"Link", v.link_path},
+            {"PortType", p.port_type}};
+}
+
+json device_json(const DeviceView& v) {
+    const DeviceState& d = v.state;
+    json ports = json::array();
+    for (const auto& p : v.ports)
+        ports.push_back(port_json(p));
+    json problems = json::array();
+    for (const auto& p : d.problems)
+        problems.push_back({{"Code", p.code}, {"Severity", p.severity}, {"Text", p.text}});
+    return {{"Path", v.path},
+            {"Name", d.name},
+            {"NodeType", d.node_type},
+            {"NodeGUID", d.node_guid},
+            {"SysImageGUID", d.sys_image_guid},
+            {"FirmwareVersion", d.firmware_version},
+            {"HCAType", d.hca_type},
+            {"BoardID", d.board_id},
+            {"NodeDescription", d.node_description},
+            {"PCIAddress", d.pci_address},
+            {"KernelDriver", d.kernel_driver},
+            {"Provider", d.provider},
+            {"ProviderInstalled", d.provider_installed},
+            {"ProviderPackage", d.provider_package},
+            {"VerbsDevice", d.verbs_device},
+            {"PhysicalFunction", v.pf_path},
+            {"Ports", ports},
+            {"Links", v.link_paths},
+            {"Problems", problems}};
+}
+
+json link_json(const LinkView& v) {
+    const LinkState& l = v.state;
+    return {{"Path", v.path},
+            {"Name", l.name},
+            {"Index", l.index},
+            {"PCIAddress", l.pci_address},
+            {"Driver", l.driver},
+            {"OperState", l.operstate},
+            {"RdmaCapable", l.rdma_capable},
+            {"RdmaDevice", v.device_path},
+            {"Hint", l.hint}};
+}
+
+} // namespace
+
+std::string describe_json(const BusModel& model, const std::string& version,
+                          const std::string& state) {
+    json devices = json::array();
+    for (const auto& d : model.devices)
+        devices.push_back(device_json(d));
+    json links = json::array();
+    for (const auto& l : model.links)
+        links.push_back(link_json(l));
+    json doc = {{"Version", version}, {"State", state}, {"Devices", devices}, {"Links", links}};
+    // Sysfs text is untrusted and may hold invalid UTF-8: replace rather than throw.
+    return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+} // namespace rdmad

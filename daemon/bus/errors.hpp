@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+//
+// The named D-Bus errors of org.rdmad1 (documented in org.rdmad1(5)).
+#pragma once
+
+#include <sdbus-c++/Error.h>
+#include <string>
+
+namespace rdmad::errors {
+
+inline constexpr const char* NoSuchObject = "org.rdmad1.Error.NoSuchObject";
+inline constexpr const char* InvalidArgument = "org.rdmad1.Error.InvalidArgument";
+inline constexpr const char* Failed = "org.rdmad1.Error.Failed";
+
+/// Run `f`, turning anything that is not an sdbus::Error into org.rdmad1.Error.Failed:
+/// sdbus-c++ 1.2 lets only sdbus::Error out of a handler; anything else aborts the daemon.
+template <typename F>
+auto guard(F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const sdbus::Error&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw sdbus::Error(Failed, e.what());
+    }
+}
+
+} // namespace rdmad::errors

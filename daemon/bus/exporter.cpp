@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#include "bus/exporter.hpp"
+
+#include "bus/bus_model.hpp"
+#include "util/log.hpp"
+
+#include <set>
+
+namespace rdmad {
+namespace {
+
+template <typename View>
+std::set<std::string> paths_of(const std::vector<const View*>& views) {
+    std::set<std::string> paths;
+    for (const View* v : views)
+        paths.insert(v->path);
+    return paths;
+}
+
+/// Retract and destroy the objects whose path is not in `views`.
+template <typename Object, typename View>
+void remove_missing(std::map<std::string, std::unique_ptr<Object>>& objects,
+                    const std::vector<const View*>& views) {
+    const std::set<std::string> wanted = paths_of(views);
+    for (auto it = objects.begin(); it != objects.end();) {
+        if (wanted.count(it->first)) {
+            ++it;
+            continue;
+        }
+        try {
+            it->second->retract();
+        } catch (const std::exception& e) {
+            log::warning("InterfacesRemoved for {}: {}", it->first, e.what());
+        }
+        it = objects.erase(it);
+    }
+}
+
+/// Update the existing objects; create and announce the new ones once fully built.
+template <typename Object, typename View>
+void add_or_update(sdbus::IConnection& connection,
+                   std::map<std::string, std::unique_ptr<Object>>& objects,
+                   const std::vector<const View*>& views) {
+    for (const View* v : views) {
+        auto it = objects.find(v->path);
+        if (it != objects.end()) {
+            it->second->update(*v);
+            continue;
+        }
+        auto object = std::make_unique<Object>(connection, *v);
+        object->announce();
+        objects.emplace(v->path, std::move(object));
+    }
+}
+
+} // namespace
+
+Exporter::Exporter(sdbus::IConnection& connection)
+    : connection_(connection), manager_(std::make_unique<ManagerObject>(connection, model_)) {}
+
+Exporter::~Exporter() {
+    // Children before the ObjectManager; no signals on the way out (the bus may be gone).
+    links_.clear();
+    ports_.clear();
+    devices_.clear();
+    manager_.reset();
+}
+
+void Exporter::publish(const Inventory& inventory) {
+    model_ = build_bus_model(inventory);
+    std::vector<const DeviceView*> devices;
+    std::vector<const PortView*> ports;
+    std::vector<const LinkView*> links;
+    for (const auto& d : model_.devices) {
+        devices.push_back(&d);
+        for (const auto& p : d.ports)
+            ports.push_back(&p);
+    }
+    for (const auto& l : model_.links)
+        links.push_back(&l);
+    // Ports go before their device and come after it.
+    remove_missing(ports_, ports);
+    remove_missing(devices_, devices);
+    remove_missing(links_, links);
+    add_or_update(connection_, links_, links);
+    add_or_update(connection_, devices_, devices);
+    add_or_update(connection_, ports_, ports);
+}
+
+} // namespace rdmad

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+//
+// Keeps the bus objects equal to the inventory: creates objects for new devices, ports and
+// links (InterfacesAdded once fully built), updates the rest (PropertiesChanged with only the
+// changed properties) and removes the gone ones (InterfacesRemoved, then unregister).
+#pragma once
+
+#include "bus/manager_object.hpp"
+#include "bus/objects.hpp"
+#include "bus/views.hpp"
+#include "inventory/model.hpp"
+
+#include <map>
+#include <memory>
+#include <sdbus-c++/sdbus-c++.h>
+
+namespace rdmad {
+
+class Exporter {
+  public:
+    explicit Exporter(sdbus::IConnection& connection);
+    ~Exporter();
+
+    /// Make the bus show `inventory`.
+    void publish(const Inventory& inventory);
+
+    ManagerObject& manager() { return *manager_; }
+    const BusModel& model() const { return model_; }
+
+  private:
+    sdbus::IConnection& connection_;
+    BusModel model_;
+    std::unique_ptr<ManagerObject> manager_;
+    std::map<std::string, std::unique_ptr<DeviceObject>> devices_; ///< by path
+    std::map<std::string, std::unique_ptr<PortObject>> ports_;     ///< by path
+    std::map<std::string, std::unique_ptr<LinkObject>> links_;     ///< by path
+};
+
+} // namespace rdmad

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+#include "bus/manager_object.hpp"
+
+#include "bus/bus_model.hpp"
+#include "bus/describe.hpp"
+#include "bus/errors.hpp"
+#include "config.h"
+
+namespace rdmad {
+
+ManagerObject::ManagerObject(sdbus::IConnection& connection, const BusModel& model)
+    : AdaptorInterfaces(connection, kManagerPath), model_(model) {
+    registerAdaptor();
+}
+
+ManagerObject::~ManagerObject() { unregisterAdaptor(); }
+
+void ManagerObject::set_state(const std::string& state) {
+    if (state == state_)
+        return;
+    state_ = state;
+    emitPropertiesChangedSignal(org::rdmad1::Manager_adaptor::INTERFACE_NAME, {"State"});
+}
+
+std::string ManagerObject::Version() { return RDMAD_VERSION; }
+
+std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> ManagerObject::ListDevices() {
+    return errors::guard([&] {
+        std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> out;
+        for (const auto& d : model_.devices)
+            out.emplace_back(d.state.name, sdbus::ObjectPath(d.path));
+        return out;
+    });
+}
+
+sdbus::ObjectPath ManagerObject::GetDeviceByName(const std::string& name) {
+    return errors::guard([&] {
+        // The kernel limits RDMA device names to IB_DEVICE_NAME_MAX (64) bytes.
+        if (name.empty() || name.size() > 64)
+            throw sdbus::Error(errors::InvalidArgument,
+                               "an RDMA device name has 1 to 64 bytes");
+        for (const auto& d : model_.devices)
+            if (d.state.name == name)
+                return sdbus::ObjectPath(d.path);
+        throw sdbus::Error(errors::NoSuchObject, "no RDMA device named " + name);
+    });
+}
+
+sdbus::ObjectPath ManagerObject::GetLinkByName(const std::string& name) {
+    return errors::guard([&] {
+        // IFNAMSIZ is 16 with the terminating NUL (include/uapi/linux/if.h).
+        if (name.empty() || name.size() > 15)
+            throw sdbus::Error(errors::InvalidArgument, "a netdev name has 1 to 15 bytes");
+        for (const auto& l : model_.links)
+            if (l.state.name == name)
+                return sdbus::ObjectPath(l.path);
+        throw sdbus::Error(errors::NoSuchObject, "no netdev named " + name);
+    });
+}
+
+std::string ManagerObject::Describe() {
+    return errors::guard([&] { return describe_json(model_, RDMAD_VERSION, state_); });
+}
+
+} // namespace rdmad

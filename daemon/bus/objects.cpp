@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+#include "bus/objects.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rdmad {
+namespace {
+
+/// Collects the names of properties whose value differs.
+class ChangeSet {
+  public:
+    template <typename T>
+    void compare(const char* name, const T& before, const T& after) {
+        if (!(before == after))
+            names_.emplace_back(name);
+    }
+    const std::vector<std::string>& names() const { return names_; }
+
+  private:
+    std::vector<std::string> names_;
+};
+
+} // namespace
+
+// ---- Port ---------------------------------------------------------------------------------
+
+PortObject::PortObject(sdbus::IConnection& connection, PortView view)
+    : AdaptorInterfaces(connection, view.path), view_(std::move(view)) {
+    registerAdaptor();
+}
+
+PortObject::~PortObject() { unregisterAdaptor(); }
+
+std::vector<sdbus::Struct<uint32_t, std::string, std::string, std::string>> PortObject::GIDs() {
+    std::vector<sdbus::Struct<uint32_t, std::string, std::string, std::string>> out;
+    out.reserve(view_.state.gids.size());
+    for (const auto& g : view_.state.gids)
+        out.emplace_back(g.index, g.gid, g.type, g.netdev);
+    return out;
+}
+
+void PortObject::update(const PortView& v) {
+    const PortState& a = view_.state;
+    const PortState& b = v.state;
+    ChangeSet c;
+    c.compare("State", a.state, b.state);
+    c.compare("PhysicalState", a.phys_state, b.phys_state);
+    c.compare("LinkLayer", a.link_layer, b.link_layer);
+    c.compare("Transport", a.transport, b.transport);
+    c.compare("RoCEVersions", a.roce_versions, b.roce_versions);
+    c.compare("RateGbps", a.rate_gbps, b.rate_gbps);
+    c.compare("Rate", a.rate, b.rate);
+    c.compare("LID", a.lid, b.lid);
+    c.compare("SMLID", a.sm_lid, b.sm_lid);
+    c.compare("GIDs", a.gids, b.gids);
+    c.compare("Link", view_.link_path, v.link_path);
+    c.compare("PortType", a.port_type, b.port_type);
+    view_ = v;
+    // sdbus-c++ 1.2 sends every property for an empty list: never emit empty.
+    if (!c.names().empty())
+        emitPropertiesChangedSignal(org::rdmad1::Port_adaptor::INTERFACE_NAME, c.names());
+}
+
+// ---- Device -------------------------------------------------------------------------------
+
+DeviceObject::DeviceObject(sdbus::IConnection& connection, DeviceView view)
+    : AdaptorInterfaces(connection, view.path), view_(std::move(view)) {
+    registerAdaptor();
+}
+
+DeviceObject::~DeviceObject() { unregisterAdaptor(); }
+
+std::vector<sdbus::ObjectPath> DeviceObject::Ports() {
+    std::vector<sdbus::ObjectPath> out;
+    for (const auto& p : view_.ports)
+        out.emplace_back(p.path);
+    return out;
+}
+
+std::vector<sdbus::ObjectPath> DeviceObject::Links() {
+    return {view_.link_paths.begin(), view_.link_paths.end()};
+}
+
+std::vector<sdbus::Struct<std::string, std::string, std::string>> DeviceObject::Problems() {
+    std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
+    for (const auto& p : view_.state.problems)
+        out.emplace_back(p.code, p.severity, p.text);
+    return out;
+}
+
+void DeviceObject::update(const DeviceView& v) {
+    const DeviceState& a = view_.state;
+    const DeviceState& b = v.state;
+    ChangeSet c;
+    c.compare("Name", a.name, b.name);
+    c.compare("NodeType", a.node_type, b.node_type);
+    c.compare("NodeGUID", a.node_guid, b.node_guid);
+    c.compare("SysImageGUID", a.sys_image_guid, b.sys_image_guid);
+    c.compare("FirmwareVersion", a.firmware_version, b.firmware_version);
+    c.compare("HCAType", a.hca_type, b.hca_type);
+    c.compare("BoardID", a.board_id, b.board_id);
+    c.compare("NodeDescription", a.node_description, b.node_description);
+    c.compare("PCIAddress", a.pci_address, b.pci_address);
+    c.compare("KernelDriver", a.kernel_driver, b.kernel_driver);
+    c.compare("Provider", a.provider, b.provider);
+    c.compare("ProviderInstalled", a.provider_installed, b.provider_installed);
+    c.compare("ProviderPackage", a.provider_package, b.provider_package);
+    c.compare("VerbsDevice", a.verbs_device, b.verbs_device);
+    c.compare("PhysicalFunction", view_.pf_path, v.pf_path);
+    std::vector<std::string> ports_a, ports_b;
+    for (const auto& p : view_.ports)
+        ports_a.push_back(p.path);
+    for (const auto& p : v.ports)
+        ports_b.push_back(p.path);
+    c.compare("Ports", ports_a, ports_b);
+    c.compare("Links", view_.link_paths, v.link_paths);
+    c.compare("Problems", a.problems, b.problems);
+    view_ = v;
+    if (!c.names().empty())
+        emitPropertiesChangedSignal(org::rdmad1::Device_adaptor::INTERFACE_NAME, c.names());
+}
+
+// ---- Link ---------------------------------------------------------------------------------
+
+LinkObject::LinkObject(sdbus::IConnection& connection, LinkView view)
+    : AdaptorInterfaces(connection, view.path), view_(std::move(view)) {
+    registerAdaptor();
+}
+
+LinkObject::~LinkObject() { unregisterAdaptor(); }
+
+void LinkObject::update(const LinkView& v) {
+    const LinkState& a = view_.state;
+    const LinkState& b = v.state;
+    ChangeSet c;
+    c.compare("Name", a.name, b.name);
+    c.compare("PCIAddress", a.pci_address, b.pci_address);
+    c.compare("Driver", a.driver, b.driver);
+    c.compare("OperState", a.operstate, b.operstate);
+    c.compare("RdmaCapable", a.rdma_capable, b.rdma_capable);
+    c.compare("RdmaDevice", view_.device_path, v.device_path);
+    c.compare("Hint", a.hint, b.hint);
+    view_ = v;
+    if (!c.names().empty())
+        emitPropertiesChangedSignal(org::rdmad1::Link_adaptor::INTERFACE_NAME, c.names());
+}
+
+} // namespace rdmad

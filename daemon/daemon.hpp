@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+//
+// The daemon: one sd-event loop holding the udev monitor, the bus connection, signals, the
+// coalescing timer and the watchdog; it wires scanner -> inventory -> exporter.
+#pragma once
+
+#include "bus/event_loop.hpp"
+#include "bus/exporter.hpp"
+#include "sources/scanner.hpp"
+#include "sources/udev_monitor.hpp"
+
+#include <memory>
+#include <sdbus-c++/IConnection.h>
+#include <systemd/sd-event.h>
+
+namespace rdmad {
+
+struct DaemonOptions {
+    ScanOptions scan;
+    uint64_t coalesce_usec = 50'000; ///< window that turns an event burst into one pass
+};
+
+class Daemon {
+  public:
+    /// Opens the udev monitor, then the system bus (DBUS_SYSTEM_BUS_ADDRESS when set).
+    /// Throws on failure to get either.
+    explicit Daemon(DaemonOptions options);
+    ~Daemon();
+
+    /// Scan, export, take the bus name, send READY=1, and run until SIGTERM/SIGINT.
+    /// Returns the exit status.
+    int run();
+
+  private:
+    void schedule_rescan();
+    void rescan();
+    static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
+    static int on_signal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
+
+    DaemonOptions options_;
+    sd_event* event_ = nullptr;
+    std::unique_ptr<Scanner> scanner_;
+    std::unique_ptr<UdevMonitor> monitor_;
+    std::unique_ptr<sdbus::IConnection> connection_;
+    std::unique_ptr<BusEventSource> bus_source_;
+    std::unique_ptr<Exporter> exporter_;
+    sd_event_source* timer_ = nullptr;
+    sd_event_source* signals_[3] = {};
+};
+
+} // namespace rdmad

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+//
+// The inventory's value types: the actual state of RDMA devices, their ports and every netdev,
+// as plain values. Readers fill them, the bus exporter and Describe() read them; nothing here
+// touches the system.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rdmad {
+
+/// One non-empty GID table entry of a port.
+/// Source: kernel drivers/infiniband/core/sysfs.c (`gids/<i>`, `gid_attrs/types/<i>`,
+/// `gid_attrs/ndevs/<i>`).
+struct GidEntry {
+    uint32_t index = 0;
+    std::string gid;    ///< as the kernel prints it: 8 groups of 4 hex digits, uncompressed
+    std::string type;   ///< "IB/RoCE v1", "RoCE v2", or "" when gid_attrs is absent or unreadable
+    std::string netdev; ///< "" when the entry has no netdev (IB ports, EINVAL on read)
+    auto operator<=>(const GidEntry&) const = default;
+};
+
+/// A problem found on a device: a stable code, a severity ("error", "warning", "info") and
+/// a sentence for a human that names the remedy.
+struct Problem {
+    std::string code;
+    std::string severity;
+    std::string text;
+    auto operator<=>(const Problem&) const = default;
+};
+
+/// One port of an RDMA device (`/sys/class/infiniband/<dev>/ports/<n>/`).
+struct PortState {
+    uint32_t number = 0;
+    std::string state;          ///< "ACTIVE", "DOWN", ...; the kernel's text when unknown
+    std::string phys_state;     ///< "LinkUp", "Polling", ...; the kernel's text when unknown
+    std::string link_layer;     ///< "InfiniBand", "Ethernet", "Unknown", or the kernel's text
+    std::string transport;      ///< "InfiniBand", "RoCE", "iWARP", "OPA", "usNIC", "unknown"
+    std::vector<std::string> roce_versions; ///< subset of {"v1", "v2"}, sorted
+    double rate_gbps = -1;      ///< -1 when unknown
+    std::string rate;           ///< as the kernel prints it, "" when unreadable
+    uint16_t lid = 0;
+    uint16_t sm_lid = 0;
+    std::vector<GidEntry> gids;
+    std::string netdev;         ///< the port's netdev name, "" when none is known
+    std::string port_type;      ///< mlx4 `mlx4_port<n>`: "ib", "eth", "auto (ib)", "auto (eth)"; ""
+    bool operator==(const PortState&) const = default;
+};
+
+/// One RDMA device (`/sys/class/infiniband/<dev>`).
+struct DeviceState {
+    std::string name;
+    std::string syspath;            ///< where it was read, for diagnostics
+    std::string node_type;          ///< "CA", "switch", "router", "RNIC", "usNIC", "usNIC UDP",
+                                    ///< "unspecified", or the kernel's text
+    std::string node_guid;          ///< "0002:c903:0031:78f0" form, "" when unreadable
+    std::string sys_image_guid;
+    std::string firmware_version;
+    std::string hca_type;
+    std::string board_id;
+    std::string node_description;
+    std::string pci_address;        ///< "0000:3b:00.0", "" when not on PCI (rxe, siw)
+    std::string kernel_driver;      ///< basename of `device/driver` ("mlx5_core"), or the
+                                    ///< software driver ("rdma_rxe", "siw") for parent-less devices
+    std::string parent_netdev;      ///< rxe `parent` file, "" otherwise
+    std::string provider;           ///< rdma-core provider ("mlx5"), "" when none is known
+    bool provider_installed = false;
+    std::string provider_package;   ///< this distribution's package that ships `provider`
+    std::string verbs_device;       ///< "/dev/infiniband/uverbsN", "" when ib_uverbs has none
+    std::string physical_function;  ///< PCI address of the SR-IOV PF, "" unless a VF
+    std::vector<PortState> ports;   ///< sorted by number
+    std::vector<Problem> problems;
+    bool operator==(const DeviceState&) const = default;
+};
+
+/// One netdev (`/sys/class/net/<if>`), RDMA-capable or not.
+struct LinkState {
+    int32_t index = 0;              ///< ifindex
+    std::string name;
+    std::string syspath;
+    std::string pci_address;        ///< "" when not on PCI
+    std::string driver;             ///< the netdev's device driver ("mlx5_core"), "" if virtual
+    std::string operstate;          ///< sysfs `operstate`: "up", "down", "unknown", ...
+    std::string master;             ///< upper device (bond, bridge) name, "" when none
+    std::string rdma_capable;       ///< "yes", "no", "module-not-loaded", "unknown"
+    std::string rdma_device;        ///< name of the RDMA device that serves it, "" when none
+    std::string hint;               ///< what to do, e.g. "load mlx5_ib"; "" when nothing
+    bool operator==(const LinkState&) const = default;
+};
+
+/// Everything discovery found, keyed by what the kernel keeps stable for one scan:
+/// devices by syspath, links by ifindex.
+struct Inventory {
+    std::map<std::string, DeviceState> devices;
+    std::map<int32_t, LinkState> links;
+    bool operator==(const Inventory&) const = default;
+};
+
+} // namespace rdmad

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+//
+// rdmad: start-up only. Options, then the Daemon.
+#include "config.h"
+#include "daemon.hpp"
+#include "util/log.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <getopt.h>
+#include <string>
+
+namespace {
+
+void usage(FILE* out) {
+    std::fprintf(out,
+                 "Usage: rdmad [OPTIONS]\n"
+                 "Discover RDMA devices, ports and netdevs and serve them on the system bus as "
+                 "org.rdmad1.\n\n"
+                 "  -h, --help                   show this help and exit\n"
+                 "      --version                show the version and exit\n"
+                 "  -v, --verbose                log debug messages\n"
+                 "      --verbs-config-dir=DIR   rdma-core's <provider>.driver files "
+                 "(default %s)\n"
+                 "      --provider-dir=DIR       rdma-core's lib<provider>-rdmav<N>.so files "
+                 "(default %s)\n"
+                 "      --provider-abi=N         the N of -rdmav<N>.so (default %d)\n"
+                 "      --os-release=FILE        os-release(5) file naming the distribution "
+                 "(default /etc/os-release)\n",
+                 RDMAD_VERBS_CONFIG_DIR, RDMAD_VERBS_PROVIDER_DIR, RDMAD_VERBS_PROVIDER_ABI);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    enum { OPT_VERSION = 1000, OPT_CONFIG_DIR, OPT_PROVIDER_DIR, OPT_PROVIDER_ABI, OPT_OS_RELEASE };
+    static const struct option options[] = {
+        {"help", no_argument, nullptr, 'h'},
+        {"version", no_argument, nullptr, OPT_VERSION},
+        {"verbose", no_argument, nullptr, 'v'},
+        {"verbs-config-dir", required_argument, nullptr, OPT_CONFIG_DIR},
+        {"provider-dir", required_argument, nullptr, OPT_PROVIDER_DIR},
+        {"provider-abi", required_argument, nullptr, OPT_PROVIDER_ABI},
+        {"os-release", required_argument, nullptr, OPT_OS_RELEASE},
+        {nullptr, 0, nullptr, 0},
+    };
+    rdmad::DaemonOptions opts;
+    opts.scan.providers = {RDMAD_VERBS_CONFIG_DIR, RDMAD_VERBS_PROVIDER_DIR,
+                           RDMAD_VERBS_PROVIDER_ABI};
+    int c;
+    while ((c = getopt_long(argc, argv, "hv", options, nullptr)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case OPT_VERSION:
+            std::printf("rdmad %s\n", RDMAD_VERSION);
+            return 0;
+        case 'v':
+            rdmad::log::set_max_level(rdmad::log::Level::debug);
+            break;
+        case OPT_CONFIG_DIR:
+            opts.scan.providers.config_dir = optarg;
+            break;
+        case OPT_PROVIDER_DIR:
+            opts.scan.providers.provider_dir = optarg;
+            break;
+        case OPT_PROVIDER_ABI: {
+            int abi = 0;
+            const char* end = optarg + std::strlen(optarg);
+            auto [p, ec] = std::from_chars(optarg, end, abi);
+            if (ec != std::errc() || p != end || abi < 0) {
+                std::fprintf(stderr, "rdmad: --provider-abi takes a whole number, not '%s'\n",
+                             optarg);
+                return 2;
+            }
+            opts.scan.providers.abi = abi;
+            break;
+        }
+        case OPT_OS_RELEASE:
+            opts.scan.os_release_path = optarg;
+            break;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        std::fprintf(stderr, "rdmad: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    try {
+        rdmad::Daemon daemon(std::move(opts));
+        return daemon.run();
+    } catch (const std::exception& e) {
+        rdmad::log::error("{}", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+#include "sources/device_reader.hpp"
+
+#include "inventory/attributes.hpp"
+#include "inventory/transport.hpp"
+#include "sources/udev.hpp"
+#include "util/sysfs.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace rdmad {
+namespace {
+
+std::string text_or_empty(const std::string& dir, std::string_view attr) {
+    auto t = sysfs::read_text(dir, attr);
+    return t ? std::string(trim_attribute(*t)) : std::string();
+}
+
+std::optional<uint32_t> to_index(const std::string& name) {
+    uint32_t v = 0;
+    auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), v);
+    if (ec != std::errc() || p != name.data() + name.size())
+        return std::nullopt;
+    return v;
+}
+
+/// An unused GID table entry: older kernels print the subnet prefix with a zero interface ID
+/// ("fe80:0000:0000:0000:0000:0000:0000:0000"). rdma-core's ibv_devinfo skips every GID
+/// whose interface ID (bytes 8-15) is zero (libibverbs/examples/devinfo.c: null_gid()).
+bool null_interface_id(const std::string& gid) {
+    return gid.size() == 39 && gid.compare(20, 19, "0000:0000:0000:0000") == 0;
+}
+
+} // namespace
+
+PortState read_port(const std::string& device_syspath, uint32_t number, bool* has_gid_attrs) {
+    PortState port;
+    port.number = number;
+    const std::string dir = device_syspath + "/ports/" + std::to_string(number);
+    if (auto t = sysfs::read_text(dir, "state"))
+        port.state = parse_port_state(*t);
+    if (auto t = sysfs::read_text(dir, "phys_state"))
+        port.phys_state = parse_phys_state(*t);
+    if (auto t = sysfs::read_text(dir, "link_layer"))
+        port.link_layer = parse_link_layer(*t);
+    // A rate that fails to read (EINVAL on some drivers) leaves the port listed, rate unknown.
+    if (auto t = sysfs::read_text(dir, "rate")) {
+        port.rate = std::string(trim_attribute(*t));
+        port.rate_gbps = parse_rate_gbps(*t).value_or(-1);
+    }
+    if (auto t = sysfs::read_text(dir, "lid"))
+        port.lid = parse_lid(*t).value_or(0);
+    if (auto t = sysfs::read_text(dir, "sm_lid"))
+        port.sm_lid = parse_lid(*t).value_or(0);
+
+    const bool gid_attrs = sysfs::exists(dir + "/gid_attrs");
+    if (has_gid_attrs)
+        *has_gid_attrs = gid_attrs;
+    std::vector<std::pair<uint32_t, std::string>> indices;
+    for (const auto& name : sysfs::list_dir(dir, "gids"))
+        if (auto i = to_index(name))
+            indices.emplace_back(*i, name);
+    std::sort(indices.begin(), indices.end());
+    for (const auto& [index, name] : indices) {
+        auto t = sysfs::read_text(dir + "/gids", name);
+        if (!t)
+            continue;
+        auto gid = parse_gid(*t);
+        if (!gid || gid->empty() || null_interface_id(*gid)) // malformed or empty entry
+            continue;
+        GidEntry entry;
+        entry.index = index;
+        entry.gid = *gid;
+        if (gid_attrs) {
+            // Empty entries fail read() with EINVAL (DOMAIN.md §3.2); IB ports have no ndevs.
+            if (auto type = sysfs::read_text(dir, "gid_attrs/types/" + name))
+                entry.type = parse_gid_type(*type).value_or("");
+            if (auto ndev = sysfs::read_text(dir, "gid_attrs/ndevs/" + name))
+                entry.netdev = std::string(trim_attribute(*ndev));
+        }
+        if (port.netdev.empty() && !entry.netdev.empty())
+            port.netdev = entry.netdev;
+        port.gids.push_back(std::move(entry));
+    }
+    return port;
+}
+
+DeviceState read_device(udev_device* dev) {
+    DeviceState d;
+    d.syspath = udev::str(udev_device_get_syspath(dev));
+    d.name = udev::str(udev_device_get_sysname(dev));
+    const std::string& sp = d.syspath;
+
+    if (auto t = sysfs::read_text(sp, "node_type"))
+        d.node_type = parse_node_type(*t);
+    if (auto t = sysfs::read_text(sp, "node_guid"))
+        d.node_guid = parse_guid(*t).value_or("");
+    if (auto t = sysfs::read_text(sp, "sys_image_guid"))
+        d.sys_image_guid = parse_guid(*t).value_or("");
+    d.firmware_version = text_or_empty(sp, "fw_ver");
+    d.hca_type = text_or_empty(sp, "hca_type");
+    d.board_id = text_or_empty(sp, "board_id");
+    d.node_description = text_or_empty(sp, "node_desc");
+
+    // The parent: normally the PCI function; an auxiliary device on kernels that hang the
+    // ibdev there; none for rxe/siw (rxe names its netdev in `parent`).
+    udev_device* pci = udev_device_get_parent_with_subsystem_devtype(dev, "pci", nullptr);
+    std::string pci_syspath;
+    if (pci) {
+        std::string name = udev::str(udev_device_get_sysname(pci));
+        if (is_pci_address(name)) {
+            d.pci_address = name;
+            pci_syspath = udev::str(udev_device_get_syspath(pci));
+        }
+    }
+    const std::string parent_name = sysfs::link_basename(sp, "device");
+    if (!parent_name.empty() && parent_name == d.pci_address)
+        d.kernel_driver = sysfs::link_basename(sp, "device/driver");
+    else if (!pci_syspath.empty())
+        d.kernel_driver = sysfs::link_basename(pci_syspath, "driver");
+    if (!pci_syspath.empty()) {
+        std::string pf = sysfs::link_basename(pci_syspath, "physfn");
+        if (is_pci_address(pf))
+            d.physical_function = pf;
+    }
+    if (parent_name.empty() && d.pci_address.empty()) {
+        // Software RDMA: rxe has a `parent` attribute naming its netdev; siw is an RNIC.
+        // Source: DOMAIN.md §3.1 and rdma-core kernel-boot/rdma-description.rules.
+        if (auto parent = sysfs::read_text(sp, "parent")) {
+            d.parent_netdev = std::string(trim_attribute(*parent));
+            d.kernel_driver = "rdma_rxe";
+        } else if (d.node_type == "RNIC") {
+            d.kernel_driver = "siw";
+        }
+    }
+
+    std::vector<uint32_t> numbers;
+    for (const auto& name : sysfs::list_dir(sp, "ports"))
+        if (auto n = to_index(name))
+            numbers.push_back(*n);
+    std::sort(numbers.begin(), numbers.end());
+    for (uint32_t n : numbers) {
+        bool has_gid_attrs = false;
+        PortState port = read_port(sp, n, &has_gid_attrs);
+        port.transport = classify_transport(d.node_type, port.link_layer, d.kernel_driver);
+        port.roce_versions = roce_versions(port.transport, port.gids, has_gid_attrs);
+        // VPI port type: mlx4 only (kernel drivers/net/ethernet/mellanox/mlx4/main.c).
+        if (d.kernel_driver == "mlx4_core" && !pci_syspath.empty())
+            if (auto t = sysfs::read_text(pci_syspath, "mlx4_port" + std::to_string(n)))
+                port.port_type = parse_mlx4_port_type(*t).value_or("");
+        d.ports.push_back(std::move(port));
+    }
+    return d;
+}
+
+} // namespace rdmad

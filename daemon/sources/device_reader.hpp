@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+//
+// Reads one RDMA device and its ports from sysfs. Tolerant: an unreadable or odd attribute
+// leaves that value empty, never the device. Never opens counters/ or hw_counters/.
+#pragma once
+
+#include "inventory/model.hpp"
+
+#include <libudev.h>
+#include <string>
+
+namespace rdmad {
+
+/// Read the device at `dev` (subsystem "infiniband"): identity, node attributes, PCI address
+/// and kernel driver (from the `device/driver` link, or the PCI parent's when `device` is an
+/// auxiliary device), SR-IOV physical function (`physfn`), rxe `parent`, and every port.
+/// Leaves provider, verbs device and problems for the scanner.
+DeviceState read_device(udev_device* dev);
+
+/// Read port `number` below `device_syspath` (`ports/<n>/`): state, physical state, link
+/// layer, rate, LID, SM LID and the non-empty GID entries with their types and netdevs.
+/// `has_gid_attrs` is set when the port has a `gid_attrs` directory.
+PortState read_port(const std::string& device_syspath, uint32_t number, bool* has_gid_attrs);
+
+} // namespace rdmad

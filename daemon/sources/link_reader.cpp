@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#include "sources/link_reader.hpp"
+
+#include "inventory/attributes.hpp"
+#include "sources/udev.hpp"
+#include "util/sysfs.hpp"
+
+#include <charconv>
+
+namespace rdmad {
+namespace {
+
+std::optional<int32_t> to_ifindex(std::string_view text) {
+    text = trim_attribute(text);
+    int32_t v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size() || v <= 0)
+        return std::nullopt;
+    return v;
+}
+
+std::string pci_parent(udev_device* dev) {
+    udev_device* pci = udev_device_get_parent_with_subsystem_devtype(dev, "pci", nullptr);
+    if (!pci)
+        return {};
+    std::string name = udev::str(udev_device_get_sysname(pci));
+    return is_pci_address(name) ? name : std::string();
+}
+
+} // namespace
+
+std::optional<LinkState> read_link(udev_device* dev) {
+    LinkState link;
+    link.syspath = udev::str(udev_device_get_syspath(dev));
+    link.name = udev::str(udev_device_get_sysname(dev));
+    std::optional<int32_t> index;
+    if (auto t = sysfs::read_text(link.syspath, "ifindex"))
+        index = to_ifindex(*t);
+    if (!index)
+        if (const char* p = udev_device_get_property_value(dev, "IFINDEX"))
+            index = to_ifindex(p);
+    if (!index)
+        return std::nullopt;
+    link.index = *index;
+    link.pci_address = pci_parent(dev);
+    link.driver = sysfs::link_basename(link.syspath, "device/driver");
+    if (auto t = sysfs::read_text(link.syspath, "operstate"))
+        link.operstate = std::string(trim_attribute(*t));
+    link.master = sysfs::link_basename(link.syspath, "master");
+    return link;
+}
+
+AuxDevice read_aux_device(udev_device* dev) {
+    AuxDevice aux;
+    const std::string sp = udev::str(udev_device_get_syspath(dev));
+    aux.name = udev::str(udev_device_get_sysname(dev));
+    aux.pci_address = pci_parent(dev);
+    aux.driver = sysfs::link_basename(sp, "driver");
+    if (auto t = sysfs::read_text(sp, "modalias"))
+        aux.modalias = std::string(trim_attribute(*t));
+    else if (const char* m = udev_device_get_property_value(dev, "MODALIAS"))
+        aux.modalias = m;
+    return aux;
+}
+
+} // namespace rdmad

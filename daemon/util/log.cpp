@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#include "util/log.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <systemd/sd-journal.h>
+#include <sys/uio.h>
+
+namespace rdmad::log {
+namespace {
+
+Level max_level = Level::info;
+
+bool to_journal() {
+    static const bool journal = std::getenv("JOURNAL_STREAM") != nullptr;
+    return journal;
+}
+
+} // namespace
+
+void set_max_level(Level level) { max_level = level; }
+
+void write(Level level, const std::string& message, const Fields& fields) {
+    if (static_cast<int>(level) > static_cast<int>(max_level))
+        return;
+    if (!to_journal()) {
+        std::string line = "rdmad: " + message;
+        for (const auto& [k, v] : fields)
+            line += " " + k + "=" + v;
+        line += "\n";
+        std::fwrite(line.data(), 1, line.size(), stderr);
+        return;
+    }
+    std::vector<std::string> items;
+    items.push_back("MESSAGE=" + message);
+    items.push_back(fmt::format("PRIORITY={}", static_cast<int>(level)));
+    items.push_back("SYSLOG_IDENTIFIER=rdmad");
+    for (const auto& [k, v] : fields)
+        items.push_back(k + "=" + v);
+    std::vector<struct iovec> iov;
+    for (auto& s : items)
+        iov.push_back({s.data(), s.size()});
+    sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
+}
+
+} // namespace rdmad::log

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+//
+// The one code path through which rdmad reads /sys. Plain open/read/readlink/opendir on the
+// paths udev gives us: under umockdev the same calls land in the testbed.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmad::sysfs {
+
+/// The result of reading one attribute: the text, or the errno of the failed open/read.
+struct ReadResult {
+    std::string text;
+    int error = 0; ///< 0 on success; e.g. ENOENT (absent), EINVAL (empty GID attr), EISDIR
+    bool ok() const { return error == 0; }
+};
+
+/// Read `<dir>/<relative>` (relative may contain '/'), at most `limit` bytes (sysfs attributes
+/// are at most one page). Never throws.
+ReadResult read_attribute(const std::string& dir, std::string_view relative, size_t limit = 4096);
+
+/// The text of `<dir>/<relative>` when it reads, made valid UTF-8 (valid_utf8()), std::nullopt
+/// otherwise.
+std::optional<std::string> read_text(const std::string& dir, std::string_view relative);
+
+/// basename of the target of the symlink `<dir>/<relative>` ("mlx5_core" for
+/// `device/driver` -> `../../../bus/pci/drivers/mlx5_core`), "" when not a link.
+std::string link_basename(const std::string& dir, std::string_view relative);
+
+/// Names in directory `<dir>/<relative>` (without "." and ".."), sorted; empty when it does
+/// not exist.
+std::vector<std::string> list_dir(const std::string& dir, std::string_view relative);
+
+/// True when `<dir>/<relative>` exists (stat follows links).
+bool exists(const std::string& path);
+
+} // namespace rdmad::sysfs

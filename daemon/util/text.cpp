@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#include "util/text.hpp"
+
+namespace rdmad {
+
+std::string valid_utf8(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            out += (c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' ? static_cast<char>(c) : '?';
+            ++i;
+            continue;
+        }
+        // Length and minimum code point of the sequence (RFC 3629), rejecting overlongs,
+        // surrogates and values above U+10FFFF.
+        size_t len = 0;
+        uint32_t cp = 0, min = 0;
+        if ((c & 0xe0) == 0xc0) {
+            len = 2, cp = c & 0x1f, min = 0x80;
+        } else if ((c & 0xf0) == 0xe0) {
+            len = 3, cp = c & 0x0f, min = 0x800;
+        } else if ((c & 0xf8) == 0xf0) {
+            len = 4, cp = c & 0x07, min = 0x10000;
+        }
+        bool ok = len > 0 && i + len <= s.size();
+        for (size_t k = 1; ok && k < len; ++k) {
+            const auto cc = static_cast<unsigned char>(s[i + k]);
+            ok = (cc & 0xc0) == 0x80;
+            cp = (cp << 6) | (cc & 0x3f);
+        }
+        ok = ok && cp >= min && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+        if (ok) {
+            out.append(s.substr(i, len));
+            i += len;
+        } else {
+            out += '?';
+            ++i;
+        }
+    }
+    return out;
+}
+
+} // namespace rdmad
