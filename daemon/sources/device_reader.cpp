@@ -25,11 +25,13 @@ std::optional<uint32_t> to_index(const std::string& name) {
     return v;
 }
 
-/// An unused GID table entry: older kernels print the subnet prefix with a zero interface ID
-/// ("fe80:0000:0000:0000:0000:0000:0000:0000"). rdma-core's ibv_devinfo skips every GID
-/// whose interface ID (bytes 8-15) is zero (libibverbs/examples/devinfo.c: null_gid()).
-bool null_interface_id(const std::string& gid) {
-    return gid.size() == 39 && gid.compare(20, 19, "0000:0000:0000:0000") == 0;
+/// An unused GID table entry that older kernels print as the link-local subnet prefix with a
+/// zero interface ID ("fe80:0000:0000:0000:0000:0000:0000:0000", seen in the hwloc mlx4
+/// capture). rdma-core's ibv_devinfo hides every GID whose interface ID is zero
+/// (libibverbs/examples/devinfo.c: null_gid()); we hide only this form, since iWARP GIDs
+/// (the MAC, zero-padded) have a zero interface ID too.
+bool unused_link_local(const std::string& gid) {
+    return gid == "fe80:0000:0000:0000:0000:0000:0000:0000";
 }
 
 } // namespace
@@ -67,7 +69,7 @@ PortState read_port(const std::string& device_syspath, uint32_t number, bool* ha
         if (!t)
             continue;
         auto gid = parse_gid(*t);
-        if (!gid || gid->empty() || null_interface_id(*gid)) // malformed or empty entry
+        if (!gid || gid->empty() || unused_link_local(*gid)) // malformed or empty entry
             continue;
         GidEntry entry;
         entry.index = index;
