@@ -32,7 +32,11 @@ std::string valid_utf8(std::string_view s) {
             cp = (cp << 6) | (cc & 0x3f);
         }
         ok = ok && cp >= min && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
-        if (ok) {
+        if (ok && cp <= 0x9f) {
+            // C1 control characters (U+0080-U+009F, e.g. U+009B CSI) are controls too.
+            out += '?';
+            i += len;
+        } else if (ok) {
             out.append(s.substr(i, len));
             i += len;
         } else {

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+//
+// Unit tests for the bus object model and Describe() (daemon/bus/bus_model.hpp,
+// daemon/bus/describe.hpp). Paths: sd_bus_path_encode (systemd bus-label escaping: every byte
+// that is not [A-Za-z0-9], and a leading digit, becomes _xx) under the prefixes documented in
+// dbus/org.rdmad1.*.xml. The JSON keys below are copied by hand from the <property> names of
+// those XML files, so a property added to one side only fails here.
+#include "bus/bus_model.hpp"
+#include "bus/describe.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <string>
+
+using namespace rdmad;
+using nlohmann::json;
+
+namespace {
+
+DeviceState device(const std::string& name, const std::string& guid, const std::string& pci) {
+    DeviceState d;
+    d.name = name;
+    d.syspath = "/sys/devices/pci0000:00/" + pci + "/infiniband/" + name;
+    d.node_type = "CA";
+    d.node_guid = guid;
+    d.pci_address = pci;
+    d.kernel_driver = "mlx5_core";
+    d.provider = "mlx5";
+    d.provider_installed = true;
+    d.provider_package = "ibverbs-providers";
+    d.verbs_device = "/dev/infiniband/uverbs0";
+    return d;
+}
+
+PortState port(uint32_t n, const std::string& netdev) {
+    PortState p;
+    p.number = n;
+    p.state = "ACTIVE";
+    p.phys_state = "LinkUp";
+    p.link_layer = "Ethernet";
+    p.transport = "RoCE";
+    p.roce_versions = {"v1", "v2"};
+    p.rate_gbps = 100;
+    p.rate = "100 Gb/sec (4X EDR)";
+    p.gids.push_back({0, "fe80:0000:0000:0000:0202:c9ff:fe00:0001", "RoCE v2", netdev});
+    p.netdev = netdev;
+    return p;
+}
+
+LinkState link(int32_t index, const std::string& name, const std::string& pci,
+               const std::string& rdma_device) {
+    LinkState l;
+    l.index = index;
+    l.name = name;
+    l.syspath = "/sys/class/net/" + name;
+    l.pci_address = pci;
+    l.driver = "mlx5_core";
+    l.operstate = "up";
+    l.rdma_capable = rdma_device.empty() ? "no" : "yes";
+    l.rdma_device = rdma_device;
+    return l;
+}
+
+void add(Inventory& inv, const DeviceState& d) {
+    inv.devices[d.syspath] = d;
+}
+
+void add(Inventory& inv, const LinkState& l) {
+    inv.links[l.index] = l;
+}
+
+const DeviceView& view(const BusModel& m, const std::string& name) {
+    for (const auto& d : m.devices)
+        if (d.state.name == name)
+            return d;
+    FAIL("no device view " << name);
+    throw 0;
+}
+
+std::string device_path(const Inventory& inv, const std::string& name) {
+    return view(build_bus_model(inv), name).path;
+}
+
+std::set<std::string> keys(const json& object) {
+    std::set<std::string> k;
+    for (const auto& [key, _] : object.items())
+        k.insert(key);
+    return k;
+}
+
+// <property name="..."> of dbus/org.rdmad1.Device.xml, Port.xml and Link.xml, plus "Path"
+// (Manager.xml, Describe: every object carries its "Path").
+const std::set<std::string> kDeviceKeys{"Path",
+                                        "Name",
+                                        "NodeType",
+                                        "NodeGUID",
+                                        "SysImageGUID",
+                                        "FirmwareVersion",
+                                        "HCAType",
+                                        "BoardID",
+                                        "NodeDescription",
+                                        "PCIAddress",
+                                        "KernelDriver",
+                                        "Provider",
+                                        "ProviderInstalled",
+                                        "ProviderPackage",
+                                        "VerbsDevice",
+                                        "PhysicalFunction",
+                                        "Ports",
+                                        "Links",
+                                        "Problems"};
+const std::set<std::string> kPortKeys{
+    "Path",     "Number", "State", "PhysicalState", "LinkLayer", "Transport", "RoCEVersions",
+    "RateGbps", "Rate",   "LID",   "SMLID",         "GIDs",      "Link",      "PortType"};
+const std::set<std::string> kLinkKeys{"Path",        "Name",       "Index",
+                                      "PCIAddress",  "Driver",     "OperState",
+                                      "RdmaCapable", "RdmaDevice", "Hint"};
+const std::set<std::string> kManagerKeys{"Version", "State", "Devices", "Links"};
+
+} // namespace
+
+// ---- paths ------------------------------------------------------------------------------
+
+TEST_CASE("a link's path is the sd-bus encoded decimal ifindex") {
+    CHECK(encode_path(kLinkPrefix, "1001") == "/org/rdmad1/link/_31001");
+    Inventory inv;
+    add(inv, link(1001, "ens1f0np0", "0000:3b:00.0", ""));
+    auto m = build_bus_model(inv);
+    REQUIRE(m.links.size() == 1);
+    CHECK(m.links[0].path == "/org/rdmad1/link/_31001");
+}
+
+TEST_CASE("a device's path is the node GUID's hex digits, sd-bus encoded") {
+    Inventory inv;
+    add(inv, device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
+    CHECK(device_path(inv, "mlx5_0") == "/org/rdmad1/device/_30002c90300f9bfa0");
+    CHECK(device_object_id(inv, inv.devices.begin()->second) == "0002c90300f9bfa0");
+}
+
+TEST_CASE("devices sharing a node GUID fall back to their PCI addresses") {
+    Inventory inv;
+    add(inv, device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
+    add(inv, device("mlx5_1", "0002:c903:00f9:bfa0", "0000:3b:00.1"));
+    CHECK(device_path(inv, "mlx5_0") == "/org/rdmad1/device/_30000_3a3b_3a00_2e0");
+    CHECK(device_path(inv, "mlx5_1") == "/org/rdmad1/device/_30000_3a3b_3a00_2e1");
+}
+
+TEST_CASE("devices sharing GUID and PCI address (or with neither) fall back to their names") {
+    Inventory inv;
+    add(inv, device("siw0", "0002:c903:00f9:bfa0", ""));
+    add(inv, device("siw1", "0002:c903:00f9:bfa0", ""));
+    auto z = device("rxe0", "0000:0000:0000:0000", ""); // a zero GUID is no identity
+    add(inv, z);
+    CHECK(device_path(inv, "siw0") == "/org/rdmad1/device/siw0");
+    CHECK(device_path(inv, "siw1") == "/org/rdmad1/device/siw1");
+    CHECK(device_path(inv, "rxe0") == "/org/rdmad1/device/rxe0");
+
+    Inventory same_pci;
+    add(same_pci, device("a_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
+    auto b = device("b_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    b.syspath += "-other";
+    add(same_pci, b);
+    CHECK(device_path(same_pci, "a_0") == "/org/rdmad1/device/a_5f0");
+    CHECK(device_path(same_pci, "b_0") == "/org/rdmad1/device/b_5f0");
+}
+
+TEST_CASE("a device with a zero or unreadable GUID uses its PCI address") {
+    Inventory inv;
+    add(inv, device("efa_0", "0000:0000:0000:0000", "0000:00:1d.0"));
+    add(inv, device("hfi1_0", "", "0000:81:00.0"));
+    CHECK(device_path(inv, "efa_0") == "/org/rdmad1/device/_30000_3a00_3a1d_2e0");
+    CHECK(device_path(inv, "hfi1_0") == "/org/rdmad1/device/_30000_3a81_3a00_2e0");
+}
+
+TEST_CASE("a renamed device (same GUID, new name) keeps its object path") {
+    // DOMAIN.md §6: NAME_FALLBACK renames mlx5_0 to rocep59s0f0 with a udev "move" event.
+    Inventory before;
+    add(before, device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
+    Inventory after;
+    add(after, device("rocep59s0f0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
+    CHECK(device_path(before, "mlx5_0") == device_path(after, "rocep59s0f0"));
+}
+
+TEST_CASE("device object paths are unique even when every identity collides") {
+    Inventory inv;
+    auto a = device("x", "", "");
+    auto b = device("x", "", "");
+    b.syspath += "-2";
+    add(inv, a);
+    add(inv, b);
+    auto m = build_bus_model(inv);
+    REQUIRE(m.devices.size() == 2);
+    CHECK(m.devices[0].path != m.devices[1].path);
+}
+
+TEST_CASE("a port's path is its device's path + /port/<n>") {
+    Inventory inv;
+    auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    d.ports = {port(1, ""), port(2, "")};
+    add(inv, d);
+    auto m = build_bus_model(inv);
+    const auto& v = view(m, "mlx5_0");
+    REQUIRE(v.ports.size() == 2);
+    CHECK(v.ports[0].path == "/org/rdmad1/device/_30002c90300f9bfa0/port/1");
+    CHECK(v.ports[1].path == "/org/rdmad1/device/_30002c90300f9bfa0/port/2");
+}
+
+// ---- references -------------------------------------------------------------------------
+
+TEST_CASE("a port's Link and a link's RdmaDevice resolve to each other's objects") {
+    Inventory inv;
+    auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    d.ports = {port(1, "ens1f0np0")};
+    add(inv, d);
+    add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
+    add(inv, link(1, "lo", "", ""));
+    auto m = build_bus_model(inv);
+    const auto& v = view(m, "mlx5_0");
+    CHECK(v.ports.at(0).link_path == "/org/rdmad1/link/_34");
+    CHECK(v.link_paths == std::vector<std::string>{"/org/rdmad1/link/_34"});
+    REQUIRE(m.links.size() == 2);
+    CHECK(m.links[0].state.name == "lo"); // sorted by ifindex
+    CHECK(m.links[0].device_path == "/");
+    CHECK(m.links[1].device_path == "/org/rdmad1/device/_30002c90300f9bfa0");
+}
+
+TEST_CASE("a port without a known netdev links to \"/\"") {
+    Inventory inv;
+    auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    d.ports = {port(1, "")};
+    add(inv, d);
+    CHECK(view(build_bus_model(inv), "mlx5_0").ports.at(0).link_path == "/");
+}
+
+TEST_CASE("a VF's device refers to its PF's device object; a PF refers to \"/\"") {
+    Inventory inv;
+    add(inv, device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
+    auto vf = device("mlx5_2", "0002:c903:00f9:bfb0", "0000:3b:00.2");
+    vf.physical_function = "0000:3b:00.0";
+    add(inv, vf);
+    auto m = build_bus_model(inv);
+    CHECK(view(m, "mlx5_2").pf_path == "/org/rdmad1/device/_30002c90300f9bfa0");
+    CHECK(view(m, "mlx5_0").pf_path == "/");
+}
+
+TEST_CASE("devices are listed by name") {
+    Inventory inv;
+    add(inv, device("mlx5_1", "0002:c903:00f9:0002", "0000:3b:00.1"));
+    add(inv, device("mlx5_0", "0002:c903:00f9:0001", "0000:af:00.0"));
+    auto m = build_bus_model(inv);
+    REQUIRE(m.devices.size() == 2);
+    CHECK(m.devices[0].state.name == "mlx5_0");
+    CHECK(m.devices[1].state.name == "mlx5_1");
+}
+
+// ---- Describe() -------------------------------------------------------------------------
+
+TEST_CASE("Describe() has exactly the keys of the org.rdmad1 D-Bus properties") {
+    Inventory inv;
+    auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    d.ports = {port(1, "ens1f0np0")};
+    d.problems.push_back({"no-verbs-device", "warning", "load ib_uverbs"});
+    add(inv, d);
+    add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
+    auto doc = json::parse(describe_json(build_bus_model(inv), "0.1.0", "running"));
+
+    CHECK(keys(doc) == kManagerKeys);
+    CHECK(doc["Version"] == "0.1.0");
+    CHECK(doc["State"] == "running");
+    REQUIRE(doc["Devices"].size() == 1);
+    const json& dev = doc["Devices"][0];
+    CHECK(keys(dev) == kDeviceKeys);
+    REQUIRE(dev["Ports"].size() == 1);
+    CHECK(keys(dev["Ports"][0]) == kPortKeys);
+    REQUIRE(doc["Links"].size() == 1);
+    CHECK(keys(doc["Links"][0]) == kLinkKeys);
+
+    // GIDs and Problems are objects with the keys Manager.xml documents.
+    REQUIRE(dev["Ports"][0]["GIDs"].size() == 1);
+    CHECK(keys(dev["Ports"][0]["GIDs"][0]) ==
+          std::set<std::string>{"Index", "GID", "Type", "Netdev"});
+    REQUIRE(dev["Problems"].size() == 1);
+    CHECK(keys(dev["Problems"][0]) == std::set<std::string>{"Code", "Severity", "Text"});
+}
+
+TEST_CASE("Describe() gives object paths as strings, \"/\" for none") {
+    Inventory inv;
+    auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    d.ports = {port(1, "ens1f0np0")};
+    add(inv, d);
+    add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
+    add(inv, link(1, "lo", "", ""));
+    auto doc = json::parse(describe_json(build_bus_model(inv), "0.1.0", "running"));
+    const json& dev = doc["Devices"][0];
+    CHECK(dev["Path"] == "/org/rdmad1/device/_30002c90300f9bfa0");
+    CHECK(dev["PhysicalFunction"] == "/");
+    CHECK(dev["Links"] == json::array({"/org/rdmad1/link/_34"}));
+    CHECK(dev["Ports"][0]["Path"] == "/org/rdmad1/device/_30002c90300f9bfa0/port/1");
+    CHECK(dev["Ports"][0]["Link"] == "/org/rdmad1/link/_34");
+    CHECK(dev["Ports"][0]["Number"] == 1);
+    CHECK(dev["Ports"][0]["RoCEVersions"] == json::array({"v1", "v2"}));
+    CHECK(dev["ProviderInstalled"] == true);
+    CHECK(doc["Links"][0]["Name"] == "lo");
+    CHECK(doc["Links"][0]["RdmaDevice"] == "/");
+    CHECK(doc["Links"][1]["RdmaDevice"] == "/org/rdmad1/device/_30002c90300f9bfa0");
+    CHECK(doc["Links"][1]["Index"] == 4);
+}
+
+TEST_CASE("Describe() of an empty inventory has empty Devices and Links arrays") {
+    auto doc = json::parse(describe_json(build_bus_model(Inventory{}), "0.1.0", "starting"));
+    CHECK(doc["Devices"].is_array());
+    CHECK(doc["Devices"].empty());
+    CHECK(doc["Links"].is_array());
+    CHECK(doc["Links"].empty());
+}
+
+TEST_CASE("invalid UTF-8 in a node description does not make Describe() throw") {
+    Inventory inv;
+    auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    d.node_description = "host1 \xff\xfe mlx5_0 \xc3";
+    d.board_id = "MT_\x80";
+    add(inv, d);
+    std::string text;
+    REQUIRE_NOTHROW(text = describe_json(build_bus_model(inv), "0.1.0", "running"));
+    json doc;
+    REQUIRE_NOTHROW(doc = json::parse(text));
+    std::string desc = doc["Devices"][0]["NodeDescription"];
+    CHECK(desc.rfind("host1 ", 0) == 0);
+    CHECK(desc.find("mlx5_0") != std::string::npos);
+}
