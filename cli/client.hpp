@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+//
+// The connection to rdmad: one system bus connection (local, or remote over ssh), the generated
+// org.rdmad1.Manager proxy on it, synchronous calls, and D-Bus errors turned into messages.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace sdbus {
+class IConnection;
+class Error;
+} // namespace sdbus
+
+namespace rdmactl {
+
+/// A failure to report as "rdmactl: <what()>" with exit status 1. what() is already sanitized.
+class Failure : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A one-line, human message for a D-Bus error (the daemon's, the bus's, or sd-bus's own).
+std::string error_message(const sdbus::Error& e);
+
+class Client {
+  public:
+    /// Connects to the system bus, or to `host`'s over ssh when `host` is not empty. The system
+    /// bus address comes from DBUS_SYSTEM_BUS_ADDRESS when set (sd-bus reads it). Throws Failure.
+    explicit Client(const std::string& host);
+    ~Client();
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    /// Manager.Describe(), parsed. Throws Failure.
+    nlohmann::json describe();
+    /// Manager.GetDeviceByName(); nullopt when the daemon knows no such device (NoSuchObject or
+    /// InvalidArgument: a name it rejects cannot name a device). Throws Failure otherwise.
+    std::optional<std::string> device_by_name(const std::string& name);
+    /// Manager.GetLinkByName(); as device_by_name().
+    std::optional<std::string> link_by_name(const std::string& name);
+
+  private:
+    class ManagerProxy;
+    std::unique_ptr<sdbus::IConnection> connection_;
+    std::unique_ptr<ManagerProxy> manager_;
+};
+
+} // namespace rdmactl

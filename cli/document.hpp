@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+//
+// Reading the Manager.Describe() document (daemon/bus/describe.cpp): keys are the D-Bus
+// property names, object paths are strings, "/" for none. The accessors never throw on a
+// missing key or an unexpected type, so a daemon of another version still prints.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rdmactl::doc {
+
+using nlohmann::json;
+
+std::string str(const json& obj, const char* key);
+bool boolean(const json& obj, const char* key);
+std::int64_t integer(const json& obj, const char* key, std::int64_t fallback = 0);
+double number(const json& obj, const char* key, double fallback = -1);
+std::vector<std::string> strings(const json& obj, const char* key);
+/// obj[key] when it is an array, else an empty array.
+const json& array(const json& obj, const char* key);
+
+/// Devices sorted by Name (digits compared as numbers: mlx5_2 before mlx5_10).
+std::vector<const json*> devices(const json& doc);
+/// Links sorted by Index.
+std::vector<const json*> links(const json& doc);
+/// A device's ports sorted by Number.
+std::vector<const json*> ports(const json& device);
+
+/// The element of `items` whose Path is `path`; nullptr when none (or path is "/" or "").
+const json* find_by_path(const json& items, const std::string& path);
+/// The Name of the device or link at `path`; "" for "/" or an unknown path.
+std::string name_of(const json& doc, const std::string& path);
+
+// Values shown the same way by several verbs.
+/// "mlx5", "mlx5 (missing)" when ProviderInstalled is false, "" when the device needs none.
+std::string provider_text(const json& device);
+/// Transport, with the RoCE versions: "RoCE v1,v2".
+std::string transport_text(const json& port);
+/// "100 Gb/s", "2.5 Gb/s"; "" when RateGbps is unknown (negative).
+std::string rate_text(const json& port);
+
+} // namespace rdmactl::doc

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+//
+// rdmactl show NAME: every property of the RDMA device NAME (and of its ports), else of the
+// netdev NAME. The daemon resolves the name to a path; the values come from Describe(), the
+// same document --json prints.
+#include "document.hpp"
+#include "table.hpp"
+#include "verbs.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace rdmactl {
+
+namespace {
+
+using nlohmann::json;
+
+// The order of the D-Bus XML (dbus/org.rdmad1.*.xml) after the Path (a port: its Number first);
+// GIDs last because they are long. Keys a newer daemon adds are printed after these.
+constexpr std::array kDeviceKeys = {"Path",
+                                    "Name",
+                                    "NodeType",
+                                    "NodeGUID",
+                                    "SysImageGUID",
+                                    "FirmwareVersion",
+                                    "HCAType",
+                                    "BoardID",
+                                    "NodeDescription",
+                                    "PCIAddress",
+                                    "KernelDriver",
+                                    "Provider",
+                                    "ProviderInstalled",
+                                    "ProviderPackage",
+                                    "VerbsDevice",
+                                    "PhysicalFunction",
+                                    "Links",
+                                    "Problems"};
+constexpr std::array kPortKeys = {
+    "Number",   "Path", "State", "PhysicalState", "LinkLayer", "Transport", "RoCEVersions",
+    "RateGbps", "Rate", "LID",   "SMLID",         "Link",      "PortType",  "GIDs"};
+constexpr std::array kLinkKeys = {"Path",      "Name",        "Index",      "PCIAddress", "Driver",
+                                  "OperState", "RdmaCapable", "RdmaDevice", "Hint"};
+
+// Properties of type "o" / "ao" other than Path: shown by the name of the object they point to.
+bool is_reference(std::string_view key) {
+    return key == "PhysicalFunction" || key == "Link" || key == "RdmaDevice" || key == "Links";
+}
+
+std::string reference_text(const json& doc, const std::string& path) {
+    if (path.empty() || path == "/")
+        return {};
+    std::string name = doc::name_of(doc, path);
+    return name.empty() ? path : name;
+}
+
+std::vector<std::string> gid_lines(const json& gids) {
+    Table table({"INDEX", "GID", "TYPE", "NETDEV"});
+    table.align_right(0);
+    for (const auto& g : gids)
+        table.add_row({std::to_string(doc::integer(g, "Index")), doc::str(g, "GID"),
+                       doc::str(g, "Type"), doc::str(g, "Netdev")});
+    return table.lines();
+}
+
+std::vector<std::string> problem_lines(const json& problems) {
+    std::vector<std::string> out;
+    for (const auto& p : problems)
+        out.push_back(fmt::format("{}: {} ({})", doc::str(p, "Severity"), doc::str(p, "Text"),
+                                  doc::str(p, "Code")));
+    return out;
+}
+
+// One value as text lines; Fields sanitizes them.
+std::vector<std::string> value_lines(const json& doc, std::string_view key, const json& v) {
+    if (key == "GIDs")
+        return gid_lines(v);
+    if (key == "Problems")
+        return problem_lines(v);
+    if (is_reference(key)) {
+        std::vector<std::string> out;
+        for (const auto& p : v.is_array() ? v : json::array({v}))
+            if (p.is_string())
+                if (auto text = reference_text(doc, p.get<std::string>()); !text.empty())
+                    out.push_back(text);
+        return out;
+    }
+    if (key == "RateGbps" && v.is_number() && v.get<double>() < 0)
+        return {};
+    if (v.is_string())
+        return {v.get<std::string>()};
+    if (v.is_boolean())
+        return {v.get<bool>() ? "yes" : "no"};
+    if (v.is_number_float())
+        return {fmt::format("{:g}", v.get<double>())};
+    if (v.is_number())
+        return {v.dump()};
+    if (v.is_array() &&
+        std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); })) {
+        std::vector<std::string> items;
+        for (const auto& e : v)
+            items.push_back(e.get<std::string>());
+        return items.empty() ? items
+                             : std::vector<std::string>{fmt::format("{}", fmt::join(items, ", "))};
+    }
+    if (v.is_null())
+        return {};
+    return {v.dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+template <std::size_t N>
+Fields fields_of(const json& doc, const json& obj, const std::array<const char*, N>& keys,
+                 std::initializer_list<std::string_view> skip = {}) {
+    Fields fields;
+    for (const char* key : keys)
+        if (obj.contains(key))
+            fields.add(key, value_lines(doc, key, obj.at(key)));
+    for (const auto& [key, value] : obj.items()) {
+        const bool known = std::find(keys.begin(), keys.end(), std::string_view(key)) != keys.end();
+        const bool skipped =
+            std::find(skip.begin(), skip.end(), std::string_view(key)) != skip.end();
+        if (!known && !skipped)
+            fields.add(key, value_lines(doc, key, value));
+    }
+    return fields;
+}
+
+void print_device(const json& doc, const json& dev) {
+    std::vector<Fields> sections{fields_of(doc, dev, kDeviceKeys, {"Ports"})};
+    for (const auto* port : doc::ports(dev))
+        sections.push_back(fields_of(doc, *port, kPortKeys));
+    std::size_t width = 0;
+    for (const auto& s : sections)
+        width = std::max(width, s.key_width());
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+        if (i > 0)
+            fmt::print("\n");
+        sections[i].print(stdout, width);
+    }
+}
+
+} // namespace
+
+int verb_show(Client& client, const Output& out, const std::string& name) {
+    const char* kind = nullptr;
+    std::optional<std::string> path = client.device_by_name(name);
+    if (path) {
+        kind = "Devices";
+    } else if ((path = client.link_by_name(name))) {
+        kind = "Links";
+    }
+    const json doc = path ? client.describe() : json();
+    // The object can also vanish between the lookup and Describe().
+    const json* obj = path ? doc::find_by_path(doc::array(doc, kind), *path) : nullptr;
+    if (!obj)
+        throw Failure("no RDMA device or netdev named " + sanitize(name));
+
+    if (out.json)
+        print_json(*obj);
+    else if (std::string_view(kind) == "Devices")
+        print_device(doc, *obj);
+    else
+        fields_of(doc, *obj, kLinkKeys).print(stdout, 0);
+    return 0;
+}
+
+} // namespace rdmactl

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+//
+// rdmactl status: every port of every RDMA device, the devices' problems, and the netdevs whose
+// hardware could do RDMA if its driver were loaded.
+#include "document.hpp"
+#include "table.hpp"
+#include "verbs.hpp"
+
+#include <fmt/core.h>
+
+namespace rdmactl {
+
+int verb_status(Client& client, const Output& out) {
+    const nlohmann::json doc = client.describe();
+    if (out.json) {
+        print_json(doc);
+        return 0;
+    }
+
+    const auto devices = doc::devices(doc);
+    Table table({"DEVICE", "PORT", "TRANSPORT", "STATE", "PHYS", "RATE", "NETDEV", "PROVIDER"});
+    table.align_right(1);
+    std::vector<std::string> problems;
+    std::size_t n_ports = 0;
+    for (const auto* dev : devices) {
+        const std::string name = doc::str(*dev, "Name");
+        const std::string provider = doc::provider_text(*dev);
+        const auto ports = doc::ports(*dev);
+        // A device without ports still gets a row: status must not hide it.
+        if (ports.empty())
+            table.add_row({name, "", "", "", "", "", "", provider});
+        for (const auto* port : ports) {
+            ++n_ports;
+            table.add_row({name, std::to_string(doc::integer(*port, "Number")),
+                           doc::transport_text(*port), doc::str(*port, "State"),
+                           doc::str(*port, "PhysicalState"), doc::rate_text(*port),
+                           doc::name_of(doc, doc::str(*port, "Link")), provider});
+        }
+        for (const auto& p : doc::array(*dev, "Problems"))
+            problems.push_back(fmt::format("{}: {}: {}", sanitize(name),
+                                           sanitize(doc::str(p, "Severity")),
+                                           sanitize(doc::str(p, "Text"))));
+    }
+
+    if (devices.empty()) {
+        if (out.legend)
+            fmt::print("No RDMA devices found.\n");
+    } else {
+        table.print(stdout, out.legend);
+    }
+    if (!problems.empty()) {
+        if (!devices.empty())
+            fmt::print("\n");
+        for (const auto& p : problems)
+            fmt::print("{}\n", p);
+    }
+
+    // Hardware that can do RDMA but has no RDMA device because its driver is not loaded.
+    bool first_hint = true;
+    for (const auto* link : doc::links(doc)) {
+        if (doc::str(*link, "RdmaCapable") != "module-not-loaded")
+            continue;
+        if (first_hint && (!devices.empty() || !problems.empty()))
+            fmt::print("\n");
+        first_hint = false;
+        const std::string hint = doc::str(*link, "Hint");
+        fmt::print("{}: RDMA capable, {}\n", sanitize(doc::str(*link, "Name")),
+                   hint.empty() ? std::string("RDMA driver not loaded") : sanitize(hint));
+    }
+
+    if (out.legend && !devices.empty())
+        fmt::print("\n{} RDMA devices, {} ports, {} problems.\n", devices.size(), n_ports,
+                   problems.size());
+    return 0;
+}
+
+} // namespace rdmactl
