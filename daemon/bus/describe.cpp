@@ -5,7 +5,7 @@
 
 namespace rdmad {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 namespace {
 

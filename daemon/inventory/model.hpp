@@ -86,6 +86,8 @@ struct LinkState {
     std::string driver;             ///< the netdev's device driver ("mlx5_core"), "" if virtual
     std::string operstate;          ///< sysfs `operstate`: "up", "down", "unknown", ...
     std::string master;             ///< upper device (bond, bridge) name, "" when none
+    uint32_t dev_port = 0;          ///< sysfs `dev_port`: the port of a multi-port function, from 0
+    uint32_t type = 1;              ///< sysfs `type` (ARPHRD_*): 1 Ethernet, 32 InfiniBand (IPoIB)
     std::string rdma_capable;       ///< "yes", "no", "module-not-loaded", "unknown"
     std::string rdma_device;        ///< name of the RDMA device that serves it, "" when none
     std::string hint;               ///< what to do, e.g. "load mlx5_ib"; "" when nothing

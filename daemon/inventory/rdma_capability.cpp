@@ -51,19 +51,28 @@ std::string strip_id(const std::string& aux_name) {
     return dot == std::string::npos ? aux_name : aux_name.substr(0, dot);
 }
 
+bool gids_name(const PortState& port, const std::string& netdev) {
+    for (const auto& gid : port.gids)
+        if (gid.netdev == netdev)
+            return true;
+    return false;
+}
+
 const DeviceState* serving_device(const Inventory& inv, const LinkState& link) {
-    // Named by the device itself first (GID netdevs, rxe parent), then by PCI function.
+    // The per-port mapping (GID netdevs, rxe parent) wins over the per-function one
+    // (DOMAIN.md §3.4): on a PCI function with two RDMA devices, the one whose GIDs name the
+    // netdev serves it.
     for (const auto& [_, dev] : inv.devices) {
         if (!dev.parent_netdev.empty() && dev.parent_netdev == link.name)
             return &dev;
-        for (const auto& port : dev.ports) {
+        for (const auto& port : dev.ports)
+            if (gids_name(port, link.name))
+                return &dev;
+    }
+    for (const auto& [_, dev] : inv.devices)
+        for (const auto& port : dev.ports)
             if (port.netdev == link.name)
                 return &dev;
-            for (const auto& gid : port.gids)
-                if (gid.netdev == link.name)
-                    return &dev;
-        }
-    }
     if (!link.pci_address.empty())
         for (const auto& [_, dev] : inv.devices)
             if (dev.pci_address == link.pci_address)
@@ -102,20 +111,28 @@ std::string companion_rdma_module(const std::string& nic_driver) {
 
 void classify_links(Inventory& inv, const std::vector<AuxDevice>& aux,
                     const ModuleLookup& modules) {
-    // A PCI function's only netdev serves every port that names none (IPoIB and iWARP ports
-    // have no GID netdevs; mlx4's two ports share one function and are left alone).
+    // A port that names no netdev in its GID table (IB, iWARP, old kernels) is served by the
+    // netdev on the same PCI function whose `dev_port` is port - 1 and whose type matches the
+    // link layer (ARPHRD_ETHER 1, ARPHRD_INFINIBAND 32 for IPoIB). DOMAIN.md §3.4: mlx4 has
+    // one RDMA device for two ports, and the netdev's dev_port is port - 1.
     for (auto& [_, dev] : inv.devices) {
         if (dev.pci_address.empty())
             continue;
-        std::vector<const LinkState*> on_function;
-        for (const auto& [__, link] : inv.links)
-            if (link.pci_address == dev.pci_address)
-                on_function.push_back(&link);
         for (auto& port : dev.ports) {
-            if (!port.netdev.empty())
+            bool named = false;
+            for (const auto& gid : port.gids)
+                named = named || !gid.netdev.empty();
+            if (named || !port.netdev.empty())
                 continue;
-            if (on_function.size() == 1)
-                port.netdev = on_function.front()->name;
+            const uint32_t type = port.link_layer == "InfiniBand" && port.transport != "iWARP"
+                                      ? 32u
+                                      : 1u;
+            for (const auto& [__, link] : inv.links)
+                if (link.pci_address == dev.pci_address && link.dev_port + 1 == port.number &&
+                    link.type == type) {
+                    port.netdev = link.name;
+                    break;
+                }
         }
     }
     for (auto& [_, dev] : inv.devices)

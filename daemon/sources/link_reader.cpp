@@ -19,6 +19,15 @@ std::optional<int32_t> to_ifindex(std::string_view text) {
     return v;
 }
 
+std::optional<uint32_t> to_unsigned(std::string_view text) {
+    text = trim_attribute(text);
+    uint32_t v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size())
+        return std::nullopt;
+    return v;
+}
+
 std::string pci_parent(udev_device* dev) {
     udev_device* pci = udev_device_get_parent_with_subsystem_devtype(dev, "pci", nullptr);
     if (!pci)
@@ -47,6 +56,10 @@ std::optional<LinkState> read_link(udev_device* dev) {
     if (auto t = sysfs::read_text(link.syspath, "operstate"))
         link.operstate = std::string(trim_attribute(*t));
     link.master = sysfs::link_basename(link.syspath, "master");
+    if (auto t = sysfs::read_text(link.syspath, "dev_port"))
+        link.dev_port = to_unsigned(*t).value_or(0);
+    if (auto t = sysfs::read_text(link.syspath, "type"))
+        link.type = to_unsigned(*t).value_or(1);
     return link;
 }
 

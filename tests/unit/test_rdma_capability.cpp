@@ -155,10 +155,9 @@ TEST_CASE("RoCE LAG: both bonded PFs are served by mlx5_bond_0, which names bond
     CHECK(inv.devices.begin()->second.ports.at(0).netdev == "bond0");
 }
 
-TEST_CASE("a port whose GID table names a netdev is not given the PCI function's netdev",
-          "[!mayfail]") {
+TEST_CASE("a port whose GID table names a netdev is not given the PCI function's netdev") {
     // classify_links fills the netdev only of ports whose GID table names none.
-    // KNOWN BUG (reported): the fill looks at port.netdev, not at the GID table; device_reader
+    // Regression: the fill looks at port.netdev, not at the GID table; device_reader
     // always copies the first GID netdev into port.netdev, so only hand-built inputs hit it.
     Inventory inv;
     auto d = make_device("mlx5_bond_0", "0000:08:00.0", "mlx5_core", "mlx5");
@@ -364,9 +363,8 @@ TEST_CASE("companion RDMA modules of NIC drivers without aux devices") {
 
 // ---- devices sharing or serving a PCI function ------------------------------------------
 
-TEST_CASE("of two RDMA devices on one PCI function, the one whose GIDs name the netdev serves it",
-          "[!mayfail]") {
-    // KNOWN BUG (reported): the port netdev fill turns the PCI-function mapping into a port
+TEST_CASE("of two RDMA devices on one PCI function, the one whose GIDs name the netdev serves it") {
+    // Regression: the port netdev fill turns the PCI-function mapping into a port
     // mapping, so serving_device picks the first device by syspath.
     // DOMAIN.md §3.4: the per-port mapping (gid_attrs/ndevs) is preferred over the per-PCI-
     // function one. "a_dev" sorts first and has no GID netdevs.
