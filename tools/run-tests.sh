@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The whole test suite, as CI runs it: install what is needed, build, run the unit and
+# integration suites, again under ASan+UBSan, and each libFuzzer target for $FUZZ_SECONDS
+# (default 30). The last line is "N passed, N failed" (test cases).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+fuzz_seconds=${FUZZ_SECONDS:-30}
+"$top/tools/install-deps.sh" || exit 1
+
+logs=()
+fail_build=0
+step() { echo "== $*"; }
+
+setup() { # dir, meson args...
+  local dir=$1; shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup --reconfigure "$dir" "$@" >/dev/null
+  else
+    meson setup "$dir" "$@" >/dev/null
+  fi
+}
+
+step "build (gcc, -Werror)"
+if setup build -Dwerror=true && ninja -C build; then
+  step "unit and integration suites"
+  meson test -C build --print-errorlogs --no-rebuild
+  logs+=(build/meson-logs/testlog.json)
+else
+  fail_build=$((fail_build + 1))
+fi
+
+step "build with ASan and UBSan"
+if setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true &&
+   ninja -C build-asan; then
+  step "unit and integration suites under ASan+UBSan"
+  # The umockdev preload comes before the ASan runtime in the library list.
+  ASAN_OPTIONS=verify_asan_link_order=0:halt_on_error=1:abort_on_error=1:detect_leaks=1 \
+  UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
+    meson test -C build-asan --print-errorlogs --no-rebuild --suite unit --suite integration
+  logs+=(build-asan/meson-logs/testlog.json)
+else
+  fail_build=$((fail_build + 1))
+fi
+
+step "libFuzzer targets, ${fuzz_seconds} s each"
+fuzz_results=$(mktemp)
+if CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false &&
+   ninja -C build-fuzz; then
+  for target in build-fuzz/tests/fuzz/fuzz_*; do
+    [ -x "$target" ] && [ -f "$target" ] || continue
+    name=$(basename "$target")
+    corpus=tests/fuzz/corpus/${name#fuzz_}
+    work=$(mktemp -d)
+    cp -r "$corpus/." "$work/" 2>/dev/null || true
+    if "$target" -max_total_time="$fuzz_seconds" -artifact_prefix="$work/" "$work" \
+         > "$work.log" 2>&1; then
+      echo "$name OK: $(grep -o 'Done [0-9]* runs' "$work.log" | tail -1)"
+      echo "$name pass" >> "$fuzz_results"
+    else
+      echo "$name FAILED:"; tail -30 "$work.log"
+      echo "$name fail" >> "$fuzz_results"
+    fi
+    rm -rf "$work" "$work.log"
+  done
+else
+  fail_build=$((fail_build + 1))
+fi
+
+/usr/bin/python3 "$top/tools/count-tests.py" --build-failures "$fail_build" \
+  --fuzz "$fuzz_results" "${logs[@]}"
+rc=$?
+rm -f "$fuzz_results"
+exit $rc
