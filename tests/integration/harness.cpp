@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: MIT
+#include "harness.hpp"
+
+#include <catch2/catch.hpp>
+
+extern "C" {
+#include <umockdev.h>
+}
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <poll.h>
+#include <spawn.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace it {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// environ as a map, minus `drop`, plus `set`.
+std::vector<std::string> make_env(const std::vector<std::string>& drop,
+                                  const std::map<std::string, std::string>& set) {
+    std::vector<std::string> out;
+    for (char** e = environ; *e; ++e) {
+        std::string kv = *e;
+        auto eq = kv.find('=');
+        std::string key = kv.substr(0, eq);
+        if (std::find(drop.begin(), drop.end(), key) != drop.end() || set.count(key))
+            continue;
+        out.push_back(kv);
+    }
+    for (auto& [k, v] : set)
+        out.push_back(k + "=" + v);
+    return out;
+}
+
+std::vector<char*> cstrs(std::vector<std::string>& v) {
+    std::vector<char*> out;
+    for (auto& s : v)
+        out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+// Wait for pid with a deadline; returns the wait status or nullopt on timeout.
+std::optional<int> wait_for(pid_t pid, std::chrono::milliseconds timeout) {
+    auto deadline = Clock::now() + timeout;
+    for (;;) {
+        int st = 0;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return st;
+        if (r < 0 && errno != EINTR)
+            return std::nullopt;
+        if (Clock::now() > deadline)
+            return std::nullopt;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
+int decode_status(int st) {
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    if (WIFSIGNALED(st))
+        return 128 + WTERMSIG(st);
+    return -1;
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (auto& a : v)
+        s += (s.empty() ? "" : " ") + a;
+    return s;
+}
+
+} // namespace
+
+std::string env_or_empty(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+std::string env_or_fail(const char* name) {
+    std::string v = env_or_empty(name);
+    if (v.empty())
+        FAIL("environment variable " << name << " is not set (run through `meson test`)");
+    return v;
+}
+
+std::string fixtures_dir() { return env_or_fail("FIXTURES"); }
+std::string host_file(const std::string& host) { return fixtures_dir() + "/" + host + ".umockdev"; }
+std::string expected_file(const std::string& host) {
+    return fixtures_dir() + "/" + host + ".expected.json";
+}
+
+TempDir::TempDir(const std::string& tag) {
+    std::string tmpl = (fs::temp_directory_path() / (tag + ".XXXXXX")).string();
+    if (!mkdtemp(tmpl.data()))
+        FAIL("mkdtemp: " << std::strerror(errno));
+    path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+}
+
+void write_file(const fs::path& p, const std::string& content) {
+    fs::create_directories(p.parent_path());
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << content;
+    if (!f)
+        FAIL("cannot write " << p);
+}
+
+std::string read_file(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// ---- PrivateBus --------------------------------------------------------------------------
+
+PrivateBus::PrivateBus() {
+    const auto sock = dir_ / "system_bus_socket";
+    const auto conf = dir_ / "system-like.conf";
+    write_file(conf, R"(<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <keep_umask/>
+  <auth>EXTERNAL</auth>
+  <listen>unix:path=)" + sock.string() + R"(</listen>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow send_type="method_call"/>
+  </policy>
+</busconfig>
+)");
+    int pfd[2];
+    REQUIRE(pipe2(pfd, O_CLOEXEC) == 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 3);
+    // Keep dbus-daemon off the test's stdout/stderr: meson waits for those to close.
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, (dir_ / "dbus-daemon.log").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<std::string> argv = {"dbus-daemon", "--config-file=" + conf.string(), "--nofork",
+                                     "--print-address=3"};
+    // dbus-daemon needs no preload: scrub it (and the testbed) from its environment.
+    auto env = make_env({"LD_PRELOAD", "UMOCKDEV_DIR"}, {});
+    auto a = cstrs(argv);
+    auto e = cstrs(env);
+    int rc = posix_spawnp(&pid_, "dbus-daemon", &fa, nullptr, a.data(), e.data());
+    posix_spawn_file_actions_destroy(&fa);
+    close(pfd[1]);
+    if (rc != 0) {
+        close(pfd[0]);
+        FAIL("cannot spawn dbus-daemon: " << std::strerror(rc));
+    }
+    std::string line;
+    auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (line.find('\n') == std::string::npos && Clock::now() < deadline) {
+        struct pollfd p = {pfd[0], POLLIN, 0};
+        if (poll(&p, 1, 100) > 0) {
+            char buf[512];
+            ssize_t n = read(pfd[0], buf, sizeof buf);
+            if (n <= 0)
+                break;
+            line.append(buf, size_t(n));
+        }
+    }
+    close(pfd[0]);
+    auto nl = line.find('\n');
+    REQUIRE(nl != std::string::npos);
+    address_ = line.substr(0, nl);
+    setenv("DBUS_SYSTEM_BUS_ADDRESS", address_.c_str(), 1);
+}
+
+PrivateBus::~PrivateBus() {
+    unsetenv("DBUS_SYSTEM_BUS_ADDRESS");
+    if (pid_ > 0) {
+        kill(pid_, SIGTERM);
+        if (!wait_for(pid_, std::chrono::seconds(5))) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+    }
+}
+
+// ---- Testbed -----------------------------------------------------------------------------
+
+Testbed::Testbed(const std::string& host) {
+    const std::string file = host_file(host);
+    INFO("host file " << file);
+    REQUIRE(fs::exists(file));
+    tb_ = umockdev_testbed_new();
+    REQUIRE(tb_ != nullptr);
+    // Only meaningful once UMOCKDEV_DIR is set (the preload answers for the testbed), and
+    // cached by umockdev after the first call: so ask after umockdev_testbed_new().
+    INFO("the test binary must run with LD_PRELOAD=libumockdev-preload.so.0");
+    REQUIRE(umockdev_in_mock_environment());
+    GError* err = nullptr;
+    gboolean ok = umockdev_testbed_add_from_file(tb_, file.c_str(), &err);
+    std::string msg = err ? err->message : "";
+    if (err)
+        g_error_free(err);
+    INFO("umockdev_testbed_add_from_file: " << msg);
+    REQUIRE(ok);
+}
+
+Testbed::~Testbed() {
+    if (tb_)
+        g_object_unref(tb_);
+}
+
+std::string Testbed::root() const {
+    gchar* r = umockdev_testbed_get_root_dir(tb_);
+    std::string s = r ? r : "";
+    g_free(r);
+    return s;
+}
+
+// ---- DaemonProcess -----------------------------------------------------------------------
+
+DaemonProcess::DaemonProcess(DaemonOptions opts) {
+    const std::string rdmad = env_or_fail("RDMAD");
+    const std::string umockdev_dir = env_or_empty("UMOCKDEV_DIR");
+    REQUIRE(!umockdev_dir.empty());
+    REQUIRE(env_or_empty("LD_PRELOAD").find("umockdev") != std::string::npos);
+
+    const auto notify = dir_ / "notify";
+    notify_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    REQUIRE(notify_fd_ >= 0);
+    struct sockaddr_un sa = {};
+    sa.sun_family = AF_UNIX;
+    REQUIRE(notify.string().size() < sizeof sa.sun_path);
+    std::strcpy(sa.sun_path, notify.c_str());
+    REQUIRE(bind(notify_fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+    int one = 1;
+    setsockopt(notify_fd_, SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
+
+    for (auto d : {"state", "runtime", "config"})
+        fs::create_directories(dir_ / d);
+    const auto logfile = dir_ / "rdmad.log";
+
+    std::vector<std::string> argv = opts.wrapper;
+    wrapped_ = !opts.wrapper.empty();
+    argv.push_back(rdmad);
+    for (auto& a : opts.args)
+        argv.push_back(a);
+    auto env = make_env({"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS",
+                         "LISTEN_PID", "INVOCATION_ID", "JOURNAL_STREAM"},
+                        {{"NOTIFY_SOCKET", notify.string()},
+                         {"STATE_DIRECTORY", (dir_ / "state").string()},
+                         {"RUNTIME_DIRECTORY", (dir_ / "runtime").string()},
+                         {"CONFIGURATION_DIRECTORY", (dir_ / "config").string()},
+                         {"SYSTEMD_DEVICE_VERIFY_SYSFS", "0"},
+                         {"UMOCKDEV_DIR", umockdev_dir}});
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, logfile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    auto a = cstrs(argv);
+    auto e = cstrs(env);
+    int rc = posix_spawnp(&pid_, argv[0].c_str(), &fa, nullptr, a.data(), e.data());
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        pid_ = -1;
+        FAIL("cannot spawn " << join(argv) << ": " << std::strerror(rc));
+    }
+
+    // Wait for READY=1 (the first full inventory is on the bus).
+    auto deadline = Clock::now() + std::chrono::seconds(60);
+    bool ready = false;
+    while (!ready && Clock::now() < deadline) {
+        struct pollfd p = {notify_fd_, POLLIN, 0};
+        if (poll(&p, 1, 50) > 0) {
+            char buf[4096];
+            ssize_t n = recv(notify_fd_, buf, sizeof buf - 1, 0);
+            if (n > 0) {
+                std::string msg(buf, size_t(n));
+                std::istringstream ls(msg);
+                for (std::string l; std::getline(ls, l);)
+                    if (l == "READY=1")
+                        ready = true;
+            }
+            continue;
+        }
+        int st = 0;
+        if (waitpid(pid_, &st, WNOHANG) == pid_) {
+            status_ = decode_status(st);
+            pid_ = -1;
+            record();
+            FAIL("rdmad exited before READY=1 with status " << *status_ << "\n" << log());
+        }
+    }
+    if (!ready) {
+        INFO(log());
+        stop();
+        FAIL("rdmad sent no READY=1 within 60 s: " << join(argv));
+    }
+}
+
+DaemonProcess::~DaemonProcess() {
+    if (pid_ > 0) {
+        int st = stop();
+        if (st != 0 && !std::uncaught_exceptions())
+            FAIL_CHECK("rdmad exit status " << st << " on SIGTERM (expected 0)");
+    }
+    if (notify_fd_ >= 0)
+        close(notify_fd_);
+    record();
+}
+
+int DaemonProcess::stop() {
+    if (pid_ > 0) {
+        // Under a wrapper (strace) signal rdmad itself, the wrapper's child: the wrapper
+        // then exits with rdmad's status.
+        pid_t target = pid_;
+        if (wrapped_) {
+            std::istringstream kids(
+                read_file("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(pid_) +
+                          "/children"));
+            pid_t k = 0;
+            if (kids >> k && k > 0)
+                target = k;
+        }
+        kill(target, SIGTERM);
+        auto st = wait_for(pid_, std::chrono::seconds(15));
+        if (st) {
+            status_ = decode_status(*st);
+        } else {
+            if (target != pid_)
+                kill(target, SIGKILL);
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+            status_ = -1;
+        }
+        pid_ = -1;
+        record();
+    }
+    return status_.value_or(-1);
+}
+
+std::string DaemonProcess::log() const { return read_file(dir_ / "rdmad.log"); }
+
+void DaemonProcess::record() {
+    if (log_recorded_ || pid_ > 0)
+        return;
+    log_recorded_ = true;
+    record_log("rdmad output (exit status " +
+                   (status_ ? std::to_string(*status_) : std::string("?")) + ")",
+               log());
+}
+
+// ---- Client ------------------------------------------------------------------------------
+
+Client::Client() {
+    conn_ = sdbus::createSystemBusConnection();
+    manager_ = sdbus::createProxy(*conn_, "org.rdmad1", "/org/rdmad1");
+}
+
+std::unique_ptr<sdbus::IProxy> Client::proxy(const std::string& path) {
+    return sdbus::createProxy(*conn_, "org.rdmad1", path);
+}
+
+json Client::describe() {
+    std::string s;
+    manager_->callMethod("Describe").onInterface("org.rdmad1.Manager").storeResultsTo(s);
+    json j = json::parse(s); // throws (and fails the test) on malformed JSON
+    return j;
+}
+
+std::vector<std::pair<std::string, std::string>> Client::list_devices() {
+    std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> v;
+    manager_->callMethod("ListDevices").onInterface("org.rdmad1.Manager").storeResultsTo(v);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (auto& s : v)
+        out.emplace_back(s.get<0>(), std::string(s.get<1>()));
+    return out;
+}
+
+std::string Client::device_by_name(const std::string& name) {
+    sdbus::ObjectPath p;
+    manager_->callMethod("GetDeviceByName").onInterface("org.rdmad1.Manager").withArguments(name).storeResultsTo(p);
+    return p;
+}
+
+std::string Client::link_by_name(const std::string& name) {
+    sdbus::ObjectPath p;
+    manager_->callMethod("GetLinkByName").onInterface("org.rdmad1.Manager").withArguments(name).storeResultsTo(p);
+    return p;
+}
+
+sdbus::Variant Client::get(const std::string& path, const std::string& iface,
+                           const std::string& prop) {
+    auto p = proxy(path);
+    return p->getProperty(prop).onInterface(iface);
+}
+
+// ---- Rig ---------------------------------------------------------------------------------
+
+Rig::Rig(const std::string& host, DaemonOptions opts) : testbed(host) {
+    daemon = std::make_unique<DaemonProcess>(std::move(opts));
+    client = std::make_unique<Client>();
+    described = client->describe();
+    REQUIRE(described.is_object());
+    REQUIRE(described.contains("Devices"));
+    REQUIRE(described.contains("Links"));
+}
+
+const json& Rig::device(const std::string& name) const {
+    for (auto& d : described["Devices"])
+        if (d.value("Name", "") == name)
+            return d;
+    FAIL("Describe() has no device named " << name);
+    throw std::logic_error("unreachable");
+}
+
+const json& Rig::port(const std::string& dev, unsigned n) const {
+    for (auto& p : device(dev)["Ports"])
+        if (p.value("Number", 0u) == n)
+            return p;
+    FAIL("Describe() has no port " << n << " on " << dev);
+    throw std::logic_error("unreachable");
+}
+
+const json& Rig::link(const std::string& name) const {
+    for (auto& l : described["Links"])
+        if (l.value("Name", "") == name)
+            return l;
+    FAIL("Describe() has no link named " << name);
+    throw std::logic_error("unreachable");
+}
+
+std::string Rig::device_path(const std::string& name) const {
+    return device(name)["Path"].get<std::string>();
+}
+std::string Rig::link_path(const std::string& name) const {
+    return link(name)["Path"].get<std::string>();
+}
+
+void Rig::stop_daemon() {
+    client.reset();
+    REQUIRE(daemon->stop() == 0);
+}
+
+std::vector<std::string> problem_codes(const json& device) {
+    std::vector<std::string> out;
+    for (auto& p : device.value("Problems", json::array()))
+        out.push_back(p.value("Code", ""));
+    return out;
+}
+
+// ---- run_program -------------------------------------------------------------------------
+
+RunResult run_program(const std::vector<std::string>& argv_in, bool keep_preload) {
+    RunResult r;
+    int out[2], err[2];
+    REQUIRE(pipe2(out, O_CLOEXEC) == 0);
+    REQUIRE(pipe2(err, O_CLOEXEC) == 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    std::vector<std::string> argv = argv_in;
+    auto env = keep_preload ? make_env({}, {}) : make_env({"LD_PRELOAD", "UMOCKDEV_DIR"}, {});
+    auto a = cstrs(argv);
+    auto e = cstrs(env);
+    pid_t pid = -1;
+    int rc = posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, a.data(), e.data());
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    close(err[1]);
+    if (rc != 0) {
+        close(out[0]);
+        close(err[0]);
+        FAIL("cannot spawn " << join(argv) << ": " << std::strerror(rc));
+    }
+    struct pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    std::string* sinks[2] = {&r.out, &r.err};
+    int open_fds = 2;
+    auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (open_fds > 0 && Clock::now() < deadline) {
+        if (poll(p, 2, 100) <= 0)
+            continue;
+        for (int i = 0; i < 2; ++i) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            char buf[8192];
+            ssize_t n = read(p[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                sinks[i]->append(buf, size_t(n));
+            } else {
+                close(p[i].fd);
+                p[i].fd = -1;
+                --open_fds;
+            }
+        }
+    }
+    for (auto& q : p)
+        if (q.fd >= 0)
+            close(q.fd);
+    auto st = wait_for(pid, std::chrono::seconds(10));
+    if (!st) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        FAIL(join(argv) << " did not finish");
+    }
+    r.status = decode_status(*st);
+    return r;
+}
+
+} // namespace it

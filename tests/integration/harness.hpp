@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+//
+// Integration harness: a private system-like dbus-daemon, a umockdev testbed loaded from a
+// fixture host, the real rdmad spawned under the preload, and helpers to read it over D-Bus.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+typedef struct _UMockdevTestbed UMockdevTestbed;
+
+namespace it {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+// Environment the meson test sets (REQUIREs it is present, except RDMACTL which may be empty).
+std::string env_or_fail(const char* name);
+std::string env_or_empty(const char* name);
+std::string fixtures_dir();
+std::string host_file(const std::string& host);          // <FIXTURES>/<host>.umockdev
+std::string expected_file(const std::string& host);      // <FIXTURES>/<host>.expected.json
+
+// A private temp directory removed on destruction.
+class TempDir {
+public:
+    explicit TempDir(const std::string& tag = "rdmad-it");
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return path_; }
+    fs::path operator/(const std::string& s) const { return path_ / s; }
+
+private:
+    fs::path path_;
+};
+
+void write_file(const fs::path& p, const std::string& content);
+std::string read_file(const fs::path& p);
+
+// Daemon logs of the running test case; printed by the listener in main.cpp when it fails.
+void record_log(const std::string& title, const std::string& text);
+
+// dbus-daemon with a system-like permissive config; exports DBUS_SYSTEM_BUS_ADDRESS.
+class PrivateBus {
+public:
+    PrivateBus();
+    ~PrivateBus();
+    PrivateBus(const PrivateBus&) = delete;
+    PrivateBus& operator=(const PrivateBus&) = delete;
+    const std::string& address() const { return address_; }
+
+private:
+    TempDir dir_{"rdmad-it-bus"};
+    pid_t pid_ = -1;
+    std::string address_;
+};
+
+// umockdev testbed with one host loaded (sets UMOCKDEV_DIR in this process).
+class Testbed {
+public:
+    explicit Testbed(const std::string& host);
+    ~Testbed();
+    Testbed(const Testbed&) = delete;
+    Testbed& operator=(const Testbed&) = delete;
+    std::string root() const;
+
+private:
+    UMockdevTestbed* tb_ = nullptr;
+};
+
+struct DaemonOptions {
+    std::vector<std::string> args;       // extra rdmad options
+    std::vector<std::string> wrapper;    // e.g. {"strace", "-f", ...}; prepended to rdmad
+};
+
+// rdmad spawned with posix_spawn; waits for READY=1 on a NOTIFY_SOCKET.
+class DaemonProcess {
+public:
+    explicit DaemonProcess(DaemonOptions opts = {});
+    ~DaemonProcess();
+    DaemonProcess(const DaemonProcess&) = delete;
+    DaemonProcess& operator=(const DaemonProcess&) = delete;
+    // SIGTERM, wait; returns the exit status (128+signal when killed, -1 when it had to be
+    // SIGKILLed). Idempotent.
+    int stop();
+    std::string log() const;
+
+private:
+    TempDir dir_{"rdmad-it-daemon"};
+    pid_t pid_ = -1;
+    int notify_fd_ = -1;
+    std::optional<int> status_;
+    bool log_recorded_ = false;
+    bool wrapped_ = false;
+    void record();
+};
+
+// Synchronous client on the private bus.
+class Client {
+public:
+    Client();
+    sdbus::IProxy& manager() { return *manager_; }
+    std::unique_ptr<sdbus::IProxy> proxy(const std::string& path);
+    json describe();
+    std::vector<std::pair<std::string, std::string>> list_devices();
+    std::string device_by_name(const std::string& name);
+    std::string link_by_name(const std::string& name);
+    sdbus::Variant get(const std::string& path, const std::string& iface, const std::string& prop);
+
+private:
+    std::unique_ptr<sdbus::IConnection> conn_;
+    std::unique_ptr<sdbus::IProxy> manager_;
+};
+
+// Everything for one host: bus, testbed, daemon, client, and the Describe() result.
+struct Rig {
+    explicit Rig(const std::string& host, DaemonOptions opts = {});
+    PrivateBus bus;
+    Testbed testbed;
+    std::unique_ptr<DaemonProcess> daemon;
+    std::unique_ptr<Client> client;
+    json described;
+
+    const json& device(const std::string& name) const;   // REQUIREs it exists
+    const json& port(const std::string& dev, unsigned n) const;
+    const json& link(const std::string& name) const;
+    std::string device_path(const std::string& name) const;
+    std::string link_path(const std::string& name) const;
+    // Stop the daemon and REQUIRE exit status 0.
+    void stop_daemon();
+};
+
+// Problems codes of a device object in Describe().
+std::vector<std::string> problem_codes(const json& device);
+
+// Run a program (no preload) and capture stdout, stderr and the exit code.
+struct RunResult {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+RunResult run_program(const std::vector<std::string>& argv, bool keep_preload = false);
+
+} // namespace it

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+//
+// org.rdmad1.Manager: errors, Version, State, object path stability across restarts.
+#include "harness.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace it;
+
+namespace {
+std::string error_name_of(const std::function<void()>& call) {
+    try {
+        call();
+    } catch (const sdbus::Error& e) {
+        return e.getName();
+    }
+    return "<no error>";
+}
+
+std::set<std::string> all_paths(const json& d) {
+    std::set<std::string> out;
+    for (auto& dev : d["Devices"]) {
+        out.insert(dev["Name"].get<std::string>() + "=" + dev["Path"].get<std::string>());
+        for (auto& p : dev["Ports"])
+            out.insert(dev["Name"].get<std::string>() + "/" + std::to_string(p["Number"].get<unsigned>()) +
+                       "=" + p["Path"].get<std::string>());
+    }
+    for (auto& l : d["Links"])
+        out.insert("link " + l["Name"].get<std::string>() + "=" + l["Path"].get<std::string>());
+    return out;
+}
+} // namespace
+
+TEST_CASE("Manager: errors, Version and State", "[manager]") {
+    Rig rig("procfs-hfi1-mlx4-mlx5");
+    auto& c = *rig.client;
+    CHECK(error_name_of([&] { c.device_by_name("nope"); }) == "org.rdmad1.Error.NoSuchObject");
+    CHECK(error_name_of([&] { c.device_by_name(""); }) == "org.rdmad1.Error.InvalidArgument");
+    CHECK(error_name_of([&] { c.device_by_name(std::string(65, 'x')); }) ==
+          "org.rdmad1.Error.InvalidArgument");
+    CHECK(error_name_of([&] { c.link_by_name("nope0"); }) == "org.rdmad1.Error.NoSuchObject");
+    CHECK(error_name_of([&] { c.link_by_name(""); }) == "org.rdmad1.Error.InvalidArgument");
+    CHECK(error_name_of([&] { c.link_by_name(std::string(16, 'x')); }) ==
+          "org.rdmad1.Error.InvalidArgument");
+    CHECK(c.device_by_name("mlx5_0") == rig.device_path("mlx5_0"));
+
+    const std::string version = env_or_fail("RDMAD_VERSION");
+    CHECK(c.get("/org/rdmad1", "org.rdmad1.Manager", "Version").get<std::string>() == version);
+    CHECK(rig.described["Version"] == version);
+    CHECK(c.get("/org/rdmad1", "org.rdmad1.Manager", "State").get<std::string>() == "running");
+    CHECK(rig.described["State"] == "running");
+    rig.stop_daemon();
+}
+
+TEST_CASE("object paths are stable across a daemon restart", "[manager]") {
+    Rig rig("constructed-renamed");
+    const auto first = all_paths(rig.described);
+    REQUIRE(first.size() > 3);
+    rig.stop_daemon();
+    rig.daemon = std::make_unique<DaemonProcess>();
+    rig.client = std::make_unique<Client>();
+    const auto second = all_paths(rig.client->describe());
+    CHECK(first == second);
+    rig.stop_daemon();
+}
