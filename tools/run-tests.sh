@@ -32,7 +32,9 @@ else
 fi
 
 step "build with ASan and UBSan"
-if setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true &&
+# -Werror is off here: GCC 12 warns maybe-uninitialized inside <regex> (used by Catch2)
+# when -fsanitize is on, a known false positive; the plain build above keeps -Werror.
+if setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false &&
    ninja -C build-asan; then
   step "unit and integration suites under ASan+UBSan"
   # The umockdev preload comes before the ASan runtime in the library list.

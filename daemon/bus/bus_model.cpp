@@ -33,22 +33,33 @@ std::string encode_path(const std::string& prefix, const std::string& id) {
     return path;
 }
 
-std::string device_object_id(const Inventory& inv, const DeviceState& d) {
-    if (std::string g = guid_digits(d.node_guid); !g.empty()) {
-        size_t same = 0;
-        for (const auto& [_, o] : inv.devices)
-            same += guid_digits(o.node_guid) == g;
-        if (same == 1)
-            return g;
+namespace {
+
+/// How often each node GUID and PCI address occurs, counted once per model build (a count per
+/// device would make building the model quadratic in the device count).
+struct IdCounts {
+    std::map<std::string, size_t> guids;
+    std::map<std::string, size_t> pci;
+    explicit IdCounts(const Inventory& inv) {
+        for (const auto& [_, o] : inv.devices) {
+            ++guids[guid_digits(o.node_guid)];
+            ++pci[o.pci_address];
+        }
     }
-    if (!d.pci_address.empty()) {
-        size_t same = 0;
-        for (const auto& [_, o] : inv.devices)
-            same += o.pci_address == d.pci_address;
-        if (same == 1)
-            return d.pci_address;
-    }
+};
+
+std::string object_id(const IdCounts& counts, const DeviceState& d) {
+    if (std::string g = guid_digits(d.node_guid); !g.empty() && counts.guids.at(g) == 1)
+        return g;
+    if (!d.pci_address.empty() && counts.pci.at(d.pci_address) == 1)
+        return d.pci_address;
     return d.name;
+}
+
+} // namespace
+
+std::string device_object_id(const Inventory& inv, const DeviceState& d) {
+    return object_id(IdCounts(inv), d);
 }
 
 BusModel build_bus_model(const Inventory& inv) {
@@ -65,9 +76,10 @@ BusModel build_bus_model(const Inventory& inv) {
         devices.push_back(&d);
     std::sort(devices.begin(), devices.end(),
               [](const DeviceState* a, const DeviceState* b) { return a->name < b->name; });
+    const IdCounts counts(inv);
     std::map<std::string, int> used; // ids must stay unique even for odd inventories
     for (const DeviceState* d : devices) {
-        std::string id = device_object_id(inv, *d);
+        std::string id = object_id(counts, *d);
         if (used[id]++ > 0)
             id += "_" + std::to_string(used[id] - 1);
         std::string path = encode_path(kDevicePrefix, id);
