@@ -22,11 +22,27 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     // triggers, and the rescan's result is the same inventory (no duplicate objects).
     monitor_ = std::make_unique<UdevMonitor>(
         scanner_->udev_context(), event_, [this](const Uevent* ev, bool overflow) {
-            if (ev)
+            if (overflow || !ev) {
+                full_resync_ = true; // events were lost: the next pass reads everything
+            } else {
                 log::debug("uevent {} {} {}", ev->action, ev->subsystem, ev->syspath);
-            (void)overflow; // every pass is a full read, so an overflow needs nothing more
-            schedule_rescan();
+                if (auto renamed = scanner_->note(*ev); renamed && exporter_)
+                    exporter_->rename_device(renamed->first, renamed->second);
+            }
+            schedule_pass(options_.coalesce_usec);
         });
+    try {
+        rtnl_ = std::make_unique<RtnlMonitor>(event_, [this](int32_t ifindex) {
+            scanner_->note_link(ifindex);
+            schedule_pass(options_.coalesce_usec);
+        });
+    } catch (const std::exception& e) {
+        log::warning("{}: netdev carrier changes are seen through uevents only", e.what());
+    }
+    verbs_ = std::make_unique<VerbsEvents>(event_, [this](const std::string& device) {
+        scanner_->note_device(device);
+        schedule_pass(options_.coalesce_usec);
+    });
     connection_ = sdbus::createSystemBusConnection();
     bus_source_ = std::make_unique<BusEventSource>(event_, *connection_);
     exporter_ = std::make_unique<Exporter>(*connection_);
@@ -54,6 +70,8 @@ Daemon::~Daemon() {
         sd_event_source_disable_unref(s);
     sd_event_source_disable_unref(timer_);
     exporter_.reset();
+    verbs_.reset();
+    rtnl_.reset();
     bus_source_.reset();
     connection_.reset();
     monitor_.reset();
@@ -61,20 +79,34 @@ Daemon::~Daemon() {
     sd_event_unref(event_);
 }
 
-void Daemon::schedule_rescan() {
+void Daemon::schedule_pass(uint64_t delay_usec) {
     int enabled = SD_EVENT_OFF;
     sd_event_source_get_enabled(timer_, &enabled);
     if (enabled != SD_EVENT_OFF)
         return; // a pass is already due; this event joins it
     uint64_t now = 0;
     sd_event_now(event_, CLOCK_MONOTONIC, &now);
-    sd_event_source_set_time(timer_, now + options_.coalesce_usec);
+    sd_event_source_set_time(timer_, now + delay_usec);
     sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT);
 }
 
-void Daemon::rescan() {
-    Inventory inv = scanner_->scan();
+void Daemon::pass() {
+    bool incomplete = false;
+    if (full_resync_) {
+        full_resync_ = false;
+        scanner_->full_scan();
+    } else {
+        incomplete = scanner_->refresh();
+    }
+    publish();
+    if (incomplete)
+        schedule_pass(options_.retry_usec);
+}
+
+void Daemon::publish() {
+    Inventory inv = scanner_->inventory();
     exporter_->publish(inv);
+    verbs_->track(scanner_->devices_with_verbs());
     sd_notifyf(false, "STATUS=%zu RDMA devices, %zu netdevs", inv.devices.size(),
                inv.links.size());
 }
@@ -82,10 +114,11 @@ void Daemon::rescan() {
 int Daemon::on_timer(sd_event_source*, uint64_t, void* userdata) {
     auto* self = static_cast<Daemon*>(userdata);
     try {
-        self->rescan();
+        self->pass();
     } catch (const std::exception& e) {
-        // Keep the last good state on the bus.
-        log::error("rescan failed: {}", e.what());
+        // Keep the last good state on the bus; read everything next time.
+        log::error("pass failed: {}", e.what());
+        self->full_resync_ = true;
     }
     return 0;
 }
@@ -94,7 +127,8 @@ int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void*
     auto* self = static_cast<Daemon*>(userdata);
     if (si->ssi_signo == SIGHUP) {
         log::info("SIGHUP: rereading the hardware");
-        self->schedule_rescan();
+        self->full_resync_ = true;
+        self->schedule_pass(0);
         return 0;
     }
     sd_notify(false, "STOPPING=1");
@@ -103,7 +137,8 @@ int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void*
 }
 
 int Daemon::run() {
-    rescan();
+    scanner_->full_scan();
+    publish();
     // Take the name only once the first inventory is on the bus.
     connection_->requestName(kBusName);
     exporter_->manager().set_state("running");
@@ -111,7 +146,7 @@ int Daemon::run() {
     log::info("ready: {} RDMA devices, {} netdevs", model.devices.size(), model.links.size());
     sd_notify(false, "READY=1");
     int r = sd_event_loop(event_);
-    return r < 0 ? 1 : 0;
+    return r < 0 ? 1 : r;
 }
 
 } // namespace rdmad

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 //
-// The daemon: one sd-event loop holding the udev monitor, the bus connection, signals, the
-// coalescing timer and the watchdog; it wires scanner -> inventory -> exporter.
+// The daemon: one sd-event loop holding the udev monitor, rtnetlink, verbs async events, the
+// bus connection, signals, the coalescing timer and the watchdog; it wires
+// scanner -> inventory -> exporter.
 #pragma once
 
 #include "bus/event_loop.hpp"
 #include "bus/exporter.hpp"
+#include "sources/rtnl_monitor.hpp"
 #include "sources/scanner.hpp"
 #include "sources/udev_monitor.hpp"
+#include "sources/verbs_events.hpp"
 
 #include <memory>
 #include <sdbus-c++/IConnection.h>
@@ -18,6 +21,7 @@ namespace rdmad {
 struct DaemonOptions {
     ScanOptions scan;
     uint64_t coalesce_usec = 50'000; ///< window that turns an event burst into one pass
+    uint64_t retry_usec = 100'000;   ///< wait before re-reading an incomplete device
 };
 
 class Daemon {
@@ -32,8 +36,9 @@ class Daemon {
     int run();
 
   private:
-    void schedule_rescan();
-    void rescan();
+    void schedule_pass(uint64_t delay_usec);
+    void pass();
+    void publish();
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_signal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
 
@@ -41,11 +46,14 @@ class Daemon {
     sd_event* event_ = nullptr;
     std::unique_ptr<Scanner> scanner_;
     std::unique_ptr<UdevMonitor> monitor_;
+    std::unique_ptr<RtnlMonitor> rtnl_;
+    std::unique_ptr<VerbsEvents> verbs_;
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<BusEventSource> bus_source_;
     std::unique_ptr<Exporter> exporter_;
     sd_event_source* timer_ = nullptr;
     sd_event_source* signals_[3] = {};
+    bool full_resync_ = false;
 };
 
 } // namespace rdmad

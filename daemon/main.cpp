@@ -6,6 +6,7 @@
 #include "util/log.hpp"
 
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -35,6 +36,15 @@ void usage(FILE* out) {
 } // namespace
 
 int main(int argc, char** argv) {
+    // Block the signals sd-event handles before anything else, so a SIGTERM during start-up
+    // stops the daemon through the loop (exit 0) instead of killing it.
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+
     enum { OPT_VERSION = 1000, OPT_CONFIG_DIR, OPT_PROVIDER_DIR, OPT_PROVIDER_ABI, OPT_OS_RELEASE };
     static const struct option options[] = {
         {"help", no_argument, nullptr, 'h'},

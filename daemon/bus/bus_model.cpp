@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "bus/bus_model.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -19,6 +21,37 @@ std::string guid_digits(const std::string& guid) {
     if (digits.empty() || digits.find_first_not_of('0') == std::string::npos)
         return {};
     return digits;
+}
+
+/// Every string a view exports made valid for D-Bus: sysfs text already is (read_text), but
+/// names come from directory names and links, which a driver or a user may fill with any bytes.
+void sanitize(DeviceState& d) {
+    for (std::string* s : {&d.name, &d.node_type, &d.node_guid, &d.sys_image_guid,
+                           &d.firmware_version, &d.hca_type, &d.board_id, &d.node_description,
+                           &d.pci_address, &d.kernel_driver, &d.provider, &d.provider_package,
+                           &d.verbs_device, &d.physical_function})
+        *s = valid_utf8(*s);
+    for (auto& p : d.problems) {
+        p.code = valid_utf8(p.code);
+        p.text = valid_utf8(p.text);
+    }
+}
+
+void sanitize(PortState& p) {
+    for (std::string* s : {&p.state, &p.phys_state, &p.link_layer, &p.transport, &p.rate,
+                           &p.netdev, &p.port_type})
+        *s = valid_utf8(*s);
+    for (auto& g : p.gids) {
+        g.gid = valid_utf8(g.gid);
+        g.type = valid_utf8(g.type);
+        g.netdev = valid_utf8(g.netdev);
+    }
+}
+
+void sanitize(LinkState& l) {
+    for (std::string* s : {&l.name, &l.pci_address, &l.driver, &l.operstate, &l.master,
+                           &l.rdma_capable, &l.rdma_device, &l.hint})
+        *s = valid_utf8(*s);
 }
 
 } // namespace
@@ -62,7 +95,7 @@ std::string device_object_id(const Inventory& inv, const DeviceState& d) {
     return object_id(IdCounts(inv), d);
 }
 
-BusModel build_bus_model(const Inventory& inv) {
+BusModel build_bus_model(const Inventory& inv, std::map<std::string, std::string>* sticky_ids) {
     BusModel model;
     std::map<std::string, std::string> device_path_by_name;
     std::map<std::string, std::string> device_path_by_pci;
@@ -78,10 +111,26 @@ BusModel build_bus_model(const Inventory& inv) {
               [](const DeviceState* a, const DeviceState* b) { return a->name < b->name; });
     const IdCounts counts(inv);
     std::map<std::string, int> used; // ids must stay unique even for odd inventories
+    if (sticky_ids) {
+        for (auto it = sticky_ids->begin(); it != sticky_ids->end();)
+            it = inv.devices.count(it->first) ? std::next(it) : sticky_ids->erase(it);
+        for (const auto& [_, id] : *sticky_ids)
+            ++used[id];
+    }
     for (const DeviceState* d : devices) {
-        std::string id = object_id(counts, *d);
-        if (used[id]++ > 0)
-            id += "_" + std::to_string(used[id] - 1);
+        std::string id;
+        if (sticky_ids)
+            if (auto it = sticky_ids->find(d->syspath); it != sticky_ids->end())
+                id = it->second;
+        if (id.empty()) {
+            id = object_id(counts, *d);
+            const std::string base = id;
+            for (int n = 1; used[id] > 0; ++n)
+                id = base + "_" + std::to_string(n);
+            ++used[id];
+            if (sticky_ids)
+                (*sticky_ids)[d->syspath] = id;
+        }
         std::string path = encode_path(kDevicePrefix, id);
         device_path_by_name.emplace(d->name, path);
         if (!d->pci_address.empty())
@@ -118,6 +167,13 @@ BusModel build_bus_model(const Inventory& inv) {
             lv.device_path = it->second;
         model.links.push_back(std::move(lv));
     }
+    for (auto& v : model.devices) {
+        sanitize(v.state);
+        for (auto& p : v.ports)
+            sanitize(p.state);
+    }
+    for (auto& l : model.links)
+        sanitize(l.state);
     return model;
 }
 

@@ -7,6 +7,7 @@
 #include "bus/views.hpp"
 #include "inventory/model.hpp"
 
+#include <map>
 #include <string>
 
 namespace rdmad {
@@ -24,6 +25,10 @@ std::string encode_path(const std::string& prefix, const std::string& id);
 std::string device_object_id(const Inventory& inventory, const DeviceState& device);
 
 /// Every object with its path and references. Devices sorted by name, links by ifindex.
-BusModel build_bus_model(const Inventory& inventory);
+/// With `sticky_ids` (syspath -> id), a device seen before keeps the id it had, whatever its
+/// name, GUID or duplicates do since; new devices get device_object_id() (made unique) and are
+/// added; devices gone are dropped from the map.
+BusModel build_bus_model(const Inventory& inventory,
+                         std::map<std::string, std::string>* sticky_ids = nullptr);
 
 } // namespace rdmad

@@ -9,7 +9,7 @@
 namespace rdmad {
 
 BusEventSource::BusEventSource(sd_event* event, sdbus::IConnection& connection)
-    : connection_(connection) {
+    : event_(event), connection_(connection) {
     auto pd = connection_.getEventLoopPollData();
     int r = sd_event_add_io(event, &io_, pd.fd, static_cast<uint32_t>(pd.events), on_io, this);
     if (r < 0)
@@ -55,7 +55,8 @@ int BusEventSource::on_io(sd_event_source*, int, uint32_t, void* userdata) {
     try {
         self->drain();
     } catch (const std::exception& e) {
-        log::error("bus processing: {}", e.what());
+        log::error("lost the bus connection: {}", e.what());
+        sd_event_exit(self->event_, 1);
     }
     return 0;
 }

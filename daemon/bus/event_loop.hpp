@@ -14,7 +14,9 @@ namespace rdmad {
 
 class BusEventSource {
   public:
-    /// Attach `connection` to `event`. Throws std::system_error when sd-event refuses.
+    /// Attach `connection` to `event`. Throws std::system_error when sd-event refuses. When the
+    /// connection fails (the bus went away, or dropped us), the loop exits with status 1, so
+    /// that systemd restarts the daemon instead of leaving it running off the bus.
     BusEventSource(sd_event* event, sdbus::IConnection& connection);
     ~BusEventSource();
     BusEventSource(const BusEventSource&) = delete;
@@ -28,6 +30,7 @@ class BusEventSource {
     static int on_io(sd_event_source* s, int fd, uint32_t revents, void* userdata);
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
 
+    sd_event* event_;
     sdbus::IConnection& connection_;
     sd_event_source* io_ = nullptr;
     sd_event_source* timer_ = nullptr;

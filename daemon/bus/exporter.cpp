@@ -42,14 +42,19 @@ void add_or_update(sdbus::IConnection& connection,
                    std::map<std::string, std::unique_ptr<Object>>& objects,
                    const std::vector<const View*>& views) {
     for (const View* v : views) {
-        auto it = objects.find(v->path);
-        if (it != objects.end()) {
-            it->second->update(*v);
-            continue;
+        // One object that the bus refuses must not keep the others from being updated.
+        try {
+            auto it = objects.find(v->path);
+            if (it != objects.end()) {
+                it->second->update(*v);
+                continue;
+            }
+            auto object = std::make_unique<Object>(connection, *v);
+            object->announce();
+            objects.emplace(v->path, std::move(object));
+        } catch (const std::exception& e) {
+            log::error("{}: {}", v->path, e.what());
         }
-        auto object = std::make_unique<Object>(connection, *v);
-        object->announce();
-        objects.emplace(v->path, std::move(object));
     }
 }
 
@@ -66,8 +71,17 @@ Exporter::~Exporter() {
     manager_.reset();
 }
 
+void Exporter::rename_device(const std::string& old_syspath, const std::string& new_syspath) {
+    auto it = ids_.find(old_syspath);
+    if (it == ids_.end())
+        return;
+    std::string id = std::move(it->second);
+    ids_.erase(it);
+    ids_[new_syspath] = std::move(id);
+}
+
 void Exporter::publish(const Inventory& inventory) {
-    model_ = build_bus_model(inventory);
+    model_ = build_bus_model(inventory, &ids_);
     std::vector<const DeviceView*> devices;
     std::vector<const PortView*> ports;
     std::vector<const LinkView*> links;

@@ -24,6 +24,10 @@ class Exporter {
     /// Make the bus show `inventory`.
     void publish(const Inventory& inventory);
 
+    /// The RDMA device at `old_syspath` is now at `new_syspath` (a rename): its object keeps
+    /// its path, and the next publish() changes only its Name.
+    void rename_device(const std::string& old_syspath, const std::string& new_syspath);
+
     ManagerObject& manager() { return *manager_; }
     const BusModel& model() const { return model_; }
 
@@ -34,6 +38,7 @@ class Exporter {
     std::map<std::string, std::unique_ptr<DeviceObject>> devices_; ///< by path
     std::map<std::string, std::unique_ptr<PortObject>> ports_;     ///< by path
     std::map<std::string, std::unique_ptr<LinkObject>> links_;     ///< by path
+    std::map<std::string, std::string> ids_; ///< device syspath -> object id, kept for life
 };
 
 } // namespace rdmad

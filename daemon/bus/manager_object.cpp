@@ -5,6 +5,7 @@
 #include "bus/describe.hpp"
 #include "bus/errors.hpp"
 #include "config.h"
+#include "util/text.hpp"
 
 namespace rdmad {
 
@@ -42,7 +43,7 @@ sdbus::ObjectPath ManagerObject::GetDeviceByName(const std::string& name) {
         for (const auto& d : model_.devices)
             if (d.state.name == name)
                 return sdbus::ObjectPath(d.path);
-        throw sdbus::Error(errors::NoSuchObject, "no RDMA device named " + name);
+        throw sdbus::Error(errors::NoSuchObject, "no RDMA device named " + valid_utf8(name));
     });
 }
 
@@ -54,7 +55,7 @@ sdbus::ObjectPath ManagerObject::GetLinkByName(const std::string& name) {
         for (const auto& l : model_.links)
             if (l.state.name == name)
                 return sdbus::ObjectPath(l.path);
-        throw sdbus::Error(errors::NoSuchObject, "no netdev named " + name);
+        throw sdbus::Error(errors::NoSuchObject, "no netdev named " + valid_utf8(name));
     });
 }
 

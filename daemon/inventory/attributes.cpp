@@ -139,6 +139,10 @@ std::optional<double> parse_rate_gbps(std::string_view text) {
         return std::nullopt;
     if (!std::isfinite(value) || value < 0)
         return std::nullopt;
+    // The fastest rate the kernel can print is XDR 12X, 2400 Gb/s (ib_verbs.h ib_rate); a
+    // value far beyond it is garbage, not a rate.
+    if (value > 100000.0)
+        return std::nullopt;
     return value;
 }
 

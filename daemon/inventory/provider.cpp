@@ -136,13 +136,14 @@ DistroFamily distro_family(const OsRelease& os) {
     if (has(os, "rhel") || has(os, "fedora") || has(os, "centos")) {
         // rdma-core replaced the standalone provider packages in RHEL 7.4.
         if (os.id != "fedora" && os.version_id.rfind("7.", 0) == 0) {
-            int minor = 0;
+            // VERSION_ID "7.<minor>": at most 3 digits are looked at, so no overflow.
+            int minor = 0, digits = 0;
             for (char c : os.version_id.substr(2)) {
-                if (c < '0' || c > '9')
+                if (c < '0' || c > '9' || ++digits > 3)
                     break;
                 minor = minor * 10 + (c - '0');
             }
-            if (minor <= 3)
+            if (digits >= 1 && digits <= 3 && minor <= 3)
                 return DistroFamily::rhel_legacy;
         }
         return DistroFamily::rhel;

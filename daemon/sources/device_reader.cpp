@@ -18,6 +18,10 @@ std::string text_or_empty(const std::string& dir, std::string_view attr) {
 }
 
 std::optional<uint32_t> to_index(const std::string& name) {
+    // The kernel names ports and GID entries "%d": no sign, no leading zeros ("01" would read
+    // the same port twice).
+    if (name.empty() || (name.size() > 1 && name.front() == '0'))
+        return std::nullopt;
     uint32_t v = 0;
     auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), v);
     if (ec != std::errc() || p != name.data() + name.size())
@@ -64,6 +68,11 @@ PortState read_port(const std::string& device_syspath, uint32_t number, bool* ha
         if (auto i = to_index(name))
             indices.emplace_back(*i, name);
     std::sort(indices.begin(), indices.end());
+    // Real GID tables have at most a few hundred entries (mlx5: 256); past this many the
+    // directory is not a GID table we can serve.
+    constexpr size_t kMaxGids = 4096;
+    if (indices.size() > kMaxGids)
+        indices.resize(kMaxGids);
     for (const auto& [index, name] : indices) {
         auto t = sysfs::read_text(dir + "/gids", name);
         if (!t)
@@ -78,8 +87,12 @@ PortState read_port(const std::string& device_syspath, uint32_t number, bool* ha
             // Empty entries fail read() with EINVAL (DOMAIN.md §3.2); IB ports have no ndevs.
             if (auto type = sysfs::read_text(dir, "gid_attrs/types/" + name))
                 entry.type = parse_gid_type(*type).value_or("");
-            if (auto ndev = sysfs::read_text(dir, "gid_attrs/ndevs/" + name))
-                entry.netdev = std::string(trim_attribute(*ndev));
+            if (auto ndev = sysfs::read_text(dir, "gid_attrs/ndevs/" + name)) {
+                // A netdev name has at most IFNAMSIZ - 1 = 15 bytes (uapi linux/if.h).
+                std::string_view n = trim_attribute(*ndev);
+                if (n.size() <= 15)
+                    entry.netdev = std::string(n);
+            }
         }
         if (port.netdev.empty() && !entry.netdev.empty())
             port.netdev = entry.netdev;

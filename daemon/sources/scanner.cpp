@@ -3,15 +3,23 @@
 
 #include "inventory/attributes.hpp"
 #include "inventory/problems.hpp"
-#include "inventory/rdma_capability.hpp"
 #include "sources/device_reader.hpp"
 #include "sources/link_reader.hpp"
 #include "util/log.hpp"
 #include "util/sysfs.hpp"
 
-#include <map>
-
 namespace rdmad {
+namespace {
+
+// A device or netdev read right after "add" may miss attributes the driver has not created
+// yet; it is read again this many times before it is taken as it is.
+constexpr int kMaxRetries = 5;
+
+bool looks_incomplete(const DeviceState& d) {
+    return d.node_type.empty() || d.ports.empty();
+}
+
+} // namespace
 
 Scanner::Scanner(ScanOptions options) : options_(std::move(options)), udev_(udev::make_context()) {
     auto text = sysfs::read_text(options_.os_release_path, "");
@@ -21,23 +29,77 @@ Scanner::Scanner(ScanOptions options) : options_(std::move(options)), udev_(udev
         family_ = distro_family(parse_os_release(*text));
 }
 
-Inventory Scanner::scan() {
-    Inventory inv;
-    struct udev* ctx = udev_.get();
+void Scanner::full_scan() {
+    devices_.clear();
+    links_.clear();
+    dirty_devices_.clear();
+    dirty_links_.clear();
+    incomplete_.clear();
+    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "infiniband"))
+        read_device_at(path);
+    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "net"))
+        read_link_at(path);
+    read_verbs();
+    read_aux();
+    dirty_verbs_ = dirty_aux_ = false;
+}
 
-    for (const auto& path : udev::enumerate_syspaths(ctx, "infiniband")) {
-        udev::Device dev(udev_device_new_from_syspath(ctx, path.c_str()));
-        if (!dev)
-            continue;
-        DeviceState d = read_device(dev.get());
-        inv.devices.emplace(d.syspath, std::move(d));
+void Scanner::read_device_at(const std::string& syspath) {
+    udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
+    if (!dev) {
+        devices_.erase(syspath);
+        incomplete_.erase(syspath);
+        return;
     }
+    DeviceState d = read_device(dev.get());
+    if (looks_incomplete(d) && incomplete_[syspath] < kMaxRetries) {
+        ++incomplete_[syspath];
+    } else {
+        if (looks_incomplete(d) && incomplete_.count(syspath))
+            log::warning("{}: still incomplete after {} reads; exporting what is there", d.name,
+                         kMaxRetries + 1);
+        incomplete_.erase(syspath);
+    }
+    devices_[syspath] = std::move(d);
+}
 
+void Scanner::read_link_at(const std::string& syspath) {
+    // Links are keyed by ifindex; a rename (move) keeps the ifindex and changes the syspath.
+    for (auto it = links_.begin(); it != links_.end(); ++it)
+        if (it->second.syspath == syspath) {
+            links_.erase(it);
+            break;
+        }
+    udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
+    if (!dev) {
+        incomplete_.erase(syspath);
+        return;
+    }
+    auto link = read_link(dev.get());
+    if (!link) {
+        if (incomplete_[syspath] < kMaxRetries) {
+            ++incomplete_[syspath];
+        } else {
+            incomplete_.erase(syspath);
+            log::warning("{}: no valid ifindex; netdev not exported", syspath);
+        }
+        return;
+    }
+    incomplete_.erase(syspath);
+    if (auto it = links_.find(link->index); it != links_.end() && it->second.syspath != syspath) {
+        log::warning("{}: ifindex {} already belongs to {}; netdev not exported", syspath,
+                     link->index, it->second.syspath);
+        return;
+    }
+    links_[link->index] = std::move(*link);
+}
+
+void Scanner::read_verbs() {
     // Each uverbs char device names its RDMA device in `ibdev`; its number says nothing
     // (uverbs19 may serve mlx5_24). Source: DOMAIN.md §3.3.
-    std::map<std::string, std::string> verbs_by_ibdev;
-    for (const auto& path : udev::enumerate_syspaths(ctx, "infiniband_verbs")) {
-        udev::Device dev(udev_device_new_from_syspath(ctx, path.c_str()));
+    verbs_.clear();
+    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "infiniband_verbs")) {
+        udev::Device dev(udev_device_new_from_syspath(udev_.get(), path.c_str()));
         if (!dev)
             continue;
         auto ibdev = sysfs::read_text(path, "ibdev");
@@ -49,33 +111,161 @@ Inventory Scanner::scan() {
             devname = "infiniband/" + name;
         if (devname.front() != '/')
             devname = "/dev/" + devname;
-        std::string key(trim_attribute(*ibdev));
-        verbs_by_ibdev.emplace(key, devname);
+        verbs_.emplace(std::string(trim_attribute(*ibdev)), devname);
     }
+}
 
-    for (const auto& path : udev::enumerate_syspaths(ctx, "net")) {
-        udev::Device dev(udev_device_new_from_syspath(ctx, path.c_str()));
-        if (!dev)
-            continue;
-        if (auto link = read_link(dev.get()))
-            inv.links.emplace(link->index, std::move(*link));
-    }
-
-    std::vector<AuxDevice> aux;
-    for (const auto& path : udev::enumerate_syspaths(ctx, "auxiliary")) {
-        udev::Device dev(udev_device_new_from_syspath(ctx, path.c_str()));
+void Scanner::read_aux() {
+    aux_.clear();
+    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "auxiliary")) {
+        udev::Device dev(udev_device_new_from_syspath(udev_.get(), path.c_str()));
         if (dev)
-            aux.push_back(read_aux_device(dev.get()));
+            aux_.push_back(read_aux_device(dev.get()));
     }
+}
 
+void Scanner::mark_pci_function(const std::string& pci_address) {
+    for (const auto& [syspath, d] : devices_)
+        if (d.pci_address == pci_address || d.physical_function == pci_address)
+            dirty_devices_.insert(syspath);
+    for (const auto& [_, l] : links_)
+        if (l.pci_address == pci_address)
+            dirty_links_.insert(l.syspath);
+}
+
+std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& ev) {
+    std::optional<std::pair<std::string, std::string>> renamed;
+    if (ev.action == "remove") {
+        // Gone now, whatever sysfs still shows when the pass runs (udev sends "remove" before
+        // the directory disappears).
+        if (ev.subsystem == "infiniband") {
+            devices_.erase(ev.syspath);
+            dirty_devices_.erase(ev.syspath);
+            dirty_verbs_ = true;
+        } else if (ev.subsystem == "net") {
+            for (auto it = links_.begin(); it != links_.end(); ++it)
+                if (it->second.syspath == ev.syspath) {
+                    links_.erase(it);
+                    break;
+                }
+            dirty_links_.erase(ev.syspath);
+        } else if (ev.subsystem == "infiniband_verbs") {
+            dirty_verbs_ = true;
+        } else if (ev.subsystem == "auxiliary" || ev.subsystem == "pci") {
+            dirty_aux_ = true;
+        }
+        incomplete_.erase(ev.syspath);
+        return renamed;
+    }
+    if (ev.subsystem == "infiniband") {
+        if (ev.action == "move" && !ev.devpath_old.empty()) {
+            const std::string old_syspath = "/sys" + ev.devpath_old;
+            if (auto it = devices_.find(old_syspath); it != devices_.end()) {
+                DeviceState d = std::move(it->second);
+                devices_.erase(it);
+                d.syspath = ev.syspath;
+                devices_[ev.syspath] = std::move(d);
+                renamed = std::make_pair(old_syspath, ev.syspath);
+            }
+            dirty_devices_.erase(old_syspath);
+        }
+        dirty_devices_.insert(ev.syspath);
+        dirty_verbs_ = true; // a new or renamed ibdev changes what `ibdev` files name
+    } else if (ev.subsystem == "net") {
+        if (ev.action == "move" && !ev.devpath_old.empty())
+            dirty_links_.erase("/sys" + ev.devpath_old);
+        dirty_links_.insert(ev.syspath);
+    } else if (ev.subsystem == "infiniband_verbs") {
+        dirty_verbs_ = true;
+    } else if (ev.subsystem == "auxiliary") {
+        dirty_aux_ = true;
+    } else if (ev.subsystem == "pci") {
+        const auto slash = ev.syspath.rfind('/');
+        const std::string name = slash == std::string::npos ? ev.syspath : ev.syspath.substr(slash + 1);
+        if (is_pci_address(name))
+            mark_pci_function(name);
+        dirty_aux_ = true; // binding a PCI driver creates or removes its auxiliary devices
+    }
+    return renamed;
+}
+
+void Scanner::note_link(int32_t ifindex) {
+    for (const auto& [index, link] : links_) {
+        if (ifindex != 0 && index != ifindex)
+            continue;
+        dirty_links_.insert(link.syspath);
+        // The ports it serves re-read their state too (RoCE/iWARP port state follows carrier).
+        for (const auto& [syspath, d] : devices_) {
+            bool serves = !link.pci_address.empty() && d.pci_address == link.pci_address;
+            serves = serves || d.parent_netdev == link.name;
+            for (const auto& p : d.ports)
+                for (const auto& g : p.gids)
+                    serves = serves || g.netdev == link.name;
+            if (serves)
+                dirty_devices_.insert(syspath);
+        }
+    }
+}
+
+void Scanner::note_device(const std::string& name) {
+    for (const auto& [syspath, d] : devices_)
+        if (d.name == name)
+            dirty_devices_.insert(syspath);
+}
+
+std::set<std::string> Scanner::devices_with_verbs() const {
+    std::set<std::string> names;
+    for (const auto& [_, d] : devices_)
+        if (verbs_.count(d.name))
+            names.insert(d.name);
+    return names;
+}
+
+bool Scanner::dirty() const {
+    return !dirty_devices_.empty() || !dirty_links_.empty() || dirty_verbs_ || dirty_aux_ ||
+           !incomplete_.empty();
+}
+
+bool Scanner::refresh() {
+    // Retry what was incomplete last time along with what events named.
+    for (const auto& [syspath, _] : incomplete_) {
+        if (devices_.count(syspath))
+            dirty_devices_.insert(syspath);
+        else
+            dirty_links_.insert(syspath);
+    }
+    const auto devices = std::move(dirty_devices_);
+    const auto links = std::move(dirty_links_);
+    dirty_devices_.clear();
+    dirty_links_.clear();
+    for (const auto& syspath : devices)
+        read_device_at(syspath);
+    for (const auto& syspath : links)
+        read_link_at(syspath);
+    if (dirty_verbs_)
+        read_verbs();
+    if (dirty_aux_)
+        read_aux();
+    dirty_verbs_ = dirty_aux_ = false;
+    return !incomplete_.empty();
+}
+
+Inventory Scanner::inventory() const {
+    Inventory inv;
+    inv.devices = devices_;
+    inv.links = links_;
+    std::map<std::string, bool> installed; // one look per provider and pass
     for (auto& [_, d] : inv.devices) {
-        if (auto it = verbs_by_ibdev.find(d.name); it != verbs_by_ibdev.end())
+        if (auto it = verbs_.find(d.name); it != verbs_.end())
             d.verbs_device = it->second;
         d.provider = provider_for_driver(d.kernel_driver);
-        d.provider_installed = provider_installed(options_.providers, d.provider);
+        auto [it, fresh] = installed.emplace(d.provider, false);
+        if (fresh)
+            it->second = provider_installed(options_.providers, d.provider);
+        d.provider_installed = it->second;
         d.provider_package = provider_package(d.provider, family_);
     }
-    classify_links(inv, aux, modules_.lookup());
+    classify_links(inv, aux_, modules_.lookup());
     for (auto& [_, d] : inv.devices)
         d.problems = device_problems(d);
     return inv;

@@ -1,16 +1,26 @@
 // SPDX-License-Identifier: MIT
 //
-// One full read of the hardware: every RDMA device, uverbs char device, netdev and auxiliary
-// device, through libudev enumeration and sysfs, put together into an Inventory.
+// Reads the hardware and keeps what it read: every RDMA device, uverbs char device, netdev and
+// auxiliary device, through libudev and sysfs. A full scan at start and on resync; after that,
+// uevents mark single devices dirty and refresh() re-reads only those. inventory() derives the
+// exported view (providers, verbs devices, RDMA capability, problems) from what was read, so
+// derived values never go stale.
 #pragma once
 
 #include "inventory/model.hpp"
 #include "inventory/provider.hpp"
+#include "inventory/rdma_capability.hpp"
 #include "sources/modules.hpp"
 #include "sources/provider_probe.hpp"
 #include "sources/udev.hpp"
+#include "sources/udev_monitor.hpp"
 
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rdmad {
 
@@ -25,16 +35,60 @@ class Scanner {
     /// Reads os-release once; throws std::runtime_error when libudev is unusable.
     explicit Scanner(ScanOptions options);
 
-    /// Enumerate and read everything. Never throws for odd sysfs contents.
-    Inventory scan();
+    /// Enumerate and read everything again (start-up, monitor overflow, SIGHUP).
+    void full_scan();
+
+    /// Note what `event` changes; the reading happens in refresh(). A "move" (rename) is
+    /// returned as (old syspath, new syspath) when it renames an RDMA device, so its object
+    /// keeps its path.
+    std::optional<std::pair<std::string, std::string>> note(const Uevent& event);
+
+    /// A link change from rtnetlink: re-read that netdev (0: every netdev) and the RDMA
+    /// devices it serves.
+    void note_link(int32_t ifindex);
+
+    /// A verbs async event on the RDMA device `name`: re-read it.
+    void note_device(const std::string& name);
+
+    /// Names of the RDMA devices that have a verbs char device (for verbs async events).
+    std::set<std::string> devices_with_verbs() const;
+
+    /// Re-read everything noted since the last refresh. Returns true when some device was
+    /// incomplete (an attribute not there yet right after "add"): call again later.
+    bool refresh();
+
+    /// True when note() has queued work that refresh() has not done.
+    bool dirty() const;
+
+    /// The inventory as exported: what was read plus everything derived from it.
+    Inventory inventory() const;
 
     struct udev* udev_context() const { return udev_.get(); }
 
   private:
+    void read_device_at(const std::string& syspath);
+    void read_link_at(const std::string& syspath);
+    void read_verbs();
+    void read_aux();
+    void mark_pci_function(const std::string& pci_address);
+
     ScanOptions options_;
     udev::Udev udev_;
     KernelModules modules_;
     DistroFamily family_ = DistroFamily::unknown;
+
+    // What was read, before derivation.
+    std::map<std::string, DeviceState> devices_;     ///< by syspath
+    std::map<int32_t, LinkState> links_;             ///< by ifindex
+    std::map<std::string, std::string> verbs_;       ///< ibdev name -> /dev path
+    std::vector<AuxDevice> aux_;
+
+    // Noted by uevents, done by refresh().
+    std::set<std::string> dirty_devices_;
+    std::set<std::string> dirty_links_;
+    bool dirty_verbs_ = false;
+    bool dirty_aux_ = false;
+    std::map<std::string, int> incomplete_; ///< syspath -> retries so far
 };
 
 } // namespace rdmad

@@ -37,12 +37,18 @@ struct FdCloser {
 ReadResult read_attribute(const std::string& dir, std::string_view relative, size_t limit) {
     ReadResult result;
     const std::string path = join(dir, relative);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    // O_NONBLOCK: a FIFO in place of an attribute (or --os-release) must not hang start-up.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         result.error = errno;
         return result;
     }
     std::unique_ptr<int, FdCloser> guard(new int(fd));
+    struct stat st;
+    if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        result.error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL; // sysfs attributes are regular
+        return result;
+    }
     std::string text(limit, '\0');
     size_t used = 0;
     while (used < limit) {

@@ -32,7 +32,11 @@ std::string valid_utf8(std::string_view s) {
             cp = (cp << 6) | (cc & 0x3f);
         }
         ok = ok && cp >= min && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
-        if (ok && cp <= 0x9f) {
+        // Noncharacters (U+FDD0-U+FDEF and every U+xxFFFE/U+xxFFFF): sd-bus refuses strings
+        // holding them (systemd src/basic/utf8.c unichar_is_valid), which would fail a whole
+        // signal.
+        const bool nonchar = (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe;
+        if (ok && (cp <= 0x9f || nonchar)) {
             // C1 control characters (U+0080-U+009F, e.g. U+009B CSI) are controls too.
             out += '?';
             i += len;

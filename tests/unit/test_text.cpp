@@ -33,7 +33,7 @@ TEST_CASE("valid 2-, 3- and 4-byte UTF-8 text is kept unchanged") {
     CHECK(valid_utf8("\xe6\x97\xa5\xe6\x9c\xac") == "\xe6\x97\xa5\xe6\x9c\xac"); // 日本
     CHECK(valid_utf8("\xf0\x9f\x98\x80") == "\xf0\x9f\x98\x80");                 // U+1F600
     CHECK(valid_utf8("\xef\xbf\xbd") == "\xef\xbf\xbd");                         // U+FFFD
-    CHECK(valid_utf8("\xf4\x8f\xbf\xbf") == "\xf4\x8f\xbf\xbf"); // U+10FFFF, the last
+    CHECK(valid_utf8("\xf4\x8f\xbf\xbd") == "\xf4\x8f\xbf\xbd"); // U+10FFFD, the last character
     CHECK(valid_utf8("\xed\x9f\xbf") == "\xed\x9f\xbf");         // U+D7FF, before surrogates
 }
 
@@ -102,4 +102,13 @@ TEST_CASE("a truncated sequence does not swallow the ASCII that follows it") {
 
 TEST_CASE("valid text around an invalid byte is kept intact") {
     CHECK(valid_utf8("\xc3\xa9\xff\xc3\xa9") == "\xc3\xa9?\xc3\xa9");
+}
+
+TEST_CASE("noncharacters, which sd-bus refuses in a string, become '?'") {
+    // systemd src/basic/utf8.c unichar_is_valid(): U+FDD0-U+FDEF and U+xxFFFE/U+xxFFFF.
+    CHECK(valid_utf8("a\xef\xbf\xbe" "b") == "a?b");       // U+FFFE
+    CHECK(valid_utf8("a\xef\xbf\xbf" "b") == "a?b");       // U+FFFF
+    CHECK(valid_utf8("a\xef\xb7\x90" "b") == "a?b");       // U+FDD0
+    CHECK(valid_utf8("a\xf4\x8f\xbf\xbf" "b") == "a?b");   // U+10FFFF
+    CHECK(valid_utf8("a\xef\xb7\xb0" "b") == "a\xef\xb7\xb0" "b"); // U+FDF0 is fine
 }
