@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""`systemd-analyze verify` accepts rdmad's unit. verify checks that ExecStart= is an
+executable and that every Documentation=man: page opens, so the unit is checked as installed:
+`meson install --destdir`, ExecStart= pointed at the DESTDIR copy of rdmad, MANPATH at the
+DESTDIR man pages.
+
+usage: unit-verify.py SYSTEMD_ANALYZE MESON BUILD_ROOT WORK_DIR
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+analyze, meson, build_root, work = sys.argv[1:5]
+destdir = os.path.join(work, 'destdir')
+shutil.rmtree(destdir, ignore_errors=True)
+os.makedirs(work, exist_ok=True)
+r = subprocess.run([meson, 'install', '-C', build_root, '--no-rebuild', '--quiet',
+                    '--destdir', destdir], capture_output=True, text=True)
+if r.returncode != 0:
+    sys.exit(f'FAIL: meson install --destdir exited {r.returncode}\n{r.stdout}{r.stderr}')
+
+units = glob.glob(os.path.join(destdir, '**/systemd/system/rdmad.service'), recursive=True)
+mans = glob.glob(os.path.join(destdir, '**/share/man'), recursive=True)
+if len(units) != 1 or len(mans) != 1:
+    sys.exit(f'FAIL: want one installed rdmad.service and one man dir, got {units} {mans}')
+with open(units[0]) as f:
+    text = f.read()
+m = re.search(r'^ExecStart=(\S+)', text, re.M)
+if not m:
+    sys.exit('FAIL: no ExecStart= in the unit')
+text = text.replace(f'ExecStart={m.group(1)}', f'ExecStart={destdir}{m.group(1)}')
+# verify names the unit after the file; keep the name.
+checked = os.path.join(work, 'rdmad.service')
+with open(checked, 'w') as f:
+    f.write(text)
+
+env = dict(os.environ, MANPATH=mans[0], SYSTEMD_LOG_LEVEL='notice')
+r = subprocess.run([analyze, 'verify', '--no-pager', checked],
+                   capture_output=True, text=True, env=env)
+print(r.stdout, r.stderr, sep='')
+# verify exits 0 even for some complaints; any output about our unit is a failure.
+ours = [line for line in (r.stdout + r.stderr).splitlines() if 'rdmad' in line]
+if r.returncode != 0 or ours:
+    sys.exit(f'FAIL: systemd-analyze verify exited {r.returncode}')
+print('ok: systemd-analyze verify accepts the unit')
