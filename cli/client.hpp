@@ -44,6 +44,10 @@ class Client {
     /// Manager.GetLinkByName(); as device_by_name().
     std::optional<std::string> link_by_name(const std::string& name);
 
+    /// The bus connection, for verbs that subscribe to signals and drive it themselves
+    /// (monitor: getEventLoopPollData() + processPendingRequest(), never an event loop thread).
+    sdbus::IConnection& connection() { return *connection_; }
+
   private:
     class ManagerProxy;
     std::unique_ptr<sdbus::IConnection> connection_;

@@ -36,6 +36,10 @@ void print_help() {
                "  show NAME                show every property of the RDMA device NAME and\n"
                "                           its ports, else of the netdev NAME\n"
                "  links                    list netdevs and the RDMA device serving each\n"
+               "  monitor                  print one line per change (devices, ports and\n"
+               "                           netdevs added, removed, renamed, properties\n"
+               "                           changed, rdmad stopped and started) until\n"
+               "                           interrupted\n"
                "\n"
                "Options:\n"
                "  -h, --help               show this help and exit\n"
@@ -43,7 +47,8 @@ void print_help() {
                "      --json               print the JSON of org.rdmad1.Manager.Describe()\n"
                "                           instead of tables: status the whole document,\n"
                "                           list {\"Devices\": [...]}, links {\"Links\": [...]},\n"
-               "                           show the device or netdev object\n"
+               "                           show the device or netdev object, monitor one\n"
+               "                           JSON object per line\n"
                "  -H, --host=[USER@]HOST   talk to rdmad on HOST's system bus over ssh\n"
                "      --no-legend          print no table headers and no summary lines\n"
                "\n"
@@ -121,7 +126,8 @@ int parse(int argc, char** argv, Command& cmd) {
         if (cmd.args[0].empty())
             return usage_error("NAME must not be empty");
         wanted = 1;
-    } else if (cmd.verb != "status" && cmd.verb != "list" && cmd.verb != "links") {
+    } else if (cmd.verb != "status" && cmd.verb != "list" && cmd.verb != "links" &&
+               cmd.verb != "monitor") {
         return usage_error(fmt::format("unknown verb '{}'", cmd.verb));
     }
     if (cmd.args.size() > wanted)
@@ -138,6 +144,8 @@ int dispatch(const Command& cmd) {
         return verb_show(client, cmd.output, cmd.args[0]);
     if (cmd.verb == "links")
         return verb_links(client, cmd.output);
+    if (cmd.verb == "monitor")
+        return verb_monitor(client, cmd.output);
     return verb_status(client, cmd.output);
 }
 

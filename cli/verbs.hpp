@@ -22,5 +22,7 @@ int verb_status(Client& client, const Output& out);
 int verb_list(Client& client, const Output& out);
 int verb_show(Client& client, const Output& out, const std::string& name);
 int verb_links(Client& client, const Output& out);
+/// Prints one line per change rdmad signals until SIGINT or SIGTERM (then returns 0).
+int verb_monitor(Client& client, const Output& out);
 
 } // namespace rdmactl
