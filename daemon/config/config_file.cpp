@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: MIT
+#include "config/config_file.hpp"
+
+#include "inventory/attributes.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <map>
+#include <sys/stat.h>
+#include <toml++/toml.h>
+#include <unistd.h>
+
+namespace rdmad {
+
+std::string ConfigError::to_string() const {
+    if (line <= 0)
+        return file + ": " + reason;
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + reason;
+}
+
+namespace {
+
+/// Collects the problems of one file; the earliest in the text is reported, so the admin sees
+/// the same "first error" whatever order toml++ keeps its tables in (it sorts keys by name).
+class Problems {
+  public:
+    explicit Problems(const std::string& file) : file_(file) {}
+
+    void add(const toml::source_region& at, std::string reason) {
+        add(static_cast<int>(at.begin.line), static_cast<int>(at.begin.column), std::move(reason));
+    }
+    void add(int line, int column, std::string reason) {
+        line = std::max(line, 1);
+        column = std::max(column, 1);
+        if (!first_ || std::pair(line, column) < std::pair(first_->line, first_->column))
+            first_ = ConfigError{file_, line, column, std::move(reason)};
+    }
+    const std::optional<ConfigError>& first() const { return first_; }
+
+  private:
+    std::string file_;
+    std::optional<ConfigError> first_;
+};
+
+std::string type_name(const toml::node& node) {
+    switch (node.type()) {
+    case toml::node_type::table:
+        return "a table";
+    case toml::node_type::array:
+        return "an array";
+    case toml::node_type::string:
+        return "a string";
+    case toml::node_type::integer:
+        return "an integer";
+    case toml::node_type::floating_point:
+        return "a float";
+    case toml::node_type::boolean:
+        return "a boolean";
+    case toml::node_type::date:
+        return "a date";
+    case toml::node_type::time:
+        return "a time";
+    case toml::node_type::date_time:
+        return "a date-time";
+    case toml::node_type::none:
+        break;
+    }
+    return "nothing";
+}
+
+std::string quoted(std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\')
+            out.push_back('\\');
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            out += "?";
+        else
+            out.push_back(c);
+    }
+    return out + "\"";
+}
+
+std::optional<bool> read_bool(const toml::node& value, std::string_view key, Problems& problems) {
+    if (const auto* b = value.as_boolean())
+        return b->get();
+    problems.add(value.source(),
+                 std::string(key) + " must be true or false, not " + type_name(value));
+    return std::nullopt;
+}
+
+std::optional<std::string> read_string(const toml::node& value, std::string_view key,
+                                       Problems& problems) {
+    const auto* s = value.as_string();
+    if (!s) {
+        problems.add(value.source(),
+                     std::string(key) + " must be a string, not " + type_name(value));
+        return std::nullopt;
+    }
+    if (s->get().empty()) {
+        problems.add(value.source(), std::string(key) + " must not be empty");
+        return std::nullopt;
+    }
+    return s->get();
+}
+
+const toml::array* read_list(const toml::node& value, std::string_view key, std::string_view of,
+                             Problems& problems) {
+    const auto* array = value.as_array();
+    if (!array) {
+        problems.add(value.source(), std::string(key) + " must be a list of " + std::string(of) +
+                                         ", not " + type_name(value));
+        return nullptr;
+    }
+    if (array->empty()) {
+        problems.add(value.source(), std::string(key) + " must not be an empty list");
+        return nullptr;
+    }
+    return array;
+}
+
+std::optional<std::vector<std::string>> read_port_types(const toml::node& value,
+                                                        Problems& problems) {
+    const auto* array = read_list(value, "port_type", "strings", problems);
+    if (!array)
+        return std::nullopt;
+    std::vector<std::string> out;
+    bool ok = true;
+    for (const auto& element : *array) {
+        const auto* s = element.as_string();
+        if (!s) {
+            problems.add(element.source(),
+                         "port_type entries must be strings, not " + type_name(element));
+            ok = false;
+            continue;
+        }
+        // The values mlx4's mlx4_port<n> takes (kernel mlx4/main.c set_port_type).
+        if (s->get() != "ib" && s->get() != "eth" && s->get() != "auto") {
+            problems.add(element.source(), "unknown port type " + quoted(s->get()) +
+                                               " (expected \"ib\", \"eth\" or \"auto\")");
+            ok = false;
+            continue;
+        }
+        out.push_back(s->get());
+    }
+    return ok ? std::optional(std::move(out)) : std::nullopt;
+}
+
+std::optional<std::vector<uint8_t>> read_priorities(const toml::node& value, Problems& problems) {
+    const auto* array = read_list(value, "pfc_no_drop", "priorities 0-7", problems);
+    if (!array)
+        return std::nullopt;
+    std::vector<uint8_t> out;
+    std::map<int64_t, int> seen_at; // priority -> line
+    bool ok = true;
+    for (const auto& element : *array) {
+        const auto* i = element.as_integer();
+        if (!i) {
+            problems.add(element.source(),
+                         "pfc_no_drop entries must be integers 0-7, not " + type_name(element));
+            ok = false;
+            continue;
+        }
+        const int64_t p = i->get();
+        if (p < 0 || p > 7) { // 802.1p priorities are 3 bits (DOMAIN.md §2)
+            problems.add(element.source(), "priority " + std::to_string(p) + " is outside 0-7");
+            ok = false;
+            continue;
+        }
+        if (seen_at.count(p)) {
+            problems.add(element.source(),
+                         "priority " + std::to_string(p) + " is listed twice in pfc_no_drop");
+            ok = false;
+            continue;
+        }
+        seen_at[p] = static_cast<int>(element.source().begin.line);
+        out.push_back(static_cast<uint8_t>(p));
+    }
+    if (!ok)
+        return std::nullopt;
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void read_daemon(const toml::node& node, const toml::key& name, ConfigFile& out,
+                 Problems& problems) {
+    const auto* table = node.as_table();
+    if (!table) {
+        problems.add(name.source(), "daemon must be a table ([daemon]), not " + type_name(node));
+        return;
+    }
+    for (auto&& [key, value] : *table) {
+        if (key.str() == "apply") {
+            out.apply = read_bool(value, "apply", problems);
+        } else {
+            problems.add(key.source(),
+                         "unknown key " + quoted(key.str()) + " in [daemon] (expected \"apply\")");
+        }
+    }
+}
+
+/// Reads one [[rule]] table; nullopt when it has a problem (already added).
+std::optional<Rule> read_rule(const toml::node& node, const std::string& filename,
+                              Problems& problems) {
+    const auto* table = node.as_table();
+    if (!table) {
+        problems.add(node.source(), "each rule must be a table ([[rule]]), not " + type_name(node));
+        return std::nullopt;
+    }
+    Rule rule;
+    rule.file = filename;
+    rule.line = std::max(1, static_cast<int>(table->source().begin.line));
+    bool ok = true;
+    auto keep = [&ok](auto&& value, auto& into) {
+        if (value)
+            into = std::move(*value);
+        else
+            ok = false;
+    };
+    for (auto&& [key, value] : *table) {
+        const std::string k(key.str());
+        if (k == "pci_address") {
+            auto s = read_string(value, k, problems);
+            if (s) {
+                // Accept upper-case hex (admins copy from lspci -D output in other tools), store
+                // the kernel's lower-case pci_name() form.
+                std::string lower = *s;
+                for (auto& c : lower)
+                    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                if (!is_pci_address(lower)) {
+                    problems.add(value.source(), "invalid PCI address " + quoted(*s) +
+                                                     " (expected domain:bus:slot.function, "
+                                                     "e.g. \"0000:0b:00.0\")");
+                    s.reset();
+                } else {
+                    s = lower;
+                }
+            }
+            keep(s, rule.match.pci_address);
+        } else if (k == "driver") {
+            keep(read_string(value, k, problems), rule.match.driver);
+        } else if (k == "node_guid") {
+            auto s = read_string(value, k, problems);
+            std::optional<std::string> guid;
+            if (s && s->find_first_of(" \t\r\n") == std::string::npos)
+                guid = parse_guid(*s);
+            if (s && !guid)
+                problems.add(value.source(), "malformed node GUID " + quoted(*s) +
+                                                 " (expected 4 colon-separated groups of hex "
+                                                 "digits, e.g. \"0002:c903:0031:78f0\")");
+            keep(guid, rule.match.node_guid);
+        } else if (k == "device") {
+            keep(read_string(value, k, problems), rule.match.device_glob);
+        } else if (k == "netdev") {
+            keep(read_string(value, k, problems), rule.match.netdev_glob);
+        } else if (k == "port_type") {
+            rule.port_type = read_port_types(value, problems);
+            ok = ok && rule.port_type.has_value();
+        } else if (k == "pfc_no_drop") {
+            rule.pfc_no_drop = read_priorities(value, problems);
+            ok = ok && rule.pfc_no_drop.has_value();
+        } else if (k == "require_provider") {
+            rule.require_provider = read_bool(value, k, problems);
+            ok = ok && rule.require_provider.has_value();
+        } else {
+            problems.add(key.source(),
+                         "unknown key " + quoted(k) +
+                             " in [[rule]] (expected pci_address, driver, node_guid, device, "
+                             "netdev, port_type, pfc_no_drop or require_provider)");
+            ok = false;
+        }
+    }
+    if (!ok)
+        return std::nullopt;
+    if (rule.match.empty()) {
+        problems.add(table->source(), "rule matches nothing: set at least one of pci_address, "
+                                      "driver, node_guid, device or netdev");
+        return std::nullopt;
+    }
+    return rule;
+}
+
+/// Text toml++ 3.3 (Debian 12) must not see, found before parsing. Two bugs in it are undefined
+/// behaviour on malformed input (assertion failures in debug builds, __builtin_unreachable /
+/// __builtin_assume in release builds), both found by tests/fuzz/fuzz_config.cpp:
+/// - parse_table_header() calls parse_key() without checking that a key starts there
+///   ("[[[rule]]]", "[[=", "[" at the end of a line); fixed upstream in marzer/tomlplusplus
+///   PR #301.
+/// - is_non_ascii_horizontal_whitespace() (impl/unicode_autogenerated.h) reaches
+///   TOML_UNREACHABLE for most code points U+00A1-U+0499 and U+2C8E-U+3087, and the parser
+///   asks it about non-ASCII characters outside strings and comments ("dévice = 1").
+/// - parse_value() assumes a value does not start with '}' (see below).
+/// So: table headers must start with a key, and non-ASCII text is allowed in comments only
+/// (every key and value of rdmad.conf is ASCII). That needs a small lexer for strings and
+/// comments. It returns the first such error and neutralises every one in `text` (a bad
+/// header's '[' becomes '#', a non-ASCII byte 'x'), so that toml++ can still parse the text and
+/// tell whether one of its own syntax errors comes earlier.
+/// 1-based column of byte `at` of the line starting at `line_start`, counted in code points as
+/// toml++ counts them.
+int column_of(std::string_view text, size_t line_start, size_t at) {
+    int column = 1;
+    for (size_t k = line_start; k < at; ++k)
+        column += (static_cast<unsigned char>(text[k]) & 0xc0) != 0x80;
+    return column;
+}
+
+std::string shown_char(std::string_view text, size_t at) {
+    if (at >= text.size() || text[at] == '\n')
+        return "\\n";
+    const char c = text[at];
+    if (c == '\r')
+        return "\\r";
+    if (c == '\t')
+        return "\\t";
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        return "?";
+    return std::string(1, c);
+}
+
+/// The header check for a line that starts outside any string; npos when it is fine.
+size_t bad_header_at(std::string_view text, size_t line_start) {
+    const size_t end = std::min(text.find('\n', line_start), text.size());
+    auto blank = [&](size_t i) { return i < end && (text[i] == ' ' || text[i] == '\t'); };
+    size_t i = line_start;
+    while (blank(i))
+        ++i;
+    if (i >= end || text[i] != '[')
+        return std::string_view::npos;
+    ++i;
+    const bool spaced = blank(i);
+    while (blank(i))
+        ++i;
+    if (i < end && text[i] == '[' && !spaced) {
+        ++i;
+        while (blank(i))
+            ++i;
+    }
+    if (i >= end) // at the very end of the text toml++ checks for EOF; before a '\n' it does not
+        return end >= text.size() ? std::string_view::npos : i;
+    const char c = text[i];
+    const bool key_start = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                           (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '"' ||
+                           c == '\'' || c == ']';
+    // "[ [" is toml++'s own error ("brackets must be contiguous"), raised before any key.
+    return key_start || (spaced && c == '[') ? std::string_view::npos : i;
+}
+
+std::optional<ConfigError> neutralise_hazards(std::string& text, const std::string& filename) {
+    enum class In { normal, comment, basic, literal, ml_basic, ml_literal };
+    In in = In::normal;
+    int line = 1;
+    size_t line_start = 0;
+    std::optional<ConfigError> first;
+    char last = 0; // the last character outside comments and blanks, in normal state
+    auto starts = [&](size_t i, std::string_view what) {
+        return std::string_view(text).substr(i, 3) == what;
+    };
+    auto note = [&](size_t at, std::string reason) {
+        if (!first)
+            first = ConfigError{filename, line, column_of(text, line_start, at), std::move(reason)};
+    };
+    // At a line start outside strings: a bad header becomes a comment line.
+    auto check_header = [&]() {
+        if (size_t at = bad_header_at(text, line_start); at != std::string_view::npos) {
+            note(at, "Error while parsing table header: expected bare key starting character "
+                     "or string delimiter, saw '" +
+                         shown_char(text, at) + "'");
+            text[text.find('[', line_start)] = '#';
+        }
+    };
+    const std::string non_ascii =
+        "non-ASCII character outside a comment (keys and values of rdmad.conf are ASCII)";
+    check_header();
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\n') {
+            ++line;
+            line_start = i + 1;
+            if (in == In::comment || in == In::basic || in == In::literal)
+                in = In::normal; // an unterminated one-line string is toml++'s error to report
+            if (in == In::normal)
+                check_header();
+            continue;
+        }
+        if (static_cast<unsigned char>(c) >= 0x80 && in != In::comment) {
+            note(i, non_ascii);
+            text[i] = 'x';
+            continue;
+        }
+        switch (in) {
+        case In::comment:
+            break;
+        case In::normal:
+            // parse_value() asserts that no value starts with '}' ("[}", "[1,}", toml++ 3.3
+            // parser.inl); it is a syntax error either way.
+            if (c == '}' && (last == '[' || last == ',')) {
+                note(i, "Error while parsing value: expected a value, saw '}'");
+                text[i] = '0';
+            }
+            if (c != ' ' && c != '\t' && c != '\r' && c != '#')
+                last = text[i];
+            if (c == '#') {
+                in = In::comment;
+            } else if (c == '"') {
+                in = starts(i, "\"\"\"") ? In::ml_basic : In::basic;
+                i += in == In::ml_basic ? 2 : 0;
+            } else if (c == '\'') {
+                in = starts(i, "'''") ? In::ml_literal : In::literal;
+                i += in == In::ml_literal ? 2 : 0;
+            }
+            break;
+        case In::basic:
+        case In::ml_basic:
+            if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
+                ++i; // skip the escaped character (a quote, a backslash)
+                if (static_cast<unsigned char>(text[i]) >= 0x80) {
+                    note(i, non_ascii);
+                    text[i] = 'x';
+                }
+            } else if (in == In::basic && c == '"') {
+                in = In::normal;
+            } else if (in == In::ml_basic && starts(i, "\"\"\"")) {
+                i += 2;
+                while (i + 1 < text.size() && text[i + 1] == '"') // """a"""" is 'a"'
+                    ++i;
+                in = In::normal;
+            }
+            break;
+        case In::literal:
+            if (c == '\'')
+                in = In::normal;
+            break;
+        case In::ml_literal:
+            if (starts(i, "'''")) {
+                i += 2;
+                while (i + 1 < text.size() && text[i + 1] == '\'')
+                    ++i;
+                in = In::normal;
+            }
+            break;
+        }
+    }
+    return first;
+}
+
+} // namespace
+
+std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
+                                                        const std::string& filename) {
+    std::string safe(text);
+    const auto hazard = neutralise_hazards(safe, filename);
+    toml::table root;
+    try {
+        root = toml::parse(safe, std::string_view(filename));
+    } catch (const toml::parse_error& e) {
+        ConfigError error{filename, std::max(1, static_cast<int>(e.source().begin.line)),
+                          std::max(1, static_cast<int>(e.source().begin.column)),
+                          std::string(e.description())};
+        if (hazard &&
+            std::pair(hazard->line, hazard->column) <= std::pair(error.line, error.column))
+            return *hazard;
+        return error;
+    }
+    if (hazard)
+        return *hazard;
+
+    ConfigFile out;
+    Problems problems(filename);
+    for (auto&& [key, value] : root) {
+        if (key.str() == "daemon") {
+            read_daemon(value, key, out, problems);
+        } else if (key.str() == "rule") {
+            const auto* rules = value.as_array();
+            if (!rules) {
+                problems.add(key.source(),
+                             "rule must be an array of tables ([[rule]]), not " + type_name(value));
+                continue;
+            }
+            for (const auto& node : *rules) {
+                auto rule = read_rule(node, filename, problems);
+                if (!rule)
+                    continue;
+                // Two rules with one match in one file are a mistake (an edit that left the
+                // old rule behind); across files, later files overriding is the point.
+                for (const auto& earlier : out.rules)
+                    if (earlier.match == rule->match)
+                        problems.add(node.source(), "rule has the same match as the rule at line " +
+                                                        std::to_string(earlier.line) +
+                                                        "; merge the two rules");
+                out.rules.push_back(std::move(*rule));
+            }
+        } else if (value.is_table()) {
+            problems.add(key.source(), "unknown table [" + std::string(key.str()) +
+                                           "] (expected [daemon] or [[rule]])");
+        } else {
+            problems.add(key.source(), "unknown key " + quoted(key.str()) +
+                                           " (expected the [daemon] table or [[rule]] tables)");
+        }
+    }
+    if (problems.first())
+        return *problems.first();
+    // toml::table keeps keys sorted, but the array of rules is in file order already.
+    return out;
+}
+
+void merge_config(DesiredConfig& config, const ConfigFile& file, const std::string& filename) {
+    if (file.apply)
+        config.apply = *file.apply;
+    config.rules.insert(config.rules.end(), file.rules.begin(), file.rules.end());
+    config.sources.push_back(filename);
+}
+
+namespace {
+
+enum class Read { ok, missing, failed };
+
+/// Reads a whole file; `missing` for ENOENT/ENOTDIR, `failed` with `error` set otherwise.
+Read read_file(const std::string& path, std::string& text, std::string& error) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return Read::missing;
+        error = std::string("cannot open: ") + std::strerror(errno);
+        return Read::failed;
+    }
+    text.clear();
+    char buf[8192];
+    while (true) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            error = std::string("cannot read: ") + std::strerror(errno);
+            ::close(fd);
+            return Read::failed;
+        }
+        if (n == 0)
+            break;
+        text.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return Read::ok;
+}
+
+} // namespace
+
+std::variant<DesiredConfig, ConfigError> load_config(const std::string& main_path,
+                                                     const std::string& dropin_dir) {
+    std::vector<std::string> paths{main_path};
+
+    if (DIR* dir = ::opendir(dropin_dir.c_str())) {
+        std::vector<std::string> names;
+        while (const dirent* entry = ::readdir(dir)) {
+            const std::string name = entry->d_name;
+            // "*.conf", not hidden files (editors and package managers leave ".x.conf.swp",
+            // ".#x.conf"; those do not end in .conf anyway, but ".conf" alone is no drop-in).
+            if (name.size() <= 5 || name[0] == '.' || name.compare(name.size() - 5, 5, ".conf"))
+                continue;
+            struct stat st {};
+            const std::string path = dropin_dir + "/" + name;
+            if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+                continue;
+            names.push_back(name);
+        }
+        ::closedir(dir);
+        std::sort(names.begin(), names.end()); // byte order, like systemd's drop-ins
+        for (const auto& name : names)
+            paths.push_back(dropin_dir + "/" + name);
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+        return ConfigError{dropin_dir, 0, 0,
+                           std::string("cannot read directory: ") + std::strerror(errno)};
+    }
+
+    DesiredConfig config;
+    for (const auto& path : paths) {
+        std::string text;
+        std::string error;
+        switch (read_file(path, text, error)) {
+        case Read::missing:
+            continue;
+        case Read::failed:
+            return ConfigError{path, 0, 0, error};
+        case Read::ok:
+            break;
+        }
+        auto parsed = parse_config_text(text, path);
+        if (auto* e = std::get_if<ConfigError>(&parsed))
+            return *e;
+        merge_config(config, std::get<ConfigFile>(parsed), path);
+    }
+    return config;
+}
+
+} // namespace rdmad

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+//
+// The desired state (DESIGN.md "Desired state") as plain values: rules read from
+// /etc/rdmad/rdmad.conf, /etc/rdmad/conf.d/*.conf and the legacy /etc/rdma/mlx4.conf, and what
+// they ask of one device once resolved. Nothing here reads a file or touches the system.
+#pragma once
+
+#include "inventory/model.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rdmad {
+
+/// Which devices a rule applies to. Every field that is set ("" = unset) must match; a valid
+/// rule sets at least one. (Default member initialisers keep `Match{.driver = "x"}` free of
+/// -Wmissing-field-initializers.)
+struct Match {
+    std::string pci_address{}; ///< exact, pci_name() form "0000:0b:00.0"
+    std::string driver{};      ///< exact kernel driver of the device ("mlx5_core", "rdma_rxe")
+    std::string node_guid{};   ///< exact, normalised as the kernel prints it: "0002:c903:0031:78f0"
+    std::string device_glob{}; ///< fnmatch(3) pattern on the RDMA device name ("mlx5_*")
+    std::string netdev_glob{}; ///< fnmatch(3) pattern; matches when any netdev of the device does
+    bool empty() const {
+        return pci_address.empty() && driver.empty() && node_guid.empty() && device_glob.empty() &&
+               netdev_glob.empty();
+    }
+    bool operator==(const Match&) const = default;
+};
+
+/// One `[[rule]]` table (or one mlx4.conf line). Unset keys leave what earlier rules set.
+struct Rule {
+    std::string file; ///< where it was written, for `from` and for diagnostics
+    int line = 0;
+    Match match;
+    std::optional<std::vector<std::string>> port_type; ///< per port from port 1: "ib"|"eth"|"auto"
+    std::optional<std::vector<uint8_t>> pfc_no_drop;   ///< sorted, unique, each 0-7
+    std::optional<bool> require_provider;
+    bool operator==(const Rule&) const = default;
+};
+
+/// Every rule in effect, in precedence order (later wins, key by key).
+struct DesiredConfig {
+    bool apply = true; ///< `[daemon] apply`; false: observe and report drift, never write
+    std::vector<Rule> rules;
+    std::vector<std::string> sources; ///< files in effect, in the order they were read
+    bool operator==(const DesiredConfig&) const = default;
+};
+
+/// What the rules ask of one device. Empty vectors mean "nothing asked".
+struct DeviceDesired {
+    std::vector<std::string> port_type; ///< per port from port 1; empty: leave alone
+    std::vector<uint8_t> pfc_no_drop;   ///< per device, sorted; empty: leave alone
+    bool require_provider = true;       ///< a missing rdma-core provider is a problem
+    std::vector<std::string> from;      ///< "file:line" of each matching rule that set a key
+    bool operator==(const DeviceDesired&) const = default;
+};
+
+/// True when every set field of `match` matches the device; false for an empty match.
+/// `links_of_device` are the device's netdevs (for netdev_glob), besides its ports' netdevs.
+bool rule_matches(const Match& match, const DeviceState& device,
+                  const std::vector<LinkState>& links_of_device);
+
+/// Applies every matching rule of `config` in order; later rules win key by key (a later rule
+/// that sets only pfc_no_drop keeps an earlier rule's port_type).
+DeviceDesired resolve(const DesiredConfig& config, const DeviceState& device,
+                      const std::vector<LinkState>& links_of_device);
+
+} // namespace rdmad

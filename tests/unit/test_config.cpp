@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+//
+// Unit tests for rdmad's TOML configuration (daemon/config/config_file.hpp): the error an admin
+// sees for each kind of broken file, with its exact file:line:column, and precedence across
+// /etc/rdmad/rdmad.conf and conf.d/*.conf. Format: man/rdmad.conf.5.scd.
+#include "config/config_file.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <variant>
+
+using namespace rdmad;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+    auto parsed = parse_config_text(text, "f.conf");
+    if (const auto* e = std::get_if<ConfigError>(&parsed))
+        return e->to_string();
+    return "(no error)";
+}
+
+ConfigFile parse_ok(const std::string& text) {
+    auto parsed = parse_config_text(text, "f.conf");
+    if (const auto* e = std::get_if<ConfigError>(&parsed))
+        FAIL("unexpected error: " << e->to_string());
+    return std::get<ConfigFile>(parsed);
+}
+
+/// A scratch directory removed at the end of the test.
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        std::string tmpl =
+            (std::filesystem::temp_directory_path() / "rdmad-config-XXXXXX").string();
+        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+        path = tmpl;
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    std::string write(const std::string& name, const std::string& text) const {
+        const auto p = path / name;
+        std::filesystem::create_directories(p.parent_path());
+        std::ofstream(p) << text;
+        return p.string();
+    }
+};
+
+} // namespace
+
+TEST_CASE("each kind of broken config file names its file, line, column and reason") {
+    struct Case {
+        const char* what;
+        const char* text;
+        const char* error;
+    };
+    const Case cases[] = {
+        {"TOML syntax error (unterminated string)", "[[rule]]\ndevice = \"mlx5_0\n",
+         "f.conf:2:17: Error while parsing string: unescaped control characters other than TAB "
+         "(U+0009) are explicitly prohibited"},
+        {"TOML syntax error (key defined twice)", "[[rule]]\ndevice = \"a\"\ndevice = \"b\"\n",
+         "f.conf:3:10: Error while parsing key-value pair: cannot redefine existing string "
+         "'device'"},
+        {"triple bracket table header (toml++ 3.3 asserts on it)", "[[[rule]]]\ndevice = \"x\"\n",
+         "f.conf:1:3: Error while parsing table header: expected bare key starting character or "
+         "string delimiter, saw '['"},
+        {"table header cut at the end of its line", "# c\n  [[\nrule]]\n",
+         "f.conf:2:5: Error while parsing table header: expected bare key starting character or "
+         "string delimiter, saw '\\n'"},
+        {"accented letter in a key (toml++ 3.3 has undefined behaviour on it)",
+         "[[rule]]\nd\u00e9vice = \"mlx5_0\"\n",
+         "f.conf:2:2: non-ASCII character outside a comment (keys and values of rdmad.conf are "
+         "ASCII)"},
+        {"non-ASCII letter in a value", "[[rule]]\ndevice = \"mlx5_\u00e9\"\n",
+         "f.conf:2:16: non-ASCII character outside a comment (keys and values of rdmad.conf are "
+         "ASCII)"},
+        {"closing brace where an array value should be (toml++ 3.3 asserts on it)",
+         "[[rule]]\ndevice = \"x\"\nport_type = [\"eth\", }\n",
+         "f.conf:3:21: Error while parsing value: expected a value, saw '}'"},
+        {"boolean given as a string", "[[rule]]\ndevice = \"mlx5_0\"\nrequire_provider = \"yes\"\n",
+         "f.conf:3:20: require_provider must be true or false, not a string"},
+        {"apply given as a string", "[daemon]\napply = \"no\"\n",
+         "f.conf:2:9: apply must be true or false, not a string"},
+        {"port_type given as a string, not a list",
+         "[[rule]]\ndevice = \"x\"\nport_type = \"eth\"\n",
+         "f.conf:3:13: port_type must be a list of strings, not a string"},
+        {"priority given as a string", "[[rule]]\ndevice = \"x\"\npfc_no_drop = [\"3\"]\n",
+         "f.conf:3:16: pfc_no_drop entries must be integers 0-7, not a string"},
+        {"device given as an integer", "[[rule]]\ndevice = 5\n",
+         "f.conf:2:10: device must be a string, not an integer"},
+        {"misspelt key in a rule", "[[rule]]\ndevice = \"mlx5_0\"\nport_types = [\"eth\"]\n",
+         "f.conf:3:1: unknown key \"port_types\" in [[rule]] (expected pci_address, driver, "
+         "node_guid, device, netdev, port_type, pfc_no_drop or require_provider)"},
+        {"unknown key in [daemon]", "[daemon]\napply = true\n  dry_run = true\n",
+         "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\")"},
+        {"misspelt table", "[deamon]\napply = false\n",
+         "f.conf:1:2: unknown table [deamon] (expected [daemon] or [[rule]])"},
+        {"top-level key outside any table", "apply = false\n",
+         "f.conf:1:1: unknown key \"apply\" (expected the [daemon] table or [[rule]] tables)"},
+        {"[rule] written for [[rule]]", "[rule]\ndevice = \"x\"\n",
+         "f.conf:1:2: rule must be an array of tables ([[rule]]), not a table"},
+        {"priority 8", "[[rule]]\ndriver = \"mlx5_core\"\npfc_no_drop = [3, 8]\n",
+         "f.conf:3:19: priority 8 is outside 0-7"},
+        {"negative priority", "[[rule]]\ndriver = \"mlx5_core\"\npfc_no_drop = [-1]\n",
+         "f.conf:3:16: priority -1 is outside 0-7"},
+        {"priority listed twice", "[[rule]]\ndriver = \"mlx5_core\"\npfc_no_drop = [3, 4, 3]\n",
+         "f.conf:3:22: priority 3 is listed twice in pfc_no_drop"},
+        {"unknown port type", "[[rule]]\ndevice = \"mlx4_0\"\nport_type = [\"eth\", \"roce\"]\n",
+         "f.conf:3:21: unknown port type \"roce\" (expected \"ib\", \"eth\" or \"auto\")"},
+        {"empty port_type list", "[[rule]]\ndevice = \"x\"\nport_type = []\n",
+         "f.conf:3:13: port_type must not be an empty list"},
+        {"empty pfc_no_drop list", "[[rule]]\ndevice = \"x\"\npfc_no_drop = []\n",
+         "f.conf:3:15: pfc_no_drop must not be an empty list"},
+        {"empty match string", "[[rule]]\nnetdev = \"\"\nport_type = [\"eth\"]\n",
+         "f.conf:2:10: netdev must not be empty"},
+        {"rule without any match key", "# all cards\n[[rule]]\nport_type = [\"ib\"]\n",
+         "f.conf:2:1: rule matches nothing: set at least one of pci_address, driver, node_guid, "
+         "device or netdev"},
+        {"PCI address without its function", "[[rule]]\npci_address = \"0000:0b:00\"\n",
+         "f.conf:2:15: invalid PCI address \"0000:0b:00\" (expected domain:bus:slot.function, "
+         "e.g. \"0000:0b:00.0\")"},
+        {"PCI address without its domain", "[[rule]]\npci_address = \"0b:00.0\"\n",
+         "f.conf:2:15: invalid PCI address \"0b:00.0\" (expected domain:bus:slot.function, "
+         "e.g. \"0000:0b:00.0\")"},
+        {"GUID with three groups", "[[rule]]\nnode_guid = \"0002:c903:0031\"\n",
+         "f.conf:2:13: malformed node GUID \"0002:c903:0031\" (expected 4 colon-separated groups "
+         "of hex digits, e.g. \"0002:c903:0031:78f0\")"},
+        {"GUID in 0x form", "[[rule]]\nnode_guid = \"0x0002c903003178f0\"\n",
+         "f.conf:2:13: malformed node GUID \"0x0002c903003178f0\" (expected 4 colon-separated "
+         "groups of hex digits, e.g. \"0002:c903:0031:78f0\")"},
+        {"two rules with the same match in one file",
+         "[[rule]]\ndevice = \"mlx5_*\"\nport_type = [\"eth\"]\n\n[[rule]]\ndevice = "
+         "\"mlx5_*\"\npfc_no_drop = [3]\n",
+         "f.conf:5:1: rule has the same match as the rule at line 1; merge the two rules"},
+        {"same match written with a differently cased GUID",
+         "[[rule]]\nnode_guid = \"0002:C903:0031:78F0\"\n[[rule]]\nnode_guid = "
+         "\"2:c903:31:78f0\"\n",
+         "f.conf:3:1: rule has the same match as the rule at line 1; merge the two rules"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.what);
+        CHECK(error_of(c.text) == c.error);
+    }
+}
+
+TEST_CASE("with two mistakes the one earlier in the file is reported, not the first key by name") {
+    // toml++ keeps a table's keys sorted by name: "device" (line 3) would be visited before
+    // "port_type" (line 2).
+    CHECK(error_of("[[rule]]\nport_type = [\"bogus\"]\ndevice = 5\n") ==
+          "f.conf:2:14: unknown port type \"bogus\" (expected \"ib\", \"eth\" or \"auto\")");
+    CHECK(error_of("[[rule]]\nzzz = 1\n[daemon]\naaa = 1\n") ==
+          "f.conf:2:1: unknown key \"zzz\" in [[rule]] (expected pci_address, driver, node_guid, "
+          "device, netdev, port_type, pfc_no_drop or require_provider)");
+}
+
+TEST_CASE("a syntax error before a table header toml++ cannot take is still the one reported") {
+    CHECK(error_of("[daemon]\napply = \n[[[rule]]]\n") ==
+          "f.conf:2:9: Error while parsing key-value pair: expected value, saw '\\n'");
+}
+
+TEST_CASE("comments may be written in any language") {
+    CHECK(
+        parse_ok("# carte r\u00e9seau \u2014 \u7f51\u5361\n[[rule]]\ndevice = \"x\" # caf\u00e9\n")
+            .rules.size() == 1);
+}
+
+TEST_CASE("a syntax error before a non-ASCII character is still the one reported") {
+    CHECK(error_of("[daemon]\napply = \n[[rule]]\nd\u00e9vice = 1\n") ==
+          "f.conf:2:9: Error while parsing key-value pair: expected value, saw '\\n'");
+}
+
+TEST_CASE("a valid file gives every key, in file order, with priorities sorted") {
+    const auto file = parse_ok(R"(# rdmad.conf
+[daemon]
+apply = false
+
+[[rule]]
+pci_address = "0000:0B:00.0"
+port_type = ["eth", "ib"]
+
+[[rule]]
+driver = "mlx5_core"
+netdev = "enp*"
+pfc_no_drop = [4, 3]
+require_provider = false
+
+[[rule]]
+node_guid = "0002:C903:31:78f0"
+device = "mlx5_*"
+)");
+    REQUIRE(file.apply == false);
+    REQUIRE(file.rules.size() == 3);
+    const auto& a = file.rules[0];
+    CHECK(a.file == "f.conf");
+    CHECK(a.line == 5);
+    CHECK(a.match.pci_address == "0000:0b:00.0"); // stored as the kernel prints it
+    CHECK(a.port_type == std::vector<std::string>{"eth", "ib"});
+    CHECK_FALSE(a.pfc_no_drop);
+    CHECK_FALSE(a.require_provider);
+    const auto& b = file.rules[1];
+    CHECK(b.line == 9);
+    CHECK(b.match.driver == "mlx5_core");
+    CHECK(b.match.netdev_glob == "enp*");
+    CHECK(b.pfc_no_drop == std::vector<uint8_t>{3, 4});
+    CHECK(b.require_provider == false);
+    CHECK_FALSE(b.port_type);
+    const auto& c = file.rules[2];
+    CHECK(c.line == 15);
+    CHECK(c.match.node_guid == "0002:c903:0031:78f0");
+    CHECK(c.match.device_glob == "mlx5_*");
+}
+
+TEST_CASE("an empty file sets nothing and leaves apply unset") {
+    const auto file = parse_ok("");
+    CHECK_FALSE(file.apply);
+    CHECK(file.rules.empty());
+    CHECK(parse_ok("# only a comment\n[daemon]\n").rules.empty());
+}
+
+TEST_CASE("one port type is enough and more than two are allowed") {
+    CHECK(parse_ok("[[rule]]\ndevice=\"a\"\nport_type=[\"auto\"]\n").rules[0].port_type->size() ==
+          1);
+    CHECK(parse_ok("[[rule]]\ndevice=\"a\"\nport_type=[\"ib\",\"ib\",\"ib\"]\n")
+              .rules[0]
+              .port_type->size() == 3);
+}
+
+TEST_CASE("rules that differ in any match key are not duplicates") {
+    const auto file = parse_ok("[[rule]]\ndevice = \"mlx5_0\"\n[[rule]]\ndevice = \"mlx5_0\"\n"
+                               "driver = \"mlx5_core\"\n");
+    CHECK(file.rules.size() == 2);
+}
+
+TEST_CASE("an unreadable-file error prints without line and column") {
+    CHECK(
+        ConfigError{"/etc/rdmad/rdmad.conf", 0, 0, "cannot read: Permission denied"}.to_string() ==
+        "/etc/rdmad/rdmad.conf: cannot read: Permission denied");
+    CHECK(ConfigError{"a.conf", 3, 7, "bad"}.to_string() == "a.conf:3:7: bad");
+}
+
+TEST_CASE("no config files at all is the default: apply, no rules") {
+    TempDir dir;
+    auto loaded = load_config((dir.path / "rdmad.conf").string(), (dir.path / "conf.d").string());
+    REQUIRE(std::holds_alternative<DesiredConfig>(loaded));
+    const auto& config = std::get<DesiredConfig>(loaded);
+    CHECK(config.apply);
+    CHECK(config.rules.empty());
+    CHECK(config.sources.empty());
+}
+
+TEST_CASE("drop-ins are read after the main file in lexical order, whatever their creation "
+          "order, and later keys win") {
+    TempDir dir;
+    const auto main = dir.write("rdmad.conf", "[[rule]]\ndevice = \"mlx5_*\"\n"
+                                              "port_type = [\"eth\", \"eth\"]\n"
+                                              "pfc_no_drop = [3]\n");
+    const auto b = dir.write("conf.d/20-b.conf", "[daemon]\napply = true\n"
+                                                 "[[rule]]\ndevice = \"mlx5_0\"\n"
+                                                 "pfc_no_drop = [4]\n");
+    const auto a = dir.write("conf.d/10-a.conf", "[daemon]\napply = false\n"
+                                                 "[[rule]]\ndevice = \"mlx5_0\"\n"
+                                                 "pfc_no_drop = [5]\nrequire_provider = false\n");
+    // Not drop-ins: a disabled file, a hidden one, a directory.
+    dir.write("conf.d/30-c.conf.disabled", "this is not TOML");
+    dir.write("conf.d/.40-d.conf", "this is not TOML");
+    std::filesystem::create_directories(dir.path / "conf.d" / "50-e.conf");
+
+    auto loaded = load_config(main, (dir.path / "conf.d").string());
+    if (const auto* e = std::get_if<ConfigError>(&loaded))
+        FAIL(e->to_string());
+    const auto& config = std::get<DesiredConfig>(loaded);
+    CHECK(config.sources == std::vector<std::string>{main, a, b});
+    CHECK(config.apply); // 20-b.conf sets it back after 10-a.conf
+    REQUIRE(config.rules.size() == 3);
+    CHECK(config.rules[0].file == main);
+    CHECK(config.rules[1].file == a);
+    CHECK(config.rules[2].file == b);
+
+    DeviceState mlx5_0;
+    mlx5_0.name = "mlx5_0";
+    const auto desired = resolve(config, mlx5_0, {});
+    CHECK(desired.port_type == std::vector<std::string>{"eth", "eth"}); // main file, kept
+    CHECK(desired.pfc_no_drop == std::vector<uint8_t>{4});              // 20-b over 10-a
+    CHECK_FALSE(desired.require_provider);                              // 10-a, not reset
+    CHECK(desired.from == std::vector<std::string>{main + ":1", a + ":3", b + ":3"});
+}
+
+TEST_CASE("the same match in two files is an override, not a duplicate") {
+    TempDir dir;
+    const auto main = dir.write("rdmad.conf", "[[rule]]\ndevice = \"mlx5_0\"\n");
+    dir.write("conf.d/a.conf", "[[rule]]\ndevice = \"mlx5_0\"\n");
+    auto loaded = load_config(main, (dir.path / "conf.d").string());
+    REQUIRE(std::holds_alternative<DesiredConfig>(loaded));
+    CHECK(std::get<DesiredConfig>(loaded).rules.size() == 2);
+}
+
+TEST_CASE("a broken drop-in fails the whole load with its own file name and position") {
+    TempDir dir;
+    const auto main = dir.write("rdmad.conf", "[daemon]\napply = false\n");
+    const auto bad = dir.write("conf.d/10-pfc.conf", "[[rule]]\ndriver = \"mlx5_core\"\n"
+                                                     "pfc_no_drop = [8]\n");
+    auto loaded = load_config(main, (dir.path / "conf.d").string());
+    REQUIRE(std::holds_alternative<ConfigError>(loaded));
+    CHECK(std::get<ConfigError>(loaded).to_string() == bad + ":3:16: priority 8 is outside 0-7");
+}
+
+TEST_CASE("a main config path that cannot be read is an error, not an empty config") {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path / "rdmad.conf"); // read() fails with EISDIR
+    auto loaded = load_config((dir.path / "rdmad.conf").string(), (dir.path / "conf.d").string());
+    REQUIRE(std::holds_alternative<ConfigError>(loaded));
+    const auto& e = std::get<ConfigError>(loaded);
+    CHECK(e.file == (dir.path / "rdmad.conf").string());
+    CHECK(e.line == 0);
+    CHECK(e.reason == "cannot read: Is a directory");
+}
