@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+//
+// DCB netlink messages, pure (no sockets): the bytes of the requests rdmad sends to set PFC
+// no-drop priorities, and strict parsers for the kernel's replies (untrusted input: every length
+// is checked, nothing is read out of bounds, a bad reply is an error string).
+//
+// Formats: kernel include/uapi/linux/dcbnl.h (Debian linux-libc-dev) and net/dcb/dcbnl.c
+// (dcb_doit, dcbnl_ieee_fill, dcbnl_ieee_set, dcbnl_getdcbx); requests are laid out exactly as
+// iproute2 dcb/dcb.c sends them (see tests/unit/data/dcb/). DOMAIN.md §2.2-2.3.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmad::dcb {
+
+using Bytes = std::vector<uint8_t>;
+
+/// struct ieee_pfc (linux/dcbnl.h), decoded. pfc_en bit i is 802.1p priority i (not a traffic
+/// class, whatever the header comment says: iproute2 man dcb-pfc, mlnx_qos, mlx5 en_dcbnl.c).
+struct PfcState {
+    uint8_t pfc_cap = 0;                ///< how many priorities may have PFC at once
+    uint8_t pfc_en = 0;                 ///< the no-drop priorities, bit i = priority i
+    uint8_t mbc = 0;                    ///< MACsec bypass capability
+    uint16_t delay = 0;                 ///< round-trip allowance in bit times (mlx5: cable length)
+    std::array<uint64_t, 8> requests{}; ///< PFC frames sent, per priority
+    std::array<uint64_t, 8> indications{}; ///< PFC frames received, per priority
+    bool operator==(const PfcState&) const = default;
+};
+
+/// A parser's answer: the value, or why the bytes were refused.
+template <class T> struct Parsed {
+    std::optional<T> value;
+    std::string error; ///< set exactly when !value
+    bool ok() const { return value.has_value(); }
+    static Parsed fail(std::string why) { return Parsed{std::nullopt, std::move(why)}; }
+};
+
+/// The netlink header fields of one message of a reply datagram, and its payload.
+struct Message {
+    uint16_t type = 0;
+    uint16_t flags = 0;
+    uint32_t seq = 0;
+    uint32_t port = 0;
+    std::span<const uint8_t> payload; ///< the bytes after struct nlmsghdr, within nlmsg_len
+};
+
+/// What an IEEE_GET reply says (dcbnl_ieee_fill). Absent attributes stay std::nullopt: a driver
+/// without ieee_getpfc sends no DCB_ATTR_IEEE_PFC, one without getdcbx no DCB_ATTR_DCBX.
+struct IeeeGetReply {
+    std::optional<PfcState> pfc;
+    std::optional<uint8_t> dcbx;
+};
+
+/// The longest interface name DCB_ATTR_IFNAME takes (IFNAMSIZ - 1).
+constexpr size_t max_ifname = 15;
+
+/// True when `ifname` fits DCB_ATTR_IFNAME: 1..15 bytes, no NUL, no '/'.
+bool valid_ifname(std::string_view ifname);
+
+// --- Requests. All are NLM_F_REQUEST|NLM_F_ACK like iproute2's, `port` goes to nlmsg_pid (0 is
+// "the kernel assigns", what iproute2 sends). They throw std::invalid_argument on a bad ifname.
+
+/// RTM_GETDCB, DCB_CMD_IEEE_GET, DCB_ATTR_IFNAME (`dcb pfc show dev IFNAME`).
+Bytes build_ieee_get(std::string_view ifname, uint32_t seq, uint32_t port);
+
+/// RTM_SETDCB, DCB_CMD_IEEE_SET, DCB_ATTR_IFNAME, nest DCB_ATTR_IEEE { DCB_ATTR_IEEE_PFC:
+/// struct ieee_pfc }. pfc_cap, pfc_en, mbc and delay come from `pfc`; the counters are sent as
+/// zero (no driver reads them on set; iproute2 echoes what it read).
+Bytes build_ieee_set_pfc(std::string_view ifname, const PfcState& pfc, uint32_t seq, uint32_t port);
+
+/// RTM_GETDCB, DCB_CMD_GDCBX, DCB_ATTR_IFNAME: the DCBX mode (DCB_CAP_DCBX_* flags).
+Bytes build_get_dcbx(std::string_view ifname, uint32_t seq, uint32_t port);
+
+// --- Replies.
+
+/// Split one received datagram into its netlink messages. Every nlmsg_len must cover its header
+/// and fit the datagram; bytes left over that are not alignment padding make it an error.
+Parsed<std::vector<Message>> split_messages(std::span<const uint8_t> datagram);
+
+/// The payload of an NLMSG_ERROR: 0 for an ACK, otherwise the positive errno (EOPNOTSUPP when
+/// the netdev has no dcbnl_ops or the kernel has no CONFIG_DCB).
+Parsed<int> parse_nlmsg_error(std::span<const uint8_t> payload);
+
+/// The payload of the RTM_GETDCB reply to DCB_CMD_IEEE_GET.
+Parsed<IeeeGetReply> parse_ieee_get_reply(std::span<const uint8_t> payload);
+
+/// The payload of the RTM_SETDCB reply to DCB_CMD_IEEE_SET: the driver's status, carried as the
+/// u8 DCB_ATTR_IEEE (its negative errno truncated to 8 bits; NLMSG_ERROR is 0 all the same).
+/// Returns 0 or the positive errno (0xEA -> 22, EINVAL).
+Parsed<int> parse_ieee_set_reply(std::span<const uint8_t> payload);
+
+/// The payload of the RTM_GETDCB reply to DCB_CMD_GDCBX: the u8 DCB_ATTR_DCBX.
+Parsed<uint8_t> parse_dcbx_reply(std::span<const uint8_t> payload);
+
+} // namespace rdmad::dcb

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+//
+// DCB netlink codec (daemon/actuators/dcb_message.hpp) against bytes captured from iproute2
+// `dcb pfc` and the kernel (tests/unit/data/dcb/*.txt, each with the command that produced it).
+#include "actuators/dcb_message.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include <linux/dcbnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+using namespace rdmad::dcb;
+
+namespace {
+
+// __FILE__ is relative to the build directory under meson; find the data next to this file.
+std::filesystem::path data_dir() {
+    std::filesystem::path here = std::filesystem::path(__FILE__).parent_path() / "data" / "dcb";
+    if (here.is_absolute() || std::filesystem::exists(here))
+        return here;
+    char exe[4096] = {};
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    REQUIRE(n > 0);
+    // <build>/tests/unit-tests
+    return std::filesystem::path(exe).parent_path().parent_path() / here;
+}
+
+Bytes load(const std::string& name) {
+    std::ifstream in(data_dir() / name);
+    REQUIRE(in.good());
+    Bytes out;
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#')
+            continue;
+        std::istringstream words(line);
+        std::string w;
+        while (words >> w)
+            out.push_back(static_cast<uint8_t>(std::stoul(w, nullptr, 16)));
+    }
+    REQUIRE(!out.empty());
+    return out;
+}
+
+uint32_t u32_at(const Bytes& b, size_t off) {
+    uint32_t v;
+    std::memcpy(&v, b.data() + off, 4);
+    return v;
+}
+
+// Sequence number and port id are the only per-run fields of a request.
+void expect_same_but_seq(Bytes ours, Bytes theirs) {
+    REQUIRE(ours.size() == theirs.size());
+    std::memset(ours.data() + 8, 0, 8);
+    std::memset(theirs.data() + 8, 0, 8);
+    CHECK(ours == theirs);
+}
+
+std::span<const uint8_t> payload_of_first(const Bytes& datagram) {
+    auto split = split_messages(datagram);
+    REQUIRE(split.ok());
+    return split.value->front().payload;
+}
+
+} // namespace
+
+TEST_CASE("IEEE_GET request is byte for byte what iproute2 `dcb pfc show` sends") {
+    Bytes theirs = load("ieee_get_request.txt");
+    Bytes ours = build_ieee_get("rdmatest0", u32_at(theirs, 8), 0);
+    CHECK(ours == theirs); // same seq, port 0 like iproute2: identical
+    expect_same_but_seq(build_ieee_get("rdmatest0", 7, 99), theirs);
+}
+
+TEST_CASE("IEEE_SET PFC request is byte for byte what iproute2 `dcb pfc set prio-pfc 3:on 4:on` "
+          "sends") {
+    Bytes theirs = load("ieee_set_request.txt");
+    // iproute2 read pfc_cap 8 (ieee_get_reply_pfc.txt) and set priorities 3 and 4.
+    PfcState want;
+    want.pfc_cap = 8;
+    want.pfc_en = 0x18;
+    Bytes ours = build_ieee_set_pfc("rdmatest0", want, u32_at(theirs, 8), 0);
+    CHECK(ours == theirs);
+    expect_same_but_seq(build_ieee_set_pfc("rdmatest0", want, 1, 1234), theirs);
+}
+
+TEST_CASE("the counters read by IEEE_GET are not echoed back in an IEEE_SET") {
+    PfcState s;
+    s.pfc_en = 0x08;
+    s.requests[3] = 1000;
+    s.indications[3] = 7;
+    s.delay = 0x1234;
+    Bytes b = build_ieee_set_pfc("eth0", s, 1, 0);
+    // header 16 + dcbmsg 4 + IFNAME "eth0\0" 12 + nest hdr 4 + PFC hdr 4 = struct at 40
+    REQUIRE(b.size() == 40 + 136);
+    CHECK(b[40 + 1] == 0x08);
+    CHECK(b[40 + 4] == 0x34);
+    CHECK(b[40 + 5] == 0x12);
+    for (size_t i = 40 + 8; i < b.size(); ++i)
+        CHECK(b[i] == 0);
+}
+
+TEST_CASE("GDCBX request: RTM_GETDCB, cmd 22, IFNAME, REQUEST|ACK") {
+    Bytes b = build_get_dcbx("rdmatest0", 5, 0);
+    Bytes get = build_ieee_get("rdmatest0", 5, 0);
+    REQUIRE(b.size() == get.size());
+    CHECK(b[17] == DCB_CMD_GDCBX);
+    b[17] = DCB_CMD_IEEE_GET;
+    CHECK(b == get);
+}
+
+TEST_CASE("a netdev name that DCB_ATTR_IFNAME cannot carry is refused before sending") {
+    CHECK_THROWS_AS(build_ieee_get("", 1, 0), std::invalid_argument);
+    CHECK_THROWS_AS(build_ieee_get("a-sixteen-chars!", 1, 0), std::invalid_argument);
+    CHECK_THROWS_AS(build_ieee_get(std::string_view("et\0h0", 5), 1, 0), std::invalid_argument);
+    CHECK(valid_ifname("fifteen-chars-x"));
+}
+
+TEST_CASE("the kernel's EOPNOTSUPP for a veth (captured) parses to errno 95") {
+    for (const char* name : {"ieee_get_reply_eopnotsupp.txt", "ieee_set_reply_eopnotsupp.txt"}) {
+        Bytes reply = load(name);
+        auto split = split_messages(reply);
+        REQUIRE(split.ok());
+        REQUIRE(split.value->size() == 1);
+        CHECK(split.value->front().type == NLMSG_ERROR);
+        CHECK(split.value->front().flags == NLM_F_CAPPED);
+        auto e = parse_nlmsg_error(split.value->front().payload);
+        REQUIRE(e.ok());
+        CHECK(*e.value == EOPNOTSUPP);
+    }
+}
+
+TEST_CASE("the IEEE_GET reply iproute2 accepted decodes to pfc_cap 8, no priorities") {
+    Bytes reply = load("ieee_get_reply_pfc.txt");
+    auto split = split_messages(reply);
+    REQUIRE(split.ok());
+    REQUIRE(split.value->size() == 2); // reply + ACK
+    CHECK(split.value->at(0).type == RTM_GETDCB);
+    auto r = parse_ieee_get_reply(split.value->at(0).payload);
+    REQUIRE(r.ok());
+    REQUIRE(r.value->pfc);
+    CHECK(r.value->pfc->pfc_cap == 8);
+    CHECK(r.value->pfc->pfc_en == 0);
+    CHECK(!r.value->dcbx);
+    auto ack = parse_nlmsg_error(split.value->at(1).payload);
+    REQUIRE(ack.ok());
+    CHECK(*ack.value == 0);
+}
+
+TEST_CASE("every truncation of a captured reply is refused or parsed, never read past the end") {
+    for (const char* name : {"ieee_get_reply_pfc.txt", "ieee_get_reply_eopnotsupp.txt"}) {
+        Bytes full = load(name);
+        for (size_t len = 0; len < full.size(); ++len) {
+            // A heap copy of exactly `len` bytes, so ASan sees any overread.
+            Bytes cut(full.begin(), full.begin() + static_cast<long>(len));
+            auto split = split_messages(cut);
+            if (!split.ok())
+                continue;
+            for (const Message& m : *split.value) {
+                (void)parse_nlmsg_error(m.payload);
+                (void)parse_ieee_get_reply(m.payload);
+                (void)parse_ieee_set_reply(m.payload);
+                (void)parse_dcbx_reply(m.payload);
+            }
+        }
+    }
+}
+
+TEST_CASE("a truncated IEEE_GET reply is an error, not a short PFC state") {
+    Bytes full = load("ieee_get_reply_pfc.txt");
+    auto payload = payload_of_first(full);
+    // Cut inside the struct ieee_pfc: the nest and PFC lengths now point past the end.
+    auto r = parse_ieee_get_reply(payload.first(payload.size() - 10));
+    CHECK(!r.ok());
+    CHECK(!r.error.empty());
+    CHECK(!split_messages(std::span<const uint8_t>(full).first(100)).ok());
+    CHECK(!split_messages(std::span<const uint8_t>(full).first(3)).ok());
+    CHECK(!split_messages({}).ok());
+}
+
+TEST_CASE("a PFC attribute shorter than struct ieee_pfc is refused") {
+    // dcbmsg{0, IEEE_GET}, IEEE nest { PFC of 6 bytes (mlnx_qos-style short struct) }
+    Bytes p = {0,
+               DCB_CMD_IEEE_GET,
+               0,
+               0,
+               16,
+               0,
+               DCB_ATTR_IEEE,
+               0,
+               12,
+               0,
+               DCB_ATTR_IEEE_PFC,
+               0,
+               8,
+               0x18,
+               0,
+               0,
+               0,
+               0,
+               0,
+               0};
+    auto r = parse_ieee_get_reply(p);
+    CHECK(!r.ok());
+    CHECK_THAT(r.error, Catch::Contains("136"));
+}
+
+TEST_CASE("the IEEE_SET status byte is the driver's errno truncated to 8 bits") {
+    // dcbmsg{0, IEEE_SET}, DCB_ATTR_IEEE u8 0xEA (-22)
+    Bytes p = {0, DCB_CMD_IEEE_SET, 0, 0, 5, 0, DCB_ATTR_IEEE, 0, 0xEA, 0, 0, 0};
+    auto r = parse_ieee_set_reply(p);
+    REQUIRE(r.ok());
+    CHECK(*r.value == EINVAL);
+    p[8] = 0;
+    CHECK(*parse_ieee_set_reply(p).value == 0);
+    Bytes none = {0, DCB_CMD_IEEE_SET, 0, 0};
+    CHECK(!parse_ieee_set_reply(none).ok());
+    Bytes wrong_cmd = {0, DCB_CMD_IEEE_GET, 0, 0, 5, 0, DCB_ATTR_IEEE, 0, 0, 0, 0, 0};
+    CHECK(!parse_ieee_set_reply(wrong_cmd).ok());
+}
+
+TEST_CASE("GDCBX reply: the DCBX u8; IEEE_GET reply: DCBX after the nest") {
+    Bytes g = {0, DCB_CMD_GDCBX, 0, 0, 5, 0, DCB_ATTR_DCBX, 0, 0x09, 0, 0, 0};
+    auto r = parse_dcbx_reply(g);
+    REQUIRE(r.ok());
+    CHECK(*r.value == (DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE));
+    Bytes empty = {0, DCB_CMD_GDCBX, 0, 0, 4, 0, DCB_ATTR_DCBX, 0};
+    CHECK(!parse_dcbx_reply(empty).ok());
+    Bytes ieee = {
+        0, DCB_CMD_IEEE_GET, 0, 0, 4, 0, DCB_ATTR_IEEE, 0, 5, 0, DCB_ATTR_DCBX, 0, 0x0a, 0, 0, 0};
+    auto i = parse_ieee_get_reply(ieee);
+    REQUIRE(i.ok());
+    CHECK(!i.value->pfc);
+    CHECK(i.value->dcbx == uint8_t{0x0a});
+}
+
+TEST_CASE("an NLMSG_ERROR shorter than struct nlmsgerr, or with a positive error, is refused") {
+    Bytes shortp = {0xa1, 0xff, 0xff, 0xff};
+    CHECK(!parse_nlmsg_error(shortp).ok());
+    Bytes positive(20, 0);
+    positive[0] = 5;
+    CHECK(!parse_nlmsg_error(positive).ok());
+}
