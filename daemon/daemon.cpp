@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "daemon.hpp"
 
+#include "bus/bus_model.hpp"
+#include "bus/errors.hpp"
 #include "util/log.hpp"
+
+#include <algorithm>
 
 #include <csignal>
 #include <sdbus-c++/sdbus-c++.h>
@@ -46,6 +50,15 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     connection_ = sdbus::createSystemBusConnection();
     bus_source_ = std::make_unique<BusEventSource>(event_, *connection_);
     exporter_ = std::make_unique<Exporter>(*connection_);
+    authorizer_ = std::make_unique<Authorizer>(*connection_);
+    std::unique_ptr<dcb::NetlinkTransport> transport;
+    try {
+        transport = std::make_unique<dcb::MnlTransport>();
+    } catch (const std::exception& e) {
+        log::warning("{}: PFC cannot be read or set", e.what());
+    }
+    reconciler_ = std::make_unique<Reconciler>(options_.reconcile, std::move(transport));
+    exporter_->set_controller(this);
 
     if (sd_event_add_time(event_, &timer_, CLOCK_MONOTONIC, UINT64_MAX, 0, on_timer, this) < 0)
         throw std::runtime_error("cannot add the coalescing timer");
@@ -70,6 +83,8 @@ Daemon::~Daemon() {
         sd_event_source_disable_unref(s);
     sd_event_source_disable_unref(timer_);
     exporter_.reset();
+    authorizer_.reset();
+    reconciler_.reset();
     verbs_.reset();
     rtnl_.reset();
     bus_source_.reset();
@@ -105,10 +120,210 @@ void Daemon::pass() {
 
 void Daemon::publish() {
     Inventory inv = scanner_->inventory();
+    reconcile_into(inv, false);
     exporter_->publish(inv);
+    inventory_ = std::move(inv);
     verbs_->track(scanner_->devices_with_verbs());
-    sd_notifyf(false, "STATUS=%zu RDMA devices, %zu netdevs", inv.devices.size(),
-               inv.links.size());
+    auto& manager = exporter_->manager();
+    manager.set_sources(reconciler_->sources());
+    std::vector<Problem> problems;
+    if (const auto& err = reconciler_->config_error())
+        problems.push_back({"config-error", "error",
+                            err->to_string() + " (the last good desired state stays in force)"});
+    for (const auto& w : reconciler_->legacy_warnings())
+        problems.push_back({"legacy-config", "warning", w.to_string()});
+    manager.set_problems(problems);
+    if (manager.state() != "starting")
+        manager.set_state(reconciler_->config_error() ? "degraded" : "running");
+    sd_notifyf(false, "STATUS=%zu RDMA devices, %zu netdevs%s", inventory_.devices.size(),
+               inventory_.links.size(), reconciler_->config_error() ? ", config error" : "");
+}
+
+ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
+    Plan plan = reconciler_->plan(inv);
+    if (!dry_run) {
+        bool acted = false;
+        for (const auto& o : reconciler_->execute(plan)) {
+            acted = true;
+            if (o.ok && !o.action.device.empty())
+                scanner_->note_device(o.action.device); // verify through the read path
+        }
+        if (acted)
+            schedule_pass(options_.coalesce_usec);
+    }
+    auto failures = reconciler_->failure_problems();
+    const auto want = reconciler_->desired(inv);
+    for (auto& [syspath, d] : inv.devices) {
+        auto w = want.find(syspath);
+        if (w != want.end() && !w->second.require_provider)
+            std::erase_if(d.problems, [](const Problem& p) {
+                return p.code == "provider-missing" || p.code == "no-provider";
+            });
+        for (auto* extra : {&plan.problems, &failures})
+            if (auto it = extra->find(syspath); it != extra->end())
+                d.problems.insert(d.problems.end(), it->second.begin(), it->second.end());
+        auto ports = plan.ports.find(syspath);
+        for (auto& port : d.ports) {
+            if (ports == plan.ports.end())
+                break;
+            auto pp = ports->second.find(port.number);
+            if (pp == ports->second.end())
+                continue;
+            port.desired_port_type = pp->second.desired_port_type;
+            port.desired_pfc_no_drop = pp->second.desired_pfc;
+            port.pfc_no_drop = pp->second.pfc_now;
+            port.in_sync = pp->second.in_sync;
+        }
+    }
+    // (object, setting, from, to) of every difference, for Manager.Reconcile().
+    ChangeList changes;
+    const BusModel& model = exporter_->model();
+    for (const auto& a : plan.actions) {
+        std::string path = kManagerPath;
+        for (const auto& v : model.devices)
+            if (v.state.syspath == a.syspath)
+                path = a.port ? v.path + "/port/" + std::to_string(a.port) : v.path;
+        changes.emplace_back(path, a.setting, a.from, a.to);
+    }
+    return changes;
+}
+
+void Daemon::reload_config() {
+    if (auto err = reconciler_->reload())
+        log::error("{}", err->to_string());
+}
+
+const DeviceState* Daemon::device_at(const std::string& syspath) const {
+    auto it = inventory_.devices.find(syspath);
+    return it == inventory_.devices.end() ? nullptr : &it->second;
+}
+
+void Daemon::set_port_type(const std::string& sender, const std::string& syspath, uint32_t port,
+                           const std::string& type, bool persist, sdbus::Result<>&& result) {
+    if (type != "ib" && type != "eth" && type != "auto")
+        throw sdbus::Error(errors::InvalidArgument,
+                           "port type must be \"ib\", \"eth\" or \"auto\"");
+    const DeviceState* d = device_at(syspath);
+    if (!d)
+        throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+    // mlx4 (ConnectX-3 VPI) switches in sysfs; ConnectX-4 and later in firmware, where rdmad
+    // reports the remedy. Others have no port type.
+    if (d->kernel_driver != "mlx4_core" && d->kernel_driver != "mlx5_core")
+        throw sdbus::Error(errors::NotSupported,
+                           d->name + " (" + d->kernel_driver + ") has no port type switch");
+    std::vector<std::string> types;
+    for (const auto& p : d->ports) {
+        std::string t = p.desired_port_type;
+        if (t.empty())
+            t = p.port_type.rfind("auto", 0) == 0 ? "auto" : p.port_type;
+        if (t.empty())
+            t = p.link_layer == "InfiniBand" ? "ib" : "eth";
+        types.push_back(t);
+    }
+    if (types.size() < port)
+        types.resize(port, "auto");
+    types[port - 1] = type;
+    if (d->kernel_driver == "mlx4_core")
+        if (uint32_t bad = invalid_mlx4_port(types))
+            throw sdbus::Error(errors::InvalidArgument,
+                               "port " + std::to_string(bad) +
+                                   " cannot be InfiniBand while port 1 is Ethernet (mlx4)");
+    auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
+    authorizer_->check(sender, [this, reply, syspath, port, type, types, persist](
+                                   bool allowed, const std::string& why) {
+        if (!allowed) {
+            reply->returnError(sdbus::Error(errors::AccessDenied, why));
+            return;
+        }
+        const DeviceState* now = device_at(syspath);
+        if (!now) {
+            reply->returnError(sdbus::Error(errors::NoSuchObject, "the device is gone"));
+            return;
+        }
+        try {
+            reconciler_->override_port_type(*now, port, type, types, persist);
+        } catch (const std::exception& e) {
+            reply->returnError(sdbus::Error(errors::Failed, e.what()));
+            return;
+        }
+        schedule_pass(0);
+        reply->returnResults();
+    });
+}
+
+void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
+                     const std::vector<uint8_t>& priorities, bool persist,
+                     sdbus::Result<>&& result) {
+    std::vector<uint8_t> sorted = priorities;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i) {
+        if (sorted[i] > 7)
+            throw sdbus::Error(errors::InvalidArgument,
+                               "priority " + std::to_string(sorted[i]) + " is not 0-7");
+        if (i && sorted[i] == sorted[i - 1])
+            throw sdbus::Error(errors::InvalidArgument,
+                               "priority " + std::to_string(sorted[i]) + " is given twice");
+    }
+    if (!device_at(syspath))
+        throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+    auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
+    authorizer_->check(sender, [this, reply, syspath, sorted, persist](bool allowed,
+                                                                       const std::string& why) {
+        if (!allowed) {
+            reply->returnError(sdbus::Error(errors::AccessDenied, why));
+            return;
+        }
+        const DeviceState* now = device_at(syspath);
+        if (!now) {
+            reply->returnError(sdbus::Error(errors::NoSuchObject, "the device is gone"));
+            return;
+        }
+        try {
+            reconciler_->override_pfc(*now, sorted, persist);
+        } catch (const std::exception& e) {
+            reply->returnError(sdbus::Error(errors::Failed, e.what()));
+            return;
+        }
+        schedule_pass(0);
+        reply->returnResults();
+    });
+}
+
+void Daemon::reconcile(const std::string& sender, bool dry_run,
+                       sdbus::Result<ChangeList>&& result) {
+    if (dry_run) {
+        Inventory inv = inventory_;
+        result.returnResults(reconcile_into(inv, true));
+        return;
+    }
+    auto reply = std::make_shared<sdbus::Result<ChangeList>>(std::move(result));
+    authorizer_->check(sender, [this, reply](bool allowed, const std::string& why) {
+        if (!allowed) {
+            reply->returnError(sdbus::Error(errors::AccessDenied, why));
+            return;
+        }
+        reconciler_->forget();
+        Inventory inv = scanner_->inventory();
+        ChangeList changes = reconcile_into(inv, false);
+        reply->returnResults(changes);
+        schedule_pass(0);
+    });
+}
+
+void Daemon::reload(const std::string& sender, sdbus::Result<>&& result) {
+    auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
+    authorizer_->check(sender, [this, reply](bool allowed, const std::string& why) {
+        if (!allowed) {
+            reply->returnError(sdbus::Error(errors::AccessDenied, why));
+            return;
+        }
+        auto err = reconciler_->reload();
+        schedule_pass(0);
+        if (err)
+            reply->returnError(sdbus::Error(errors::InvalidArgument, err->to_string()));
+        else
+            reply->returnResults();
+    });
 }
 
 int Daemon::on_timer(sd_event_source*, uint64_t, void* userdata) {
@@ -126,7 +341,8 @@ int Daemon::on_timer(sd_event_source*, uint64_t, void* userdata) {
 int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void* userdata) {
     auto* self = static_cast<Daemon*>(userdata);
     if (si->ssi_signo == SIGHUP) {
-        log::info("SIGHUP: rereading the hardware");
+        log::info("SIGHUP: rereading the configuration and the hardware");
+        self->reload_config();
         self->full_resync_ = true;
         self->schedule_pass(0);
         return 0;
@@ -137,11 +353,12 @@ int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void*
 }
 
 int Daemon::run() {
+    reload_config();
     scanner_->full_scan();
     publish();
     // Take the name only once the first inventory is on the bus.
     connection_->requestName(kBusName);
-    exporter_->manager().set_state("running");
+    exporter_->manager().set_state(reconciler_->config_error() ? "degraded" : "running");
     const auto& model = exporter_->model();
     log::info("ready: {} RDMA devices, {} netdevs", model.devices.size(), model.links.size());
     sd_notify(false, "READY=1");

@@ -5,8 +5,11 @@
 // scanner -> inventory -> exporter.
 #pragma once
 
+#include "bus/authorizer.hpp"
+#include "bus/controller.hpp"
 #include "bus/event_loop.hpp"
 #include "bus/exporter.hpp"
+#include "reconcile/reconciler.hpp"
 #include "sources/rtnl_monitor.hpp"
 #include "sources/scanner.hpp"
 #include "sources/udev_monitor.hpp"
@@ -20,23 +23,40 @@ namespace rdmad {
 
 struct DaemonOptions {
     ScanOptions scan;
+    ReconcilerOptions reconcile;
     uint64_t coalesce_usec = 50'000; ///< window that turns an event burst into one pass
     uint64_t retry_usec = 100'000;   ///< wait before re-reading an incomplete device
 };
 
-class Daemon {
+class Daemon final : public Controller {
   public:
     /// Opens the udev monitor, then the system bus (DBUS_SYSTEM_BUS_ADDRESS when set).
     /// Throws on failure to get either.
     explicit Daemon(DaemonOptions options);
-    ~Daemon();
+    ~Daemon() override;
 
     /// Scan, export, take the bus name, send READY=1, and run until SIGTERM/SIGINT.
     /// Returns the exit status.
     int run();
 
+    // Controller: the mutating D-Bus methods.
+    void set_port_type(const std::string& sender, const std::string& device_syspath,
+                       uint32_t port, const std::string& type, bool persist,
+                       sdbus::Result<>&& result) override;
+    void set_pfc(const std::string& sender, const std::string& device_syspath,
+                 const std::vector<uint8_t>& priorities, bool persist,
+                 sdbus::Result<>&& result) override;
+    void reconcile(const std::string& sender, bool dry_run,
+                   sdbus::Result<ChangeList>&& result) override;
+    void reload(const std::string& sender, sdbus::Result<>&& result) override;
+
   private:
     void schedule_pass(uint64_t delay_usec);
+    /// Plan against `inv`, run the plan (unless `dry_run`), and fill the desired-state parts
+    /// of `inv` (port Desired*, PFCNoDrop, InSync, problems). Returns the plan's changes.
+    ChangeList reconcile_into(Inventory& inv, bool dry_run);
+    void reload_config();
+    const DeviceState* device_at(const std::string& syspath) const;
     void pass();
     void publish();
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
@@ -51,6 +71,9 @@ class Daemon {
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<BusEventSource> bus_source_;
     std::unique_ptr<Exporter> exporter_;
+    std::unique_ptr<Reconciler> reconciler_;
+    std::unique_ptr<Authorizer> authorizer_;
+    Inventory inventory_; ///< as last published
     sd_event_source* timer_ = nullptr;
     sd_event_source* signals_[3] = {};
     bool full_resync_ = false;

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <getopt.h>
@@ -29,7 +30,13 @@ void usage(FILE* out) {
                  "(default %s)\n"
                  "      --provider-abi=N         the N of -rdmav<N>.so (default %d)\n"
                  "      --os-release=FILE        os-release(5) file naming the distribution "
-                 "(default /etc/os-release)\n",
+                 "(default /etc/os-release)\n"
+                 "      --legacy-mlx4-conf=FILE  the legacy mlx4 port type file "
+                 "(default /etc/rdma/mlx4.conf)\n"
+                 "      --modprobe-dir=DIR       where rdmad writes rdmad-mlx4.conf "
+                 "(default /etc/modprobe.d)\n"
+                 "\nEnvironment: CONFIGURATION_DIRECTORY (default /etc/rdmad), STATE_DIRECTORY "
+                 "(default /var/lib/rdmad).\n",
                  RDMAD_VERBS_CONFIG_DIR, RDMAD_VERBS_PROVIDER_DIR, RDMAD_VERBS_PROVIDER_ABI);
 }
 
@@ -45,7 +52,15 @@ int main(int argc, char** argv) {
     sigaddset(&mask, SIGHUP);
     sigprocmask(SIG_BLOCK, &mask, nullptr);
 
-    enum { OPT_VERSION = 1000, OPT_CONFIG_DIR, OPT_PROVIDER_DIR, OPT_PROVIDER_ABI, OPT_OS_RELEASE };
+    enum {
+        OPT_VERSION = 1000,
+        OPT_CONFIG_DIR,
+        OPT_PROVIDER_DIR,
+        OPT_PROVIDER_ABI,
+        OPT_OS_RELEASE,
+        OPT_LEGACY,
+        OPT_MODPROBE
+    };
     static const struct option options[] = {
         {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, OPT_VERSION},
@@ -54,6 +69,8 @@ int main(int argc, char** argv) {
         {"provider-dir", required_argument, nullptr, OPT_PROVIDER_DIR},
         {"provider-abi", required_argument, nullptr, OPT_PROVIDER_ABI},
         {"os-release", required_argument, nullptr, OPT_OS_RELEASE},
+        {"legacy-mlx4-conf", required_argument, nullptr, OPT_LEGACY},
+        {"modprobe-dir", required_argument, nullptr, OPT_MODPROBE},
         {nullptr, 0, nullptr, 0},
     };
     rdmad::DaemonOptions opts;
@@ -92,11 +109,25 @@ int main(int argc, char** argv) {
         case OPT_OS_RELEASE:
             opts.scan.os_release_path = optarg;
             break;
+        case OPT_LEGACY:
+            opts.reconcile.legacy_mlx4_conf = optarg;
+            break;
+        case OPT_MODPROBE:
+            opts.reconcile.modprobe_dir = optarg;
+            break;
         default:
             usage(stderr);
             return 2;
         }
     }
+    // systemd sets these for ConfigurationDirectory= and StateDirectory= (systemd.exec(5));
+    // with several directories they are colon-separated and the first is ours.
+    auto first_dir = [](const char* env, std::string& into) {
+        if (const char* v = std::getenv(env); v && *v)
+            into = std::string(v).substr(0, std::string(v).find(':'));
+    };
+    first_dir("CONFIGURATION_DIRECTORY", opts.reconcile.config_dir);
+    first_dir("STATE_DIRECTORY", opts.reconcile.state_dir);
     if (optind < argc) {
         std::fprintf(stderr, "rdmad: unexpected argument '%s'\n", argv[optind]);
         return 2;

@@ -19,7 +19,7 @@ def help_text(exe):
 
 
 def long_options(text):
-    return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", text))
+    return set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text))
 
 
 # D-Bus: every method and property of every interface, in org.rdmad1(5), and back.
@@ -56,7 +56,7 @@ for exe, page in ((rdmad, "rdmad.8.scd"), (rdmactl, "rdmactl.1.scd")):
     for opt in sorted(long_options(text)):
         if f"*{opt}*" not in page_text and f"*{opt}=" not in page_text:
             errors.append(f"{page}: option {opt} undocumented")
-    for opt in sorted(set(re.findall(r"\*(--[a-z-]+)[*=]", page_text)) - long_options(text)):
+    for opt in sorted(set(re.findall(r"\*(--[a-z][a-z0-9-]*)[*=]", page_text)) - long_options(text)):
         errors.append(f"{page}: documents {opt}, which --help does not list")
     if "Verbs:" in text:
         verbs = re.findall(r"^  ([a-z][a-z-]+)\b", text.split("Verbs:")[1].split("Options:")[0], re.M)

@@ -5,8 +5,9 @@ set -euo pipefail
 packages=(
   meson ninja-build pkg-config g++ clang libclang-rt-14-dev
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libudev-dev libibverbs-dev ibverbs-providers
-  libmnl-dev libkmod-dev libfmt-dev nlohmann-json3-dev
-  catch2 umockdev libumockdev-dev dbus-daemon scdoc strace python3
+  libmnl-dev libkmod-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
+  catch2 umockdev libumockdev-dev dbus-daemon scdoc strace python3 python3-dbusmock
+  systemd udev libxml2-utils man-db polkitd iproute2
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -146,6 +146,7 @@ BusModel build_bus_model(const Inventory& inv, std::map<std::string, std::string
             PortView pv;
             pv.state = port;
             pv.path = v.path + "/port/" + std::to_string(port.number);
+            pv.device_syspath = v.state.syspath;
             if (auto it = link_path_by_name.find(port.netdev); it != link_path_by_name.end())
                 pv.link_path = it->second;
             v.ports.push_back(std::move(pv));

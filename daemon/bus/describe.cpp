@@ -27,7 +27,11 @@ json port_json(const PortView& v) {
             {"SMLID", p.sm_lid},
             {"GIDs", gids},
             {"Link", v.link_path},
-            {"PortType", p.port_type}};
+            {"PortType", p.port_type},
+            {"DesiredPortType", p.desired_port_type},
+            {"PFCNoDrop", p.pfc_no_drop},
+            {"DesiredPFCNoDrop", p.desired_pfc_no_drop},
+            {"InSync", p.in_sync}};
 }
 
 json device_json(const DeviceView& v) {
@@ -75,14 +79,20 @@ json link_json(const LinkView& v) {
 } // namespace
 
 std::string describe_json(const BusModel& model, const std::string& version,
-                          const std::string& state) {
+                          const std::string& state, const std::vector<std::string>& sources,
+                          const std::vector<Problem>& problems) {
     json devices = json::array();
     for (const auto& d : model.devices)
         devices.push_back(device_json(d));
     json links = json::array();
     for (const auto& l : model.links)
         links.push_back(link_json(l));
-    json doc = {{"Version", version}, {"State", state}, {"Devices", devices}, {"Links", links}};
+    json daemon_problems = json::array();
+    for (const auto& p : problems)
+        daemon_problems.push_back({{"Code", p.code}, {"Severity", p.severity}, {"Text", p.text}});
+    json doc = {{"Version", version},       {"State", state},
+                {"DesiredStateSource", sources}, {"Problems", daemon_problems},
+                {"Devices", devices},       {"Links", links}};
     // Sysfs text is untrusted and may hold invalid UTF-8: replace rather than throw.
     return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }

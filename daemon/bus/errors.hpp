@@ -11,6 +11,9 @@ namespace rdmad::errors {
 inline constexpr const char* NoSuchObject = "org.rdmad1.Error.NoSuchObject";
 inline constexpr const char* InvalidArgument = "org.rdmad1.Error.InvalidArgument";
 inline constexpr const char* Failed = "org.rdmad1.Error.Failed";
+inline constexpr const char* NotSupported = "org.rdmad1.Error.NotSupported";
+inline constexpr const char* Busy = "org.rdmad1.Error.Busy";
+inline constexpr const char* AccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
 
 /// Run `f`, turning anything that is not an sdbus::Error into org.rdmad1.Error.Failed:
 /// sdbus-c++ 1.2 lets only sdbus::Error out of a handler; anything else aborts the daemon.

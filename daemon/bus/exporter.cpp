@@ -38,7 +38,7 @@ void remove_missing(std::map<std::string, std::unique_ptr<Object>>& objects,
 
 /// Update the existing objects; create and announce the new ones once fully built.
 template <typename Object, typename View>
-void add_or_update(sdbus::IConnection& connection,
+void add_or_update(sdbus::IConnection& connection, Controller* controller,
                    std::map<std::string, std::unique_ptr<Object>>& objects,
                    const std::vector<const View*>& views) {
     for (const View* v : views) {
@@ -49,7 +49,7 @@ void add_or_update(sdbus::IConnection& connection,
                 it->second->update(*v);
                 continue;
             }
-            auto object = std::make_unique<Object>(connection, *v);
+            auto object = std::make_unique<Object>(connection, *v, controller);
             object->announce();
             objects.emplace(v->path, std::move(object));
         } catch (const std::exception& e) {
@@ -69,6 +69,11 @@ Exporter::~Exporter() {
     ports_.clear();
     devices_.clear();
     manager_.reset();
+}
+
+void Exporter::set_controller(Controller* controller) {
+    controller_ = controller;
+    manager_->set_controller(controller);
 }
 
 void Exporter::rename_device(const std::string& old_syspath, const std::string& new_syspath) {
@@ -96,9 +101,9 @@ void Exporter::publish(const Inventory& inventory) {
     remove_missing(ports_, ports);
     remove_missing(devices_, devices);
     remove_missing(links_, links);
-    add_or_update(connection_, links_, links);
-    add_or_update(connection_, devices_, devices);
-    add_or_update(connection_, ports_, ports);
+    add_or_update(connection_, controller_, links_, links);
+    add_or_update(connection_, controller_, devices_, devices);
+    add_or_update(connection_, controller_, ports_, ports);
 }
 
 } // namespace rdmad

@@ -19,6 +19,9 @@ namespace rdmad {
 class Exporter {
   public:
     explicit Exporter(sdbus::IConnection& connection);
+
+    /// Where mutating methods go (Port.Set*, Manager.Reconcile/Reload).
+    void set_controller(Controller* controller);
     ~Exporter();
 
     /// Make the bus show `inventory`.
@@ -39,6 +42,7 @@ class Exporter {
     std::map<std::string, std::unique_ptr<PortObject>> ports_;     ///< by path
     std::map<std::string, std::unique_ptr<LinkObject>> links_;     ///< by path
     std::map<std::string, std::string> ids_; ///< device syspath -> object id, kept for life
+    Controller* controller_ = nullptr;
 };
 
 } // namespace rdmad

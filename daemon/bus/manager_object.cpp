@@ -25,6 +25,57 @@ void ManagerObject::set_state(const std::string& state) {
 
 std::string ManagerObject::Version() { return RDMAD_VERSION; }
 
+void ManagerObject::set_sources(const std::vector<std::string>& sources) {
+    if (sources == sources_)
+        return;
+    sources_ = sources;
+    emitPropertiesChangedSignal(org::rdmad1::Manager_adaptor::INTERFACE_NAME,
+                                {"DesiredStateSource"});
+}
+
+void ManagerObject::set_problems(const std::vector<Problem>& problems) {
+    if (problems == problems_)
+        return;
+    problems_ = problems;
+    emitPropertiesChangedSignal(org::rdmad1::Manager_adaptor::INTERFACE_NAME, {"Problems"});
+}
+
+std::vector<sdbus::Struct<std::string, std::string, std::string>> ManagerObject::Problems() {
+    std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
+    for (const auto& p : problems_)
+        out.emplace_back(p.code, p.severity, valid_utf8(p.text));
+    return out;
+}
+
+std::string ManagerObject::sender() {
+    const sdbus::Message* m = getObject().getCurrentlyProcessedMessage();
+    return m ? m->getSender() : std::string();
+}
+
+void ManagerObject::Reconcile(sdbus::Result<ChangeList>&& result, bool dry_run) {
+    try {
+        if (!controller_)
+            throw sdbus::Error("org.rdmad1.Error.NotSupported", "reconciliation is not available");
+        controller_->reconcile(sender(), dry_run, std::move(result));
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+    } catch (const std::exception& e) {
+        result.returnError(sdbus::Error(errors::Failed, e.what()));
+    }
+}
+
+void ManagerObject::Reload(sdbus::Result<>&& result) {
+    try {
+        if (!controller_)
+            throw sdbus::Error("org.rdmad1.Error.NotSupported", "reconciliation is not available");
+        controller_->reload(sender(), std::move(result));
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+    } catch (const std::exception& e) {
+        result.returnError(sdbus::Error(errors::Failed, e.what()));
+    }
+}
+
 std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> ManagerObject::ListDevices() {
     return errors::guard([&] {
         std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> out;
@@ -60,7 +111,7 @@ sdbus::ObjectPath ManagerObject::GetLinkByName(const std::string& name) {
 }
 
 std::string ManagerObject::Describe() {
-    return errors::guard([&] { return describe_json(model_, RDMAD_VERSION, state_); });
+    return errors::guard([&] { return describe_json(model_, RDMAD_VERSION, state_, sources_, problems_); });
 }
 
 } // namespace rdmad

@@ -3,7 +3,9 @@
 // /org/rdmad1: org.rdmad1.Manager plus org.freedesktop.DBus.ObjectManager.
 #pragma once
 
+#include "bus/controller.hpp"
 #include "bus/views.hpp"
+#include "inventory/model.hpp"
 #include "org.rdmad1.Manager.adaptor.h"
 
 #include <functional>
@@ -17,6 +19,14 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Manager
   public:
     /// `model` must outlive the object: the manager answers from it.
     ManagerObject(sdbus::IConnection& connection, const BusModel& model);
+
+    /// Where Reconcile() and Reload() go; null answers them with NotSupported.
+    void set_controller(Controller* controller) { controller_ = controller; }
+
+    /// DesiredStateSource; emits PropertiesChanged when it changes.
+    void set_sources(const std::vector<std::string>& sources);
+    /// The daemon's own problems (config errors); emits PropertiesChanged when they change.
+    void set_problems(const std::vector<Problem>& problems);
     ~ManagerObject();
 
     /// Set State ("starting", "running", "degraded"); emits PropertiesChanged when it changes.
@@ -30,9 +40,17 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Manager
     sdbus::ObjectPath GetDeviceByName(const std::string& name) override;
     sdbus::ObjectPath GetLinkByName(const std::string& name) override;
     std::string Describe() override;
+    std::vector<std::string> DesiredStateSource() override { return sources_; }
+    std::vector<sdbus::Struct<std::string, std::string, std::string>> Problems() override;
+    void Reconcile(sdbus::Result<ChangeList>&& result, bool dry_run) override;
+    void Reload(sdbus::Result<>&& result) override;
+    std::string sender();
 
     const BusModel& model_;
     std::string state_ = "starting";
+    Controller* controller_ = nullptr;
+    std::vector<std::string> sources_;
+    std::vector<Problem> problems_;
 };
 
 } // namespace rdmad

@@ -25,8 +25,8 @@ class ChangeSet {
 
 // ---- Port ---------------------------------------------------------------------------------
 
-PortObject::PortObject(sdbus::IConnection& connection, PortView view)
-    : AdaptorInterfaces(connection, view.path), view_(std::move(view)) {
+PortObject::PortObject(sdbus::IConnection& connection, PortView view, Controller* controller)
+    : AdaptorInterfaces(connection, view.path), view_(std::move(view)), controller_(controller) {
     registerAdaptor();
 }
 
@@ -56,15 +56,51 @@ void PortObject::update(const PortView& v) {
     c.compare("GIDs", a.gids, b.gids);
     c.compare("Link", view_.link_path, v.link_path);
     c.compare("PortType", a.port_type, b.port_type);
+    c.compare("DesiredPortType", a.desired_port_type, b.desired_port_type);
+    c.compare("PFCNoDrop", a.pfc_no_drop, b.pfc_no_drop);
+    c.compare("DesiredPFCNoDrop", a.desired_pfc_no_drop, b.desired_pfc_no_drop);
+    c.compare("InSync", a.in_sync, b.in_sync);
     view_ = v;
     // sdbus-c++ 1.2 sends every property for an empty list: never emit empty.
     if (!c.names().empty())
         emitPropertiesChangedSignal(org::rdmad1::Port_adaptor::INTERFACE_NAME, c.names());
 }
 
+std::string PortObject::sender() {
+    const sdbus::Message* m = getObject().getCurrentlyProcessedMessage();
+    return m ? m->getSender() : std::string();
+}
+
+void PortObject::SetPortType(sdbus::Result<>&& result, std::string type, bool persist) {
+    try {
+        if (!controller_)
+            throw sdbus::Error("org.rdmad1.Error.NotSupported", "not configurable");
+        controller_->set_port_type(sender(), view_.device_syspath, view_.state.number, type,
+                                   persist, std::move(result));
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+    } catch (const std::exception& e) {
+        result.returnError(sdbus::Error("org.rdmad1.Error.Failed", e.what()));
+    }
+}
+
+void PortObject::SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> priorities,
+                              bool persist) {
+    try {
+        if (!controller_)
+            throw sdbus::Error("org.rdmad1.Error.NotSupported", "not configurable");
+        controller_->set_pfc(sender(), view_.device_syspath, priorities, persist,
+                             std::move(result));
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+    } catch (const std::exception& e) {
+        result.returnError(sdbus::Error("org.rdmad1.Error.Failed", e.what()));
+    }
+}
+
 // ---- Device -------------------------------------------------------------------------------
 
-DeviceObject::DeviceObject(sdbus::IConnection& connection, DeviceView view)
+DeviceObject::DeviceObject(sdbus::IConnection& connection, DeviceView view, Controller*)
     : AdaptorInterfaces(connection, view.path), view_(std::move(view)) {
     registerAdaptor();
 }
@@ -123,7 +159,7 @@ void DeviceObject::update(const DeviceView& v) {
 
 // ---- Link ---------------------------------------------------------------------------------
 
-LinkObject::LinkObject(sdbus::IConnection& connection, LinkView view)
+LinkObject::LinkObject(sdbus::IConnection& connection, LinkView view, Controller*)
     : AdaptorInterfaces(connection, view.path), view_(std::move(view)) {
     registerAdaptor();
 }

@@ -4,6 +4,7 @@
 // on update(), emits one PropertiesChanged with only the properties that changed.
 #pragma once
 
+#include "bus/controller.hpp"
 #include "bus/views.hpp"
 #include "org.rdmad1.Device.adaptor.h"
 #include "org.rdmad1.Link.adaptor.h"
@@ -17,7 +18,7 @@ class PortObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Port_adapt
                                                          sdbus::ManagedObject_adaptor,
                                                          sdbus::Properties_adaptor> {
   public:
-    PortObject(sdbus::IConnection& connection, PortView view);
+    PortObject(sdbus::IConnection& connection, PortView view, Controller* controller);
     ~PortObject();
     /// Replace the view; emits PropertiesChanged for the changed properties only.
     void update(const PortView& view);
@@ -40,15 +41,24 @@ class PortObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Port_adapt
     std::vector<sdbus::Struct<uint32_t, std::string, std::string, std::string>> GIDs() override;
     sdbus::ObjectPath Link() override { return view_.link_path; }
     std::string PortType() override { return view_.state.port_type; }
+    std::string DesiredPortType() override { return view_.state.desired_port_type; }
+    std::vector<uint8_t> PFCNoDrop() override { return view_.state.pfc_no_drop; }
+    std::vector<uint8_t> DesiredPFCNoDrop() override { return view_.state.desired_pfc_no_drop; }
+    bool InSync() override { return view_.state.in_sync; }
+    void SetPortType(sdbus::Result<>&& result, std::string type, bool persist) override;
+    void SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> priorities,
+                      bool persist) override;
+    std::string sender();
 
     PortView view_;
+    Controller* controller_;
 };
 
 class DeviceObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Device_adaptor,
                                                            sdbus::ManagedObject_adaptor,
                                                            sdbus::Properties_adaptor> {
   public:
-    DeviceObject(sdbus::IConnection& connection, DeviceView view);
+    DeviceObject(sdbus::IConnection& connection, DeviceView view, Controller* controller);
     ~DeviceObject();
     void update(const DeviceView& view);
     void announce() { emitInterfacesAddedSignal(); }
@@ -81,7 +91,7 @@ class LinkObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Link_adapt
                                                          sdbus::ManagedObject_adaptor,
                                                          sdbus::Properties_adaptor> {
   public:
-    LinkObject(sdbus::IConnection& connection, LinkView view);
+    LinkObject(sdbus::IConnection& connection, LinkView view, Controller* controller);
     ~LinkObject();
     void update(const LinkView& view);
     void announce() { emitInterfacesAddedSignal(); }

@@ -13,6 +13,7 @@ namespace rdmad {
 struct PortView {
     PortState state;
     std::string path;
+    std::string device_syspath; ///< the device's identity for the controller
     std::string link_path = "/"; ///< the port's netdev object, "/" when none
     bool operator==(const PortView&) const = default;
 };

@@ -48,6 +48,11 @@ struct PortState {
     std::vector<GidEntry> gids;
     std::string netdev;         ///< the port's netdev name, "" when none is known
     std::string port_type;      ///< mlx4 `mlx4_port<n>`: "ib", "eth", "auto (ib)", "auto (eth)"; ""
+    // Filled by the reconciler, not read from sysfs:
+    std::string desired_port_type;       ///< "ib", "eth", "auto", "" when nothing asked
+    std::vector<uint8_t> pfc_no_drop;    ///< no-drop priorities now on its netdev (DCB)
+    std::vector<uint8_t> desired_pfc_no_drop; ///< empty when nothing asked
+    bool in_sync = true;                 ///< actual equals desired (true when nothing asked)
     bool operator==(const PortState&) const = default;
 };
 

@@ -113,11 +113,13 @@ const std::set<std::string> kDeviceKeys{"Path",
                                         "Problems"};
 const std::set<std::string> kPortKeys{
     "Path",     "Number", "State", "PhysicalState", "LinkLayer", "Transport", "RoCEVersions",
-    "RateGbps", "Rate",   "LID",   "SMLID",         "GIDs",      "Link",      "PortType"};
+    "RateGbps", "Rate",   "LID",   "SMLID",         "GIDs",      "Link",      "PortType",
+    "DesiredPortType", "PFCNoDrop", "DesiredPFCNoDrop", "InSync"};
 const std::set<std::string> kLinkKeys{"Path",        "Name",       "Index",
                                       "PCIAddress",  "Driver",     "OperState",
                                       "RdmaCapable", "RdmaDevice", "Hint"};
-const std::set<std::string> kManagerKeys{"Version", "State", "Devices", "Links"};
+const std::set<std::string> kManagerKeys{"Version", "State",   "DesiredStateSource",
+                                         "Problems", "Devices", "Links"};
 
 } // namespace
 

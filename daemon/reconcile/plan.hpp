@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+//
+// The reconciler's pure part: desired x actual -> plan. Which writes would bring each adapter
+// to what the admin asked (mlx4 port type, PFC no-drop priorities, the mlx4 module options),
+// and what cannot be done here and why (firmware port type on ConnectX-4+, no DCB, a missing
+// provider). No I/O: the executor runs the actions and the hotplug path verifies them.
+#pragma once
+
+#include "config/desired.hpp"
+#include "inventory/model.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rdmad {
+
+/// What DCB netlink read for one netdev (IEEE_GET).
+struct PfcActual {
+    enum class Status { unknown, ok, not_supported, failed } status = Status::unknown;
+    std::vector<uint8_t> priorities; ///< pfc_en as priorities, when ok
+    bool willing = false;            ///< firmware DCBX in willing mode: the switch may override
+    bool lldpad = false;             ///< an lldpad process owns DCB on this host
+    std::string message;
+};
+
+/// mlx4 module state for PFC (DOMAIN.md §1, §7.3: pfctx/pfcrx are load-time module options).
+struct Mlx4ModuleState {
+    std::optional<uint8_t> loaded_pfctx;  ///< /sys/module/mlx4_en/parameters/pfctx, if loaded
+    std::optional<uint8_t> file_pfctx;    ///< what rdmad's modprobe.d file says now, if any
+};
+
+struct Action {
+    enum class Kind { mlx4_port_type, pfc, mlx4_modprobe } kind;
+    std::string device;      ///< RDMA device name
+    std::string syspath;     ///< its syspath (identity across the pass)
+    uint32_t port = 0;       ///< port number (mlx4_port_type)
+    std::string pci_address; ///< mlx4_port_type
+    std::string netdev;      ///< pfc
+    std::string value;       ///< mlx4_port_type: "ib" | "eth" | "auto"
+    uint8_t mask = 0;        ///< pfc, mlx4_modprobe
+    std::string setting;     ///< "PortType", "PFCNoDrop", "mlx4_en pfctx/pfcrx"
+    std::string from, to;    ///< for Reconcile()'s (object, setting, from, to)
+    bool operator==(const Action&) const = default;
+};
+
+/// What one port should be and whether it is.
+struct PortPlan {
+    std::string desired_port_type;        ///< "" when nothing asked
+    std::vector<uint8_t> desired_pfc;     ///< empty when nothing asked
+    std::vector<uint8_t> pfc_now;         ///< as read on its netdev, when readable
+    bool in_sync = true;
+};
+
+struct Plan {
+    std::vector<Action> actions;                           ///< in the order to run them
+    std::map<std::string, std::vector<Problem>> problems;  ///< by device syspath
+    std::map<std::string, std::map<uint32_t, PortPlan>> ports; ///< device syspath -> port
+};
+
+/// mlx4 (ConnectX-3 VPI) refuses port 1 Ethernet with port 2 InfiniBand
+/// (kernel drivers/net/ethernet/mellanox/mlx4/main.c: mlx4_check_port_params). Returns the
+/// 1-based port whose type makes `types` invalid (2 for {"eth", "ib"}), or 0 when valid.
+uint32_t invalid_mlx4_port(const std::vector<std::string>& types);
+
+/// True when the actual mlx4 port type `actual` ("ib", "eth", "auto (ib)", "auto (eth)")
+/// satisfies `desired` ("ib", "eth", "auto"): "auto (eth)" satisfies "auto" and "eth".
+bool port_type_satisfied(const std::string& desired, const std::string& actual);
+
+/// The plan for `actual` given each device's desired state (by syspath; devices without an
+/// entry are left alone), the PFC read per netdev, and the mlx4 module state.
+/// mlx4 port type writes go port 2 first when port 1 becomes Ethernet, port 1 first otherwise,
+/// so that no step passes through the invalid eth/ib pair (rdma-core redhat/mlx4-setup.sh
+/// writes port 2 first for eth/eth).
+Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesired>& desired,
+               const std::map<std::string, PfcActual>& pfc, const Mlx4ModuleState& mlx4);
+
+} // namespace rdmad

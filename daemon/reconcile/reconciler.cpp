@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+#include "reconcile/reconciler.hpp"
+
+#include "actuators/modprobe.hpp"
+#include "actuators/port_type.hpp"
+#include "config/mlx4_conf.hpp"
+#include "config/pfc.hpp"
+#include "util/atomic_file.hpp"
+#include "util/log.hpp"
+#include "util/sysfs.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+namespace rdmad {
+namespace {
+
+std::string action_key(const Action& a) {
+    return fmt::format("{}|{}|{}|{}|{}|{}", static_cast<int>(a.kind), a.syspath, a.port,
+                       a.netdev, a.value, a.mask);
+}
+
+std::string toml_list(const std::vector<std::string>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i)
+        s += fmt::format("{}\"{}\"", i ? ", " : "", v[i]);
+    return s + "]";
+}
+
+std::string toml_list(const std::vector<uint8_t>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i)
+        s += fmt::format("{}{}", i ? ", " : "", v[i]);
+    return s + "]";
+}
+
+std::vector<LinkState> links_of(const Inventory& inv, const DeviceState& d) {
+    std::vector<LinkState> out;
+    for (const auto& [_, l] : inv.links)
+        if (l.rdma_device == d.name)
+            out.push_back(l);
+    return out;
+}
+
+bool lldpad_running() {
+    // An lldpad process owns DCB when it runs (DOMAIN.md §2: report, do not fight it).
+    for (const auto& pid : sysfs::list_dir("/proc", "")) {
+        if (pid.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        if (auto comm = sysfs::read_text("/proc/" + pid, "comm"); comm && *comm == "lldpad\n")
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+Reconciler::Reconciler(ReconcilerOptions options, std::unique_ptr<dcb::NetlinkTransport> transport)
+    : options_(std::move(options)), transport_(std::move(transport)) {
+    if (transport_)
+        dcb_ = std::make_unique<dcb::DcbClient>(*transport_);
+}
+
+std::optional<ConfigError> Reconciler::reload() {
+    std::vector<ConfigError> warnings;
+    std::vector<Rule> legacy = load_mlx4_conf(options_.legacy_mlx4_conf, &warnings);
+    auto loaded = load_config(options_.config_dir + "/rdmad.conf", options_.config_dir + "/conf.d");
+    if (auto* err = std::get_if<ConfigError>(&loaded)) {
+        config_error_ = *err;
+        log::error("{}; keeping the last good desired state", err->to_string());
+        return config_error_;
+    }
+    // rdmad's own state file (persisted D-Bus overrides) wins over /etc.
+    std::vector<Rule> persisted;
+    const std::string state_path = options_.state_dir + "/state.conf";
+    if (auto text = sysfs::read_text(state_path, "")) {
+        auto parsed = parse_config_text(*text, state_path);
+        if (auto* err = std::get_if<ConfigError>(&parsed)) {
+            config_error_ = *err;
+            log::error("{}; keeping the last good desired state", err->to_string());
+            return config_error_;
+        }
+        persisted = std::get<ConfigFile>(parsed).rules;
+    }
+    config_ = std::get<DesiredConfig>(loaded);
+    legacy_rules_ = std::move(legacy);
+    persisted_ = std::move(persisted);
+    legacy_warnings_ = std::move(warnings);
+    for (const auto& w : legacy_warnings_)
+        log::warning("{}", w.to_string());
+    config_error_.reset();
+    forget();
+    return std::nullopt;
+}
+
+std::vector<std::string> Reconciler::sources() const {
+    std::vector<std::string> out;
+    if (!legacy_rules_.empty())
+        out.push_back(options_.legacy_mlx4_conf);
+    out.insert(out.end(), config_.sources.begin(), config_.sources.end());
+    if (!persisted_.empty())
+        out.push_back(options_.state_dir + "/state.conf");
+    return out;
+}
+
+Rule Reconciler::override_rule(const DeviceState& d) const {
+    Rule r;
+    r.file = "D-Bus";
+    // Match what survives a rename and a re-plug: the PCI function, else the node GUID.
+    if (!d.pci_address.empty())
+        r.match.pci_address = d.pci_address;
+    else if (!d.node_guid.empty())
+        r.match.node_guid = d.node_guid;
+    else
+        r.match.device_glob = d.name;
+    return r;
+}
+
+void Reconciler::override_port_type(const DeviceState& d, uint32_t port, const std::string& type,
+                                    const std::vector<std::string>& current_types, bool persist) {
+    Rule r = override_rule(d);
+    std::vector<std::string> types = current_types;
+    if (types.size() < port)
+        types.resize(port, "auto");
+    types[port - 1] = type;
+    r.port_type = types;
+    if (persist) {
+        auto saved = persisted_;
+        persisted_.push_back(r);
+        try {
+            write_state_file();
+        } catch (...) {
+            persisted_ = std::move(saved);
+            throw;
+        }
+    } else {
+        runtime_.push_back(r);
+    }
+    forget();
+}
+
+void Reconciler::override_pfc(const DeviceState& d, const std::vector<uint8_t>& priorities,
+                              bool persist) {
+    Rule r = override_rule(d);
+    r.pfc_no_drop = priorities;
+    if (persist) {
+        auto saved = persisted_;
+        persisted_.push_back(r);
+        try {
+            write_state_file();
+        } catch (...) {
+            persisted_ = std::move(saved);
+            throw;
+        }
+    } else {
+        runtime_.push_back(r);
+    }
+    forget();
+}
+
+void Reconciler::write_state_file() {
+    std::string text = "# Written by rdmad: settings made over D-Bus with persist = true.\n"
+                       "# Same format as rdmad.conf(5); it wins over /etc/rdmad.\n";
+    for (const auto& r : persisted_) {
+        text += "\n[[rule]]\n";
+        if (!r.match.pci_address.empty())
+            text += fmt::format("pci_address = \"{}\"\n", r.match.pci_address);
+        if (!r.match.node_guid.empty())
+            text += fmt::format("node_guid = \"{}\"\n", r.match.node_guid);
+        if (!r.match.device_glob.empty())
+            text += fmt::format("device = \"{}\"\n", r.match.device_glob);
+        if (r.port_type)
+            text += "port_type = " + toml_list(*r.port_type) + "\n";
+        if (r.pfc_no_drop)
+            text += "pfc_no_drop = " + toml_list(*r.pfc_no_drop) + "\n";
+    }
+    ::mkdir(options_.state_dir.c_str(), 0755);
+    write_file_atomically(options_.state_dir + "/state.conf", text, 0644);
+}
+
+std::map<std::string, DeviceDesired>
+Reconciler::desired(const Inventory& inv,
+                    std::map<std::string, std::vector<Problem>>* conflicts) const {
+    DesiredConfig all;
+    all.apply = config_.apply;
+    all.rules = legacy_rules_;
+    all.rules.insert(all.rules.end(), config_.rules.begin(), config_.rules.end());
+    all.rules.insert(all.rules.end(), persisted_.begin(), persisted_.end());
+    all.rules.insert(all.rules.end(), runtime_.begin(), runtime_.end());
+    DesiredConfig legacy_only;
+    legacy_only.rules = legacy_rules_;
+
+    std::map<std::string, DeviceDesired> out;
+    for (const auto& [syspath, d] : inv.devices) {
+        const auto links = links_of(inv, d);
+        DeviceDesired want = resolve(all, d, links);
+        if (!want.from.empty() || !want.port_type.empty() || !want.pfc_no_drop.empty() ||
+            !want.require_provider)
+            out[syspath] = want;
+        if (conflicts && !legacy_rules_.empty()) {
+            DeviceDesired legacy = resolve(legacy_only, d, links);
+            if (!legacy.port_type.empty() && legacy.port_type != want.port_type)
+                (*conflicts)[syspath].push_back(
+                    {"legacy-conflict", "warning",
+                     fmt::format("{} asks port types {} but rdmad's desired state is {}; "
+                                 "mlx4's modprobe hook applies the legacy file at boot",
+                                 options_.legacy_mlx4_conf, toml_list(legacy.port_type),
+                                 toml_list(want.port_type))});
+        }
+    }
+    return out;
+}
+
+Plan Reconciler::plan(const Inventory& inv) {
+    std::map<std::string, std::vector<Problem>> conflicts;
+    const auto want = desired(inv, &conflicts);
+    std::map<std::string, PfcActual> pfc;
+    bool any_mlx4_pfc = false;
+    const bool lldpad = [&] {
+        for (const auto& [_, w] : want)
+            if (!w.pfc_no_drop.empty())
+                return lldpad_running();
+        return false;
+    }();
+    for (const auto& [syspath, w] : want) {
+        if (w.pfc_no_drop.empty())
+            continue;
+        const DeviceState& d = inv.devices.at(syspath);
+        any_mlx4_pfc = any_mlx4_pfc || d.kernel_driver == "mlx4_core";
+        for (const auto& port : d.ports) {
+            if (port.netdev.empty() || pfc.count(port.netdev))
+                continue;
+            PfcActual& now = pfc[port.netdev];
+            now.lldpad = lldpad;
+            if (!dcb_) {
+                now.status = PfcActual::Status::failed;
+                now.message = "no netlink socket";
+                continue;
+            }
+            dcb::DcbResult r = dcb_->get_pfc(port.netdev);
+            now.message = r.message;
+            switch (r.status) {
+            case dcb::DcbResult::Status::ok:
+                now.status = PfcActual::Status::ok;
+                now.priorities = pfc_priorities(r.state.pfc_en);
+                // DCB_CAP_DCBX_HOST 0x01: host-managed; firmware (auto) DCBX in willing
+                // mode may be overridden by the switch (DOMAIN.md §2.3, mlx5).
+                now.willing = r.dcbx && !(*r.dcbx & 0x01) && (*r.dcbx & 0x02);
+                break;
+            case dcb::DcbResult::Status::not_supported:
+                now.status = PfcActual::Status::not_supported;
+                break;
+            default:
+                now.status = PfcActual::Status::failed;
+                break;
+            }
+        }
+    }
+    Mlx4ModuleState mlx4;
+    if (any_mlx4_pfc) {
+        mlx4.file_pfctx = read_mlx4_modprobe(options_.modprobe_dir);
+        mlx4.loaded_pfctx = loaded_mlx4_pfctx();
+    }
+    Plan p = make_plan(inv, want, pfc, mlx4);
+    for (auto& [syspath, probs] : conflicts)
+        p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
+    return p;
+}
+
+std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
+    std::vector<Outcome> outcomes;
+    if (!config_.apply)
+        return outcomes;
+    for (const auto& a : plan.actions) {
+        const std::string key = action_key(a);
+        if (!attempted_.insert(key).second)
+            continue;
+        Outcome o{a, false, 0, ""};
+        switch (a.kind) {
+        case Action::Kind::mlx4_port_type: {
+            WriteResult w = write_mlx4_port_type(a.pci_address, a.port, a.value);
+            o.ok = w.ok();
+            o.error = w.error;
+            o.message = w.ok() ? "" : w.message;
+            break;
+        }
+        case Action::Kind::pfc: {
+            if (!dcb_) {
+                o.message = "no netlink socket";
+                break;
+            }
+            dcb::DcbResult r = dcb_->set_pfc(a.netdev, a.mask);
+            o.ok = r.ok();
+            o.error = r.error;
+            o.message = r.message;
+            break;
+        }
+        case Action::Kind::mlx4_modprobe:
+            try {
+                write_mlx4_modprobe(options_.modprobe_dir, a.mask);
+                o.ok = true;
+            } catch (const std::system_error& e) {
+                o.error = e.code().value();
+                o.message = e.what();
+            }
+            break;
+        }
+        if (o.ok) {
+            failures_.erase(key);
+            log::info("{}{}{} {}: {} -> {}", a.device.empty() ? "mlx4_en" : a.device,
+                      a.netdev.empty() ? "" : " ", a.netdev, a.setting,
+                      a.from.empty() ? "(none)" : a.from, a.to);
+        } else {
+            failures_[key] = o;
+            log::warning("{} {}: {} -> {} failed: {}", a.device.empty() ? "mlx4_en" : a.device,
+                         a.setting, a.from, a.to, o.message);
+        }
+        outcomes.push_back(std::move(o));
+    }
+    return outcomes;
+}
+
+std::map<std::string, std::vector<Problem>> Reconciler::failure_problems() const {
+    std::map<std::string, std::vector<Problem>> out;
+    for (const auto& [_, o] : failures_) {
+        std::string code = "apply-failed";
+        if (o.action.kind == Action::Kind::mlx4_port_type && o.error == EACCES)
+            code = "port-type-read-only"; // 0444 in SR-IOV mode (DOMAIN.md §7.1)
+        else if (o.error == EOPNOTSUPP)
+            code = "not-supported";
+        out[o.action.syspath].push_back(
+            {code, "error", fmt::format("{} {} -> {}: {}", o.action.setting, o.action.from,
+                                        o.action.to, o.message)});
+    }
+    return out;
+}
+
+} // namespace rdmad

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+//
+// The reconciler's stateful part: the desired state in force (config files, the legacy
+// mlx4.conf, D-Bus overrides and rdmad's own state file), the reads a plan needs (DCB PFC,
+// mlx4 module options), and running a plan's actions through the actuators. Bad config keeps
+// the last good desired state in force.
+#pragma once
+
+#include "actuators/dcb_client.hpp"
+#include "config/config_file.hpp"
+#include "config/desired.hpp"
+#include "reconcile/plan.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace rdmad {
+
+struct ReconcilerOptions {
+    std::string config_dir = "/etc/rdmad";               ///< rdmad.conf and conf.d/
+    std::string state_dir = "/var/lib/rdmad";            ///< state.conf (persisted overrides)
+    std::string legacy_mlx4_conf = "/etc/rdma/mlx4.conf"; ///< read at lowest precedence
+    std::string modprobe_dir = "/etc/modprobe.d";        ///< rdmad-mlx4.conf goes here
+};
+
+class Reconciler {
+  public:
+    /// `transport` may be null (no netlink): PFC then reads as failed.
+    Reconciler(ReconcilerOptions options, std::unique_ptr<dcb::NetlinkTransport> transport);
+
+    /// Read every config file again. On error the last good desired state stays in force and
+    /// the error is returned (and kept in config_error()). Warnings about the legacy
+    /// mlx4.conf go to legacy_warnings().
+    std::optional<ConfigError> reload();
+    const std::optional<ConfigError>& config_error() const { return config_error_; }
+    const std::vector<ConfigError>& legacy_warnings() const { return legacy_warnings_; }
+    /// Files in effect, lowest precedence first (the legacy file, rdmad.conf, conf.d/*,
+    /// the state file).
+    std::vector<std::string> sources() const;
+    /// `[daemon] apply`: false means observe and report, never write.
+    bool apply_enabled() const { return config_.apply; }
+
+    /// D-Bus overrides (Port.SetPortType / Port.SetPFCNoDrop), highest precedence. With
+    /// `persist` they are written to `<state_dir>/state.conf` atomically first; throws
+    /// std::system_error when that fails (and then nothing changes).
+    void override_port_type(const DeviceState& device, uint32_t port, const std::string& type,
+                            const std::vector<std::string>& current_types, bool persist);
+    void override_pfc(const DeviceState& device, const std::vector<uint8_t>& priorities,
+                      bool persist);
+
+    /// What each device of `inventory` should be, by syspath, plus legacy-file conflicts.
+    std::map<std::string, DeviceDesired> desired(const Inventory& inventory,
+                                                 std::map<std::string, std::vector<Problem>>*
+                                                     conflicts = nullptr) const;
+
+    /// Read what the plan needs (PFC of the netdevs that have a desired PFC, mlx4 module
+    /// options) and make the plan. Problems include legacy-file conflicts.
+    Plan plan(const Inventory& inventory);
+
+    struct Outcome {
+        Action action;
+        bool ok = false;
+        int error = 0;
+        std::string message;
+    };
+    /// Run `plan`'s actions not tried since the last forget(); failures are remembered and
+    /// not retried until forget(). Nothing runs when apply is off.
+    std::vector<Outcome> execute(const Plan& plan);
+    /// Allow every action to be tried again (Reload, Reconcile, a Set*, a device re-added).
+    void forget() { attempted_.clear(); }
+
+    /// Failures of the last execute() still standing, by device syspath, as problems.
+    std::map<std::string, std::vector<Problem>> failure_problems() const;
+
+  private:
+    Rule override_rule(const DeviceState& device) const;
+    void write_state_file();
+
+    ReconcilerOptions options_;
+    std::unique_ptr<dcb::NetlinkTransport> transport_;
+    std::unique_ptr<dcb::DcbClient> dcb_;
+    DesiredConfig config_;                 ///< last good: legacy + /etc files
+    std::vector<Rule> legacy_rules_;
+    std::vector<Rule> persisted_;          ///< state.conf
+    std::vector<Rule> runtime_;            ///< D-Bus overrides without persist
+    std::optional<ConfigError> config_error_;
+    std::vector<ConfigError> legacy_warnings_;
+    std::set<std::string> attempted_;
+    std::map<std::string, Outcome> failures_; ///< by action key
+};
+
+} // namespace rdmad

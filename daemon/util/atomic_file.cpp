@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include "util/atomic_file.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
+
+namespace rdmad {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& path) {
+    throw std::system_error(errno, std::generic_category(), what + " " + path);
+}
+
+} // namespace
+
+void write_file_atomically(const std::string& path, std::string_view content, mode_t mode) {
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash ? slash : 1);
+    std::string tmpl = path + ".XXXXXX";
+    std::vector<char> name(tmpl.begin(), tmpl.end());
+    name.push_back('\0');
+    int fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd < 0)
+        fail("cannot create a temporary file for", path);
+    const std::string tmp(name.data());
+    auto cleanup = [&] {
+        int saved = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        errno = saved;
+    };
+    size_t done = 0;
+    while (done < content.size()) {
+        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            cleanup();
+            fail("cannot write", tmp);
+        }
+        done += static_cast<size_t>(n);
+    }
+    if (::fchmod(fd, mode) < 0 || ::fsync(fd) < 0) {
+        cleanup();
+        fail("cannot sync", tmp);
+    }
+    if (::close(fd) < 0) {
+        ::unlink(tmp.c_str());
+        fail("cannot close", tmp);
+    }
+    if (::rename(tmp.c_str(), path.c_str()) < 0) {
+        int saved = errno;
+        ::unlink(tmp.c_str());
+        errno = saved;
+        fail("cannot rename into", path);
+    }
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        fail("cannot open directory", dir);
+    const int r = ::fsync(dfd);
+    ::close(dfd);
+    if (r < 0)
+        fail("cannot sync directory", dir);
+}
+
+} // namespace rdmad

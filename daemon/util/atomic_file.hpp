@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+//
+// Files rdmad owns are replaced atomically, so a crash (even kill -9) leaves the old or the new
+// content, never a torn file.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+
+namespace rdmad {
+
+/// Write `content` to `path`: a temporary file in the same directory, write, fsync, rename
+/// over `path`, then fsync the directory so the rename itself is durable.
+/// Throws std::system_error (with the path) on any failure; `path` is then unchanged.
+void write_file_atomically(const std::string& path, std::string_view content, mode_t mode = 0644);
+
+} // namespace rdmad
