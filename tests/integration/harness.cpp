@@ -12,8 +12,11 @@ extern "C" {
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <fstream>
+#include <glob.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sstream>
@@ -241,9 +244,173 @@ std::string Testbed::root() const {
     return s;
 }
 
+void Testbed::add(const std::string& text) {
+    GError* err = nullptr;
+    gboolean ok = umockdev_testbed_add_from_string(tb_, text.c_str(), &err);
+    std::string msg = err ? err->message : "";
+    if (err)
+        g_error_free(err);
+    INFO("umockdev_testbed_add_from_string: " << msg << "\n" << text);
+    REQUIRE(ok);
+}
+
+void Testbed::set_attr(const std::string& syspath, const std::string& name,
+                       const std::string& value) {
+    REQUIRE(fs::exists(root() + syspath));
+    umockdev_testbed_set_attribute(tb_, syspath.c_str(), name.c_str(), value.c_str());
+}
+
+void Testbed::set_link(const std::string& syspath, const std::string& name,
+                       const std::string& target) {
+    REQUIRE(fs::exists(root() + syspath));
+    umockdev_testbed_set_attribute_link(tb_, syspath.c_str(), name.c_str(), target.c_str());
+}
+
+void Testbed::uevent(const std::string& syspath, const std::string& action) {
+    INFO("uevent " << action << " " << syspath);
+    REQUIRE(fs::exists(root() + syspath));
+    umockdev_testbed_uevent(tb_, syspath.c_str(), action.c_str());
+}
+
+void Testbed::remove(const std::string& syspath) {
+    REQUIRE(fs::exists(root() + syspath));
+    umockdev_testbed_remove_device(tb_, syspath.c_str());
+}
+
+// ---- send_uevent -------------------------------------------------------------------------
+
+namespace {
+
+// MurmurHash2 as systemd's and umockdev's libudev header filters use it.
+uint32_t murmur2(const std::string& s) {
+    const uint32_t m = 0x5bd1e995;
+    const int r = 24;
+    size_t len = s.size();
+    uint32_t h = uint32_t(len);
+    const auto* data = reinterpret_cast<const unsigned char*>(s.data());
+    while (len >= 4) {
+        uint32_t k = 0;
+        std::memcpy(&k, data, 4);
+        k *= m;
+        k ^= k >> r;
+        k *= m;
+        h *= m;
+        h ^= k;
+        data += 4;
+        len -= 4;
+    }
+    switch (len) {
+    case 3:
+        h ^= uint32_t(data[2]) << 16;
+        [[fallthrough]];
+    case 2:
+        h ^= uint32_t(data[1]) << 8;
+        [[fallthrough]];
+    case 1:
+        h ^= data[0];
+        h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    return h;
+}
+
+struct UdevNetlinkHeader {
+    char prefix[8];
+    unsigned int magic;
+    unsigned int header_size;
+    unsigned int properties_off;
+    unsigned int properties_len;
+    unsigned int filter_subsystem_hash;
+    unsigned int filter_devtype_hash;
+    unsigned int filter_tag_bloom_hi;
+    unsigned int filter_tag_bloom_lo;
+};
+
+std::vector<std::string> listener_sockets(const std::string& root) {
+    std::vector<std::string> out;
+    glob_t gl;
+    if (glob((root + "/event[0-9]*").c_str(), GLOB_NOSORT, nullptr, &gl) == 0) {
+        for (size_t i = 0; i < gl.gl_pathc; ++i)
+            out.emplace_back(gl.gl_pathv[i]);
+        globfree(&gl);
+    }
+    return out;
+}
+
+} // namespace
+
+size_t uevent_listeners(const std::string& root) { return listener_sockets(root).size(); }
+
+void send_uevent(const std::string& root, const std::string& syspath, const std::string& subsystem,
+                 const std::string& action,
+                 const std::vector<std::pair<std::string, std::string>>& extra) {
+    static unsigned long long seqnum = 1000000;
+    REQUIRE(syspath.rfind("/sys/", 0) == 0);
+    std::string props;
+    auto add = [&](const std::string& k, const std::string& v) {
+        props += k + "=" + v;
+        props.push_back('\0');
+    };
+    add("ACTION", action);
+    add("DEVPATH", syspath.substr(4));
+    add("SUBSYSTEM", subsystem);
+    add("SEQNUM", std::to_string(seqnum++));
+    for (auto& [k, v] : extra)
+        add(k, v);
+    UdevNetlinkHeader nlh{};
+    std::memcpy(nlh.prefix, "libudev", 8);
+    nlh.magic = htonl(0xfeedcafe);
+    nlh.header_size = sizeof nlh;
+    nlh.properties_off = sizeof nlh;
+    nlh.properties_len = unsigned(props.size());
+    nlh.filter_subsystem_hash = htonl(murmur2(subsystem));
+    struct iovec iov[2] = {{&nlh, sizeof nlh}, {props.data(), props.size()}};
+
+    for (const auto& path : listener_sockets(root)) {
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        REQUIRE(fd >= 0);
+        struct sockaddr_un sa = {};
+        sa.sun_family = AF_UNIX;
+        std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+        if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
+            int e = errno;
+            close(fd);
+            if (e == ECONNREFUSED) { // the listener is gone (umockdev unlinks it too)
+                unlink(path.c_str());
+                continue;
+            }
+            FAIL("connect " << path << ": " << std::strerror(e));
+        }
+        struct msghdr msg = {};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = 2;
+        const auto deadline = Clock::now() + std::chrono::seconds(20);
+        for (;;) {
+            if (sendmsg(fd, &msg, 0) >= 0)
+                break;
+            int e = errno;
+            if (e == EINTR)
+                continue;
+            if (e == EAGAIN && Clock::now() < deadline) {
+                struct pollfd p = {fd, POLLOUT, 0};
+                poll(&p, 1, 100);
+                continue;
+            }
+            if (e == ECONNREFUSED)
+                break; // the listener went away meanwhile
+            close(fd);
+            FAIL("sendmsg " << action << " " << syspath << " to " << path << ": "
+                            << std::strerror(e));
+        }
+        close(fd);
+    }
+}
+
 // ---- DaemonProcess -----------------------------------------------------------------------
 
-DaemonProcess::DaemonProcess(DaemonOptions opts) {
+DaemonProcess::DaemonProcess(DaemonOptions opts, std::function<void()> while_starting) {
     const std::string rdmad = env_or_fail("RDMAD");
     const std::string umockdev_dir = env_or_empty("UMOCKDEV_DIR");
     REQUIRE(!umockdev_dir.empty());
@@ -295,8 +462,10 @@ DaemonProcess::DaemonProcess(DaemonOptions opts) {
     auto deadline = Clock::now() + std::chrono::seconds(60);
     bool ready = false;
     while (!ready && Clock::now() < deadline) {
+        if (while_starting)
+            while_starting();
         struct pollfd p = {notify_fd_, POLLIN, 0};
-        if (poll(&p, 1, 50) > 0) {
+        if (poll(&p, 1, while_starting ? 1 : 50) > 0) {
             char buf[4096];
             ssize_t n = recv(notify_fd_, buf, sizeof buf - 1, 0);
             if (n > 0) {
@@ -364,6 +533,11 @@ int DaemonProcess::stop() {
     return status_.value_or(-1);
 }
 
+void DaemonProcess::signal(int sig) {
+    REQUIRE(pid_ > 0);
+    REQUIRE(::kill(pid_, sig) == 0);
+}
+
 std::string DaemonProcess::log() const { return read_file(dir_ / "rdmad.log"); }
 
 void DaemonProcess::record() {
@@ -418,6 +592,198 @@ sdbus::Variant Client::get(const std::string& path, const std::string& iface,
                            const std::string& prop) {
     auto p = proxy(path);
     return p->getProperty(prop).onInterface(iface);
+}
+
+// ---- Signals -----------------------------------------------------------------------------
+
+json variant_json(const sdbus::Variant& v) {
+    const std::string sig = v.peekValueType();
+    if (sig == "s")
+        return v.get<std::string>();
+    if (sig == "o")
+        return std::string(v.get<sdbus::ObjectPath>());
+    if (sig == "b")
+        return v.get<bool>();
+    if (sig == "d")
+        return v.get<double>();
+    if (sig == "u")
+        return v.get<uint32_t>();
+    if (sig == "q")
+        return v.get<uint16_t>();
+    if (sig == "i")
+        return v.get<int32_t>();
+    if (sig == "t")
+        return v.get<uint64_t>();
+    if (sig == "x")
+        return v.get<int64_t>();
+    if (sig == "y")
+        return v.get<uint8_t>();
+    if (sig == "ay")
+        return v.get<std::vector<uint8_t>>();
+    if (sig == "as")
+        return v.get<std::vector<std::string>>();
+    if (sig == "ao") {
+        json a = json::array();
+        for (auto& p : v.get<std::vector<sdbus::ObjectPath>>())
+            a.push_back(std::string(p));
+        return a;
+    }
+    if (sig == "a(sss)") {
+        json a = json::array();
+        for (auto& s : v.get<std::vector<sdbus::Struct<std::string, std::string, std::string>>>())
+            a.push_back({s.get<0>(), s.get<1>(), s.get<2>()});
+        return a;
+    }
+    if (sig == "a(usss)") {
+        json a = json::array();
+        for (auto& s : v.get<std::vector<
+                 sdbus::Struct<uint32_t, std::string, std::string, std::string>>>())
+            a.push_back({s.get<0>(), s.get<1>(), s.get<2>(), s.get<3>()});
+        return a;
+    }
+    return "<signature " + sig + ">";
+}
+
+std::string Signal::summary() const {
+    std::string s = kind + " " + path + " " + iface;
+    if (kind == "changed") {
+        std::vector<std::string> names;
+        for (auto& [k, _] : props.items())
+            names.push_back(k);
+        for (auto& n : invalidated)
+            names.push_back("!" + n);
+        std::sort(names.begin(), names.end());
+        s += " ";
+        for (size_t i = 0; i < names.size(); ++i)
+            s += (i ? "," : "") + names[i];
+    }
+    return s;
+}
+
+namespace {
+bool ours(const std::string& iface) { return iface.rfind("org.rdmad1.", 0) == 0; }
+std::string join_ifaces(const std::vector<std::string>& v) {
+    std::string s;
+    for (auto& i : v)
+        if (ours(i))
+            s += (s.empty() ? "" : ",") + i;
+    return s;
+}
+} // namespace
+
+SignalRecorder::SignalRecorder(Client& client) : conn_(client.connection()) {
+    conn_.addMatch(
+        "type='signal',interface='org.freedesktop.DBus.ObjectManager',member='InterfacesAdded',"
+        "path='/org/rdmad1'",
+        [this](sdbus::Message& m) {
+            sdbus::ObjectPath path;
+            std::map<std::string, std::map<std::string, sdbus::Variant>> ifaces;
+            m >> path >> ifaces;
+            Signal s;
+            s.kind = "added";
+            s.path = path;
+            std::vector<std::string> names;
+            s.props = json::object();
+            for (auto& [iface, props] : ifaces) {
+                names.push_back(iface);
+                if (ours(iface))
+                    for (auto& [k, v] : props)
+                        s.props[k] = variant_json(v);
+            }
+            s.iface = join_ifaces(names);
+            signals_.push_back(std::move(s));
+        },
+        sdbus::floating_slot);
+    conn_.addMatch(
+        "type='signal',interface='org.freedesktop.DBus.ObjectManager',member='InterfacesRemoved',"
+        "path='/org/rdmad1'",
+        [this](sdbus::Message& m) {
+            sdbus::ObjectPath path;
+            std::vector<std::string> ifaces;
+            m >> path >> ifaces;
+            Signal s;
+            s.kind = "removed";
+            s.path = path;
+            s.iface = join_ifaces(ifaces);
+            signals_.push_back(std::move(s));
+        },
+        sdbus::floating_slot);
+    conn_.addMatch(
+        "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+        "path_namespace='/org/rdmad1'",
+        [this](sdbus::Message& m) {
+            std::string iface;
+            std::map<std::string, sdbus::Variant> changed;
+            std::vector<std::string> invalidated;
+            m >> iface >> changed >> invalidated;
+            Signal s;
+            s.kind = "changed";
+            s.path = m.getPath();
+            s.iface = iface;
+            s.props = json::object();
+            for (auto& [k, v] : changed)
+                s.props[k] = variant_json(v);
+            s.invalidated = invalidated;
+            signals_.push_back(std::move(s));
+        },
+        sdbus::floating_slot);
+}
+
+void SignalRecorder::pump(std::chrono::milliseconds max_wait) {
+    while (conn_.processPendingRequest()) {
+    }
+    auto pd = conn_.getEventLoopPollData();
+    int timeout = int(max_wait.count());
+    if (pd.timeout_usec != UINT64_MAX) {
+        // An absolute CLOCK_MONOTONIC deadline; 0 means "now".
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t now = uint64_t(ts.tv_sec) * 1000000u + uint64_t(ts.tv_nsec) / 1000u;
+        uint64_t ms = pd.timeout_usec > now ? (pd.timeout_usec - now + 999) / 1000 : 0;
+        timeout = std::min<int>(timeout, int(std::min<uint64_t>(ms, 1000000)));
+    }
+    struct pollfd p = {pd.fd, pd.events, 0};
+    poll(&p, 1, timeout);
+    while (conn_.processPendingRequest()) {
+    }
+}
+
+bool SignalRecorder::eventually(const std::function<bool()>& pred,
+                                std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+        pump(std::chrono::milliseconds(0));
+        if (pred())
+            return true;
+        if (Clock::now() >= deadline)
+            return false;
+        pump(std::chrono::milliseconds(10));
+    }
+}
+
+bool SignalRecorder::quiet(std::chrono::milliseconds period) {
+    const size_t before = signals_.size();
+    const auto deadline = Clock::now() + period;
+    while (Clock::now() < deadline) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        pump(std::min(left, std::chrono::milliseconds(20)));
+    }
+    pump(std::chrono::milliseconds(0));
+    return signals_.size() == before;
+}
+
+std::vector<std::string> SignalRecorder::summaries(size_t from) const {
+    std::vector<std::string> out;
+    for (size_t i = from; i < signals_.size(); ++i)
+        out.push_back(signals_[i].summary());
+    return out;
+}
+
+std::string SignalRecorder::dump(size_t from) const {
+    std::string s = "signals (" + std::to_string(signals_.size() - std::min(from, signals_.size())) + "):\n";
+    for (size_t i = from; i < signals_.size(); ++i)
+        s += "  " + signals_[i].summary() + " " + signals_[i].props.dump() + "\n";
+    return s;
 }
 
 // ---- Rig ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -73,10 +74,31 @@ public:
     Testbed(const Testbed&) = delete;
     Testbed& operator=(const Testbed&) = delete;
     std::string root() const;
+    UMockdevTestbed* raw() const { return tb_; }
+
+    // Hotplug helpers (REQUIRE success). `syspath` is "/sys/devices/...".
+    void add(const std::string& umockdev_text);   // umockdev_testbed_add_from_string
+    void set_attr(const std::string& syspath, const std::string& name, const std::string& value);
+    void set_link(const std::string& syspath, const std::string& name, const std::string& target);
+    void uevent(const std::string& syspath, const std::string& action); // umockdev's sender
+    void remove(const std::string& syspath);      // umockdev_testbed_remove_device (no event)
 
 private:
     UMockdevTestbed* tb_ = nullptr;
 };
+
+// A uevent written the way umockdev 0.17.16 writes it (src/uevent_sender.c: libudev netlink
+// header, ACTION/DEVPATH/SUBSYSTEM/SEQNUM) to every listener socket <root>/event<N>, plus the
+// `extra` properties, which umockdev_testbed_uevent() cannot send: its message carries only
+// those four keys (and DEVTYPE), never the device's uevent file, so umockdev_testbed_set_property
+// does not reach the receiver. Used for `move` (DEVPATH_OLD). Where umockdev aborts on EAGAIN
+// (a listener's queue of net.unix.max_dgram_qlen datagrams is full), this one waits for room:
+// bursts of any size can be sent. `syspath` need not exist (a remove after the fact).
+void send_uevent(const std::string& testbed_root, const std::string& syspath,
+                 const std::string& subsystem, const std::string& action,
+                 const std::vector<std::pair<std::string, std::string>>& extra = {});
+// Number of listener sockets (<root>/event<N>) in the testbed.
+size_t uevent_listeners(const std::string& testbed_root);
 
 struct DaemonOptions {
     std::vector<std::string> args;       // extra rdmad options
@@ -86,7 +108,8 @@ struct DaemonOptions {
 // rdmad spawned with posix_spawn; waits for READY=1 on a NOTIFY_SOCKET.
 class DaemonProcess {
 public:
-    explicit DaemonProcess(DaemonOptions opts = {});
+    // `while_starting` is called every millisecond or so until READY=1 (to race the first scan).
+    explicit DaemonProcess(DaemonOptions opts = {}, std::function<void()> while_starting = {});
     ~DaemonProcess();
     DaemonProcess(const DaemonProcess&) = delete;
     DaemonProcess& operator=(const DaemonProcess&) = delete;
@@ -94,6 +117,8 @@ public:
     // SIGKILLed). Idempotent.
     int stop();
     std::string log() const;
+    pid_t pid() const { return pid_; }
+    void signal(int sig);   // REQUIREs the daemon is running
 
 private:
     TempDir dir_{"rdmad-it-daemon"};
@@ -116,6 +141,7 @@ public:
     std::string device_by_name(const std::string& name);
     std::string link_by_name(const std::string& name);
     sdbus::Variant get(const std::string& path, const std::string& iface, const std::string& prop);
+    sdbus::IConnection& connection() { return *conn_; }
 
 private:
     std::unique_ptr<sdbus::IConnection> conn_;
@@ -138,6 +164,45 @@ struct Rig {
     std::string link_path(const std::string& name) const;
     // Stop the daemon and REQUIRE exit status 0.
     void stop_daemon();
+};
+
+// Any D-Bus value as JSON (strings, paths, numbers, arrays, structs as arrays, dicts).
+json variant_json(const sdbus::Variant& v);
+
+// One signal of rdmad's object tree as the recorder saw it.
+struct Signal {
+    std::string kind;   // "added" (InterfacesAdded), "removed", "changed" (PropertiesChanged)
+    std::string path;   // the object's path
+    std::string iface;  // org.rdmad1.* interface(s), comma-joined for added/removed
+    json props;         // changed: {name: new value}; added: the org.rdmad1 interface's properties
+    std::vector<std::string> invalidated;
+    // "added <path> <iface>", "removed <path> <iface>", "changed <path> <iface> A,B" (names
+    // sorted; invalidated ones as !name).
+    std::string summary() const;
+};
+
+// Subscribes on the client's own connection to InterfacesAdded/InterfacesRemoved at
+// /org/rdmad1 and PropertiesChanged at and below it, and records them in arrival order.
+// The match rules live as long as the connection (floating): the Rig may drop its client
+// (stop_daemon) before the recorder goes; signals are only dispatched by pump().
+class SignalRecorder {
+public:
+    explicit SignalRecorder(Client& client);
+    // Dispatch what is queued, waiting up to `max_wait` for the socket.
+    void pump(std::chrono::milliseconds max_wait);
+    // Pump until pred() holds; false on timeout.
+    bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
+    // Pump for `period`; true when no signal arrived meanwhile.
+    bool quiet(std::chrono::milliseconds period);
+    const std::vector<Signal>& signals() const { return signals_; }
+    size_t size() const { return signals_.size(); }
+    std::vector<std::string> summaries(size_t from = 0) const;
+    std::string dump(size_t from = 0) const;
+    void clear() { signals_.clear(); }
+
+private:
+    sdbus::IConnection& conn_;
+    std::vector<Signal> signals_;
 };
 
 // Problems codes of a device object in Describe().
