@@ -6,6 +6,7 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include <chrono>
 #include <string_view>
 
 namespace rdmactl {
@@ -19,6 +20,17 @@ constexpr const char* kManagerPath = "/org/rdmad1";
 constexpr std::string_view kNoSuchObject = "org.rdmad1.Error.NoSuchObject";
 constexpr std::string_view kInvalidArgument = "org.rdmad1.Error.InvalidArgument";
 constexpr std::string_view kFailed = "org.rdmad1.Error.Failed";
+constexpr std::string_view kNotSupported = "org.rdmad1.Error.NotSupported";
+constexpr std::string_view kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
+
+constexpr const char* kManagerInterface = "org.rdmad1.Manager";
+constexpr const char* kPortInterface = "org.rdmad1.Port";
+constexpr const char* kConfigureAction = "org.rdmad1.configure";
+
+// How long a configuring call may take: polkit may be asking the user for a password
+// (auth_admin_keep), and an mlx4 port type change re-creates the device. Well above
+// sd-bus's default of 25 s.
+constexpr auto kConfigureTimeout = std::chrono::seconds(150);
 
 constexpr const char* kNotRunning =
     "rdmad is not running (org.rdmad1 has no owner on the system bus)";
@@ -41,6 +53,19 @@ std::string detail(const sdbus::Error& e) {
 
 bool is_lookup_miss(const sdbus::Error& e) {
     return e.getName() == kNoSuchObject || e.getName() == kInvalidArgument;
+}
+
+// A configuring call's error: polkit's refusal names the action; the daemon's InvalidArgument
+// and NotSupported messages are for the admin as they are ("port 2 is InfiniBand...",
+// "file:line:column: reason").
+Failure configure_failure(const sdbus::Error& e) {
+    const std::string& name = e.getName();
+    if (name == kAccessDenied)
+        return Failure(std::string("not authorized (polkit action ") + kConfigureAction +
+                       "): " + detail(e));
+    if (name == kInvalidArgument || name == kNotSupported)
+        return Failure(detail(e));
+    return Failure(error_message(e));
 }
 
 } // namespace
@@ -68,6 +93,8 @@ std::string error_message(const sdbus::Error& e) {
         return "invalid argument: " + detail(e);
     if (name == kFailed)
         return "rdmad failed: " + detail(e);
+    if (name == kNotSupported)
+        return "not supported: " + detail(e);
     return detail(e) + " (" + sanitize(name) + ")";
 }
 
@@ -129,6 +156,70 @@ std::optional<std::string> Client::link_by_name(const std::string& name) {
         if (is_lookup_miss(e))
             return std::nullopt;
         throw Failure(error_message(e));
+    }
+}
+
+// The configuring calls go through a plain IProxy on our connection rather than the generated
+// proxies, for the timeout (the generated methods use sd-bus's default of 25 s).
+//
+// Interactive authorization: a client should set ALLOW_INTERACTIVE_AUTHORIZATION in the header
+// of these calls (sd_bus_message_set_allow_interactive_authorization(), or bus-wide
+// sd_bus_set_allow_interactive_authorization()) so that the daemon lets polkit ask the user.
+// sdbus-c++ 1.2 offers neither: its Message and IConnection do not expose the sd_bus_message /
+// sd_bus underneath (createBusConnection(sd_bus*) came only in sdbus-c++ 1.3). rdmad passes
+// AllowUserInteraction to polkit's CheckAuthorization on every call anyway
+// (daemon/bus/authorizer.cpp), so an authentication agent of the caller's session (e.g. the
+// desktop's, or pkttyagent) is asked regardless of the flag. rdmactl does not start a
+// pkttyagent itself, as systemctl does.
+void Client::set_port_type(const std::string& port_path, const std::string& type, bool persist) {
+    try {
+        auto proxy = sdbus::createProxy(*connection_, kBusName, port_path);
+        proxy->callMethod("SetPortType")
+            .onInterface(kPortInterface)
+            .withTimeout(kConfigureTimeout)
+            .withArguments(type, persist);
+    } catch (const sdbus::Error& e) {
+        throw configure_failure(e);
+    }
+}
+
+void Client::set_pfc_no_drop(const std::string& port_path,
+                             const std::vector<std::uint8_t>& priorities, bool persist) {
+    try {
+        auto proxy = sdbus::createProxy(*connection_, kBusName, port_path);
+        proxy->callMethod("SetPFCNoDrop")
+            .onInterface(kPortInterface)
+            .withTimeout(kConfigureTimeout)
+            .withArguments(priorities, persist);
+    } catch (const sdbus::Error& e) {
+        throw configure_failure(e);
+    }
+}
+
+std::vector<Change> Client::reconcile(bool dry_run) {
+    std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> result;
+    try {
+        auto proxy = sdbus::createProxy(*connection_, kBusName, kManagerPath);
+        proxy->callMethod("Reconcile")
+            .onInterface(kManagerInterface)
+            .withTimeout(kConfigureTimeout)
+            .withArguments(dry_run)
+            .storeResultsTo(result);
+    } catch (const sdbus::Error& e) {
+        throw configure_failure(e);
+    }
+    std::vector<Change> changes;
+    for (const auto& r : result)
+        changes.push_back({std::get<0>(r), std::get<1>(r), std::get<2>(r), std::get<3>(r)});
+    return changes;
+}
+
+void Client::reload() {
+    try {
+        auto proxy = sdbus::createProxy(*connection_, kBusName, kManagerPath);
+        proxy->callMethod("Reload").onInterface(kManagerInterface).withTimeout(kConfigureTimeout);
+    } catch (const sdbus::Error& e) {
+        throw configure_failure(e);
     }
 }
 

@@ -6,10 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace sdbus {
 class IConnection;
@@ -27,6 +29,14 @@ class Failure : public std::runtime_error {
 /// A one-line, human message for a D-Bus error (the daemon's, the bus's, or sd-bus's own).
 std::string error_message(const sdbus::Error& e);
 
+/// One difference Manager.Reconcile() found: (object path, setting, from, to).
+struct Change {
+    std::string path;
+    std::string setting;
+    std::string from;
+    std::string to;
+};
+
 class Client {
   public:
     /// Connects to the system bus, or to `host`'s over ssh when `host` is not empty. The system
@@ -43,6 +53,21 @@ class Client {
     std::optional<std::string> device_by_name(const std::string& name);
     /// Manager.GetLinkByName(); as device_by_name().
     std::optional<std::string> link_by_name(const std::string& name);
+
+    // The configuring calls (polkit action org.rdmad1.configure). They wait up to
+    // kConfigureTimeout for the reply, since polkit may be asking the user for a password, and
+    // throw Failure: "not authorized (polkit action org.rdmad1.configure): ..." for
+    // AccessDenied, the daemon's own message for InvalidArgument and NotSupported.
+
+    /// Port.SetPortType(type, persist) on the port object `port_path`.
+    void set_port_type(const std::string& port_path, const std::string& type, bool persist);
+    /// Port.SetPFCNoDrop(priorities, persist) on the port object `port_path`.
+    void set_pfc_no_drop(const std::string& port_path, const std::vector<std::uint8_t>& priorities,
+                         bool persist);
+    /// Manager.Reconcile(dry_run). A dry run needs no authorization.
+    std::vector<Change> reconcile(bool dry_run);
+    /// Manager.Reload().
+    void reload();
 
     /// The bus connection, for verbs that subscribe to signals and drive it themselves
     /// (monitor: getEventLoopPollData() + processPendingRequest(), never an event loop thread).

@@ -160,4 +160,52 @@ std::string rate_text(const json& port) {
     return fmt::format("{:g} Gb/s", rate);
 }
 
+std::string priorities_text(const json& obj, const char* key) {
+    std::vector<std::string> items;
+    for (const auto& v : array(obj, key))
+        if (v.is_number_integer())
+            items.push_back(std::to_string(v.get<std::int64_t>()));
+    return fmt::format("{}", fmt::join(items, ","));
+}
+
+std::string sync_text(const json& port) {
+    if (!port.is_object() || !port.contains("InSync") || boolean(port, "InSync"))
+        return {};
+    auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+    std::vector<std::string> diffs;
+    const std::string type = str(port, "PortType"), want_type = str(port, "DesiredPortType");
+    // "auto (ib)" is what "auto" looks like once the hardware has sensed the link.
+    const bool type_ok = want_type.empty() || type == want_type ||
+                         (want_type == "auto" && type.rfind("auto", 0) == 0);
+    if (!type_ok)
+        diffs.push_back(fmt::format("PortType {}, desired {}", dash(type), want_type));
+    const std::string pfc = priorities_text(port, "PFCNoDrop");
+    const std::string want_pfc = priorities_text(port, "DesiredPFCNoDrop");
+    // An empty DesiredPFCNoDrop is both "nothing asked" and "PFC off": name it only when
+    // nothing else explains the difference.
+    if (pfc != want_pfc && (!want_pfc.empty() || diffs.empty()))
+        diffs.push_back(fmt::format("PFCNoDrop {}, desired {}", dash(pfc), dash(want_pfc)));
+    if (diffs.empty())
+        return "not in sync";
+    return fmt::format("not in sync: {}", fmt::join(diffs, "; "));
+}
+
+std::pair<const json*, const json*> find_port(const json& doc, const std::string& path) {
+    if (path.empty() || path == "/")
+        return {nullptr, nullptr};
+    for (const auto& dev : array(doc, "Devices"))
+        if (const json* port = find_by_path(array(dev, "Ports"), path))
+            return {&dev, port};
+    return {nullptr, nullptr};
+}
+
+std::string object_label(const json& doc, const std::string& path) {
+    if (path == "/org/rdmad1")
+        return "rdmad";
+    if (auto [dev, port] = find_port(doc, path); port)
+        return fmt::format("{} port {}", str(*dev, "Name"), integer(*port, "Number"));
+    std::string name = name_of(doc, path);
+    return name.empty() ? path : name;
+}
+
 } // namespace rdmactl::doc

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rdmactl::doc {
@@ -42,5 +43,17 @@ std::string provider_text(const json& device);
 std::string transport_text(const json& port);
 /// "100 Gb/s", "2.5 Gb/s"; "" when RateGbps is unknown (negative).
 std::string rate_text(const json& port);
+/// A list of PFC priorities (PFCNoDrop, DesiredPFCNoDrop) as "3,4"; "" when empty.
+std::string priorities_text(const json& obj, const char* key);
+
+/// For a port whose InSync is false: "not in sync: PortType ib, desired eth" (and/or
+/// "PFCNoDrop -, desired 3,4"); "" when InSync is true or absent (an older daemon).
+std::string sync_text(const json& port);
+
+/// The device that has the port object `path`, and that port; {nullptr, nullptr} when none.
+std::pair<const json*, const json*> find_port(const json& doc, const std::string& path);
+/// An object path as the verbs name it: "mlx4_0 port 2", "mlx4_0", "ens1f0np0", "rdmad" for
+/// /org/rdmad1; the path itself when the document does not know it.
+std::string object_label(const json& doc, const std::string& path);
 
 } // namespace rdmactl::doc

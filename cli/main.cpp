@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // rdmactl: option parsing, verb dispatch, exit status. 0 success, 1 failure (rdmad not running
-// included), 2 usage error. No exception leaves main().
+// included), 2 usage error (found before any call to rdmad), 3 doctor found problems. No
+// exception leaves main().
 #include "client.hpp"
 #include "config.h"
 #include "table.hpp"
@@ -10,7 +11,9 @@
 #include <fmt/core.h>
 #include <sdbus-c++/Error.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <getopt.h>
@@ -26,7 +29,8 @@ constexpr int kExitUsage = 2;
 
 void print_help() {
     std::fputs("Usage: rdmactl [OPTIONS] [VERB]\n"
-               "Query rdmad, the RDMA device daemon, on the system bus (org.rdmad1).\n"
+               "Query and configure rdmad, the RDMA device daemon, on the system bus\n"
+               "(org.rdmad1).\n"
                "\n"
                "Verbs:\n"
                "  status                   show every RDMA port, the devices' problems and\n"
@@ -40,6 +44,17 @@ void print_help() {
                "                           netdevs added, removed, renamed, properties\n"
                "                           changed, rdmad stopped and started) until\n"
                "                           interrupted\n"
+               "  doctor                   list every problem with its remedy, per device;\n"
+               "                           exit status 3 when there is an error or warning\n"
+               "  set-port-type DEVICE PORT TYPE\n"
+               "                           ask port type TYPE (ib, eth or auto) for port\n"
+               "                           PORT of DEVICE (ConnectX-3 VPI)\n"
+               "  set-pfc DEVICE PRIORITIES\n"
+               "                           ask PFC no-drop priorities for DEVICE: a comma\n"
+               "                           list of 0-7 (\"3,4\"), or \"none\" to turn PFC off\n"
+               "  reconcile                apply the desired state where the hardware\n"
+               "                           differs; list what differed\n"
+               "  reload                   make rdmad read its configuration files again\n"
                "\n"
                "Options:\n"
                "  -h, --help               show this help and exit\n"
@@ -51,9 +66,15 @@ void print_help() {
                "                           JSON object per line\n"
                "  -H, --host=[USER@]HOST   talk to rdmad on HOST's system bus over ssh\n"
                "      --no-legend          print no table headers and no summary lines\n"
+               "      --persist            set-port-type, set-pfc: save the request in\n"
+               "                           rdmad's state file, so it survives restarts\n"
+               "      --dry-run            reconcile: only list what differs\n"
                "\n"
-               "Exit status: 0 success, 1 failure (also when rdmad is not running),\n"
-               "2 usage error.\n",
+               "set-port-type, set-pfc, reconcile (without --dry-run) and reload need\n"
+               "authorization (polkit action org.rdmad1.configure).\n"
+               "\n"
+               "Exit status: 0 success, 1 failure (also when rdmad is not running or\n"
+               "refuses), 2 usage error, 3 doctor found an error or warning.\n",
                stdout);
 }
 
@@ -68,9 +89,50 @@ struct Command {
     Output output;
     std::string verb = "status";
     std::vector<std::string> args;
+    bool persist = false;
+    bool dry_run = false;
+    // set-port-type, set-pfc: the checked arguments.
+    unsigned port = 0;
+    std::vector<std::uint8_t> priorities;
 };
 
-enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND };
+enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_PERSIST, ARG_DRY_RUN };
+
+bool parse_port(const std::string& text, unsigned& port) {
+    if (text.empty() || text.size() > 3 || !std::all_of(text.begin(), text.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+        }))
+        return false;
+    port = static_cast<unsigned>(std::stoul(text));
+    return port >= 1 && port <= 255; // IB port numbers are 8 bits; 0 is the switch port
+}
+
+// "none" -> {}; "3,4" -> {3, 4}. Returns the message of a usage error, "" when fine.
+std::string parse_priorities(const std::string& text, std::vector<std::uint8_t>& out) {
+    out.clear();
+    if (text == "none")
+        return {};
+    if (text.empty())
+        return "PRIORITIES must be a comma list of 0-7 or 'none'";
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', start);
+        const std::string item = text.substr(start, comma - start);
+        if (item.size() != 1 || !std::isdigit(static_cast<unsigned char>(item[0])))
+            return fmt::format("bad priority '{}': PRIORITIES must be a comma list of 0-7 or "
+                               "'none'",
+                               item);
+        const auto prio = static_cast<std::uint8_t>(item[0] - '0');
+        if (prio > 7)
+            return fmt::format("priority {} is above 7", item);
+        if (std::find(out.begin(), out.end(), prio) != out.end())
+            return fmt::format("priority {} given twice", item);
+        out.push_back(prio);
+        if (comma == std::string::npos)
+            return {};
+        start = comma + 1;
+    }
+}
 
 // Returns -1 to go on, else the exit status.
 int parse(int argc, char** argv, Command& cmd) {
@@ -80,6 +142,8 @@ int parse(int argc, char** argv, Command& cmd) {
         {"json", no_argument, nullptr, ARG_JSON},
         {"host", required_argument, nullptr, 'H'},
         {"no-legend", no_argument, nullptr, ARG_NO_LEGEND},
+        {"persist", no_argument, nullptr, ARG_PERSIST},
+        {"dry-run", no_argument, nullptr, ARG_DRY_RUN},
         {nullptr, 0, nullptr, 0},
     };
     opterr = 0; // our own messages, one line each
@@ -102,6 +166,12 @@ int parse(int argc, char** argv, Command& cmd) {
             break;
         case ARG_NO_LEGEND:
             cmd.output.legend = false;
+            break;
+        case ARG_PERSIST:
+            cmd.persist = true;
+            break;
+        case ARG_DRY_RUN:
+            cmd.dry_run = true;
             break;
         case ':':
             return usage_error(fmt::format("option '{}' needs an argument", argv[optind - 1]));
@@ -126,13 +196,42 @@ int parse(int argc, char** argv, Command& cmd) {
         if (cmd.args[0].empty())
             return usage_error("NAME must not be empty");
         wanted = 1;
+    } else if (cmd.verb == "set-port-type") {
+        if (cmd.args.size() < 3)
+            return usage_error("set-port-type needs DEVICE PORT TYPE");
+        wanted = 3;
+    } else if (cmd.verb == "set-pfc") {
+        if (cmd.args.size() < 2)
+            return usage_error("set-pfc needs DEVICE PRIORITIES");
+        wanted = 2;
     } else if (cmd.verb != "status" && cmd.verb != "list" && cmd.verb != "links" &&
-               cmd.verb != "monitor") {
+               cmd.verb != "monitor" && cmd.verb != "doctor" && cmd.verb != "reconcile" &&
+               cmd.verb != "reload") {
         return usage_error(fmt::format("unknown verb '{}'", cmd.verb));
     }
     if (cmd.args.size() > wanted)
         return usage_error(
             fmt::format("too many arguments for {}: '{}'", cmd.verb, cmd.args[wanted]));
+    if (cmd.persist && cmd.verb != "set-port-type" && cmd.verb != "set-pfc")
+        return usage_error("--persist is only for set-port-type and set-pfc");
+    if (cmd.dry_run && cmd.verb != "reconcile")
+        return usage_error("--dry-run is only for reconcile");
+
+    if (cmd.verb == "set-port-type" || cmd.verb == "set-pfc") {
+        if (cmd.args[0].empty())
+            return usage_error("DEVICE must not be empty");
+    }
+    if (cmd.verb == "set-port-type") {
+        if (!parse_port(cmd.args[1], cmd.port))
+            return usage_error(fmt::format("bad PORT '{}': a port number from 1", cmd.args[1]));
+        const std::string& type = cmd.args[2];
+        if (type != "ib" && type != "eth" && type != "auto")
+            return usage_error(fmt::format("bad TYPE '{}': ib, eth or auto", type));
+    }
+    if (cmd.verb == "set-pfc") {
+        if (std::string error = parse_priorities(cmd.args[1], cmd.priorities); !error.empty())
+            return usage_error(error);
+    }
     return -1;
 }
 
@@ -146,6 +245,17 @@ int dispatch(const Command& cmd) {
         return verb_links(client, cmd.output);
     if (cmd.verb == "monitor")
         return verb_monitor(client, cmd.output);
+    if (cmd.verb == "doctor")
+        return verb_doctor(client, cmd.output);
+    if (cmd.verb == "set-port-type")
+        return verb_set_port_type(client, cmd.output, cmd.args[0], cmd.port, cmd.args[2],
+                                  cmd.persist);
+    if (cmd.verb == "set-pfc")
+        return verb_set_pfc(client, cmd.output, cmd.args[0], cmd.priorities, cmd.persist);
+    if (cmd.verb == "reconcile")
+        return verb_reconcile(client, cmd.output, cmd.dry_run);
+    if (cmd.verb == "reload")
+        return verb_reload(client, cmd.output);
     return verb_status(client, cmd.output);
 }
 

@@ -39,9 +39,15 @@ constexpr std::array kDeviceKeys = {"Path",
                                     "PhysicalFunction",
                                     "Links",
                                     "Problems"};
-constexpr std::array kPortKeys = {
-    "Number",   "Path", "State", "PhysicalState", "LinkLayer", "Transport", "RoCEVersions",
-    "RateGbps", "Rate", "LID",   "SMLID",         "Link",      "PortType",  "GIDs"};
+constexpr std::array kPortKeys = {"Number",       "Path",
+                                  "State",        "PhysicalState",
+                                  "LinkLayer",    "Transport",
+                                  "RoCEVersions", "RateGbps",
+                                  "Rate",         "LID",
+                                  "SMLID",        "Link",
+                                  "PortType",     "DesiredPortType",
+                                  "PFCNoDrop",    "DesiredPFCNoDrop",
+                                  "InSync",       "GIDs"};
 constexpr std::array kLinkKeys = {"Path",      "Name",        "Index",      "PCIAddress", "Driver",
                                   "OperState", "RdmaCapable", "RdmaDevice", "Hint"};
 
@@ -87,6 +93,11 @@ std::vector<std::string> value_lines(const json& doc, std::string_view key, cons
                 if (auto text = reference_text(doc, p.get<std::string>()); !text.empty())
                     out.push_back(text);
         return out;
+    }
+    if (key == "PFCNoDrop" || key == "DesiredPFCNoDrop") {
+        // ay: "3,4"; empty ("-") when none.
+        std::string text = doc::priorities_text(json{{"v", v}}, "v");
+        return text.empty() ? std::vector<std::string>{} : std::vector<std::string>{text};
     }
     if (key == "RateGbps" && v.is_number() && v.get<double>() < 0)
         return {};

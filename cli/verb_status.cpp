@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// rdmactl status: every port of every RDMA device, the devices' problems, and the netdevs whose
-// hardware could do RDMA if its driver were loaded.
+// rdmactl status: every port of every RDMA device, rdmad's own problems (a bad configuration
+// file), the devices' problems, the ports not as desired, and the netdevs whose hardware could
+// do RDMA if its driver were loaded.
 #include "document.hpp"
 #include "table.hpp"
 #include "verbs.hpp"
@@ -21,6 +22,14 @@ int verb_status(Client& client, const Output& out) {
     Table table({"DEVICE", "PORT", "TRANSPORT", "STATE", "PHYS", "RATE", "NETDEV", "PROVIDER"});
     table.align_right(1);
     std::vector<std::string> problems;
+    // rdmad's own problems first: while a configuration file is bad, the desired state below
+    // is the last good one.
+    for (const auto& p : doc::array(doc, "Problems"))
+        problems.push_back(fmt::format("rdmad: {}: {}", sanitize(doc::str(p, "Severity")),
+                                       sanitize(doc::str(p, "Text"))));
+    if (doc::str(doc, "State") == "degraded" && problems.empty())
+        problems.push_back("rdmad: warning: degraded, running on a partial view of the hardware");
+    std::vector<std::string> unsynced;
     std::size_t n_ports = 0;
     for (const auto* dev : devices) {
         const std::string name = doc::str(*dev, "Name");
@@ -35,6 +44,9 @@ int verb_status(Client& client, const Output& out) {
                            doc::transport_text(*port), doc::str(*port, "State"),
                            doc::str(*port, "PhysicalState"), doc::rate_text(*port),
                            doc::name_of(doc, doc::str(*port, "Link")), provider});
+            if (std::string sync = doc::sync_text(*port); !sync.empty())
+                unsynced.push_back(fmt::format("{} port {}: {}", sanitize(name),
+                                               doc::integer(*port, "Number"), sanitize(sync)));
         }
         for (const auto& p : doc::array(*dev, "Problems"))
             problems.push_back(fmt::format("{}: {}: {}", sanitize(name),
@@ -48,11 +60,13 @@ int verb_status(Client& client, const Output& out) {
     } else {
         table.print(stdout, out.legend);
     }
-    if (!problems.empty()) {
+    if (!problems.empty() || !unsynced.empty()) {
         if (!devices.empty())
             fmt::print("\n");
         for (const auto& p : problems)
             fmt::print("{}\n", p);
+        for (const auto& u : unsynced)
+            fmt::print("{}\n", u);
     }
 
     // Hardware that can do RDMA but has no RDMA device because its driver is not loaded.
@@ -60,7 +74,7 @@ int verb_status(Client& client, const Output& out) {
     for (const auto* link : doc::links(doc)) {
         if (doc::str(*link, "RdmaCapable") != "module-not-loaded")
             continue;
-        if (first_hint && (!devices.empty() || !problems.empty()))
+        if (first_hint && (!devices.empty() || !problems.empty() || !unsynced.empty()))
             fmt::print("\n");
         first_hint = false;
         const std::string hint = doc::str(*link, "Hint");
@@ -68,9 +82,13 @@ int verb_status(Client& client, const Output& out) {
                    hint.empty() ? std::string("RDMA driver not loaded") : sanitize(hint));
     }
 
-    if (out.legend && !devices.empty())
-        fmt::print("\n{} RDMA devices, {} ports, {} problems.\n", devices.size(), n_ports,
+    if (out.legend && !devices.empty()) {
+        fmt::print("\n{} RDMA devices, {} ports, {} problems", devices.size(), n_ports,
                    problems.size());
+        if (!unsynced.empty())
+            fmt::print(", {} not in sync", unsynced.size());
+        fmt::print(".\n");
+    }
     return 0;
 }
 

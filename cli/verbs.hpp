@@ -6,9 +6,14 @@
 
 #include "client.hpp"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace rdmactl {
+
+/// Exit status of doctor when rdmad reports an error or a warning.
+constexpr int kExitProblems = 3;
 
 struct Output {
     bool json = false;  // --json: the Describe() document, or the part the verb covers
@@ -24,5 +29,17 @@ int verb_show(Client& client, const Output& out, const std::string& name);
 int verb_links(Client& client, const Output& out);
 /// Prints one line per change rdmad signals until SIGINT or SIGTERM (then returns 0).
 int verb_monitor(Client& client, const Output& out);
+/// Port.SetPortType on port `port` of `device`; prints the request and how the port stands.
+int verb_set_port_type(Client& client, const Output& out, const std::string& device, unsigned port,
+                       const std::string& type, bool persist);
+/// Port.SetPFCNoDrop on the device's port 1 (PFC is per device); `priorities` already checked.
+int verb_set_pfc(Client& client, const Output& out, const std::string& device,
+                 const std::vector<std::uint8_t>& priorities, bool persist);
+/// Manager.Reconcile: a table OBJECT SETTING FROM TO, or a JSON array.
+int verb_reconcile(Client& client, const Output& out, bool dry_run);
+/// Manager.Reload: prints nothing on success.
+int verb_reload(Client& client, const Output& out);
+/// Every problem, grouped per object; returns kExitProblems when one is an error or warning.
+int verb_doctor(Client& client, const Output& out);
 
 } // namespace rdmactl

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+//
+// The verbs that change the desired state (polkit action org.rdmad1.configure):
+// set-port-type, set-pfc, reconcile, reload. Their arguments are checked in main.cpp before
+// any call; what rdmad then makes of the request shows in status and doctor.
+#include "document.hpp"
+#include "table.hpp"
+#include "verbs.hpp"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace rdmactl {
+
+namespace {
+
+using nlohmann::json;
+
+// The device `name` and its port `number` in `doc`; Failure when either is missing.
+std::pair<const json*, const json*> lookup_port(Client& client, const json& doc,
+                                                const std::string& name, unsigned number,
+                                                bool any_port) {
+    const auto path = client.device_by_name(name);
+    const json* dev = path ? doc::find_by_path(doc::array(doc, "Devices"), *path) : nullptr;
+    if (!dev)
+        throw Failure("no RDMA device named " + sanitize(name));
+    const auto ports = doc::ports(*dev);
+    for (const auto* port : ports)
+        if (doc::integer(*port, "Number") == number)
+            return {dev, port};
+    if (any_port && !ports.empty())
+        return {dev, ports.front()};
+    throw Failure(fmt::format("{} has no port {}", sanitize(name), number));
+}
+
+// The daemon's "[3,4]" for PFC priorities as the verbs print them: "3,4", "" for "[]".
+std::string change_value(const std::string& v) {
+    if (v.size() >= 2 && v.front() == '[' && v.back() == ']')
+        return v.substr(1, v.size() - 2);
+    return v;
+}
+
+} // namespace
+
+int verb_set_port_type(Client& client, const Output& out, const std::string& device, unsigned port,
+                       const std::string& type, bool persist) {
+    (void)out;
+    json doc = client.describe();
+    auto [dev, p] = lookup_port(client, doc, device, port, false);
+    (void)dev;
+    client.set_port_type(doc::str(*p, "Path"), type, persist);
+    // Nothing more: rdmad replies when it has taken the request, before it has applied it, so
+    // a Describe() now would show the old state. status and doctor show the outcome.
+    fmt::print("{} port {}: port type {} requested{}\n", sanitize(device), port, type,
+               persist ? " (persistent)" : "");
+    return 0;
+}
+
+int verb_set_pfc(Client& client, const Output& out, const std::string& device,
+                 const std::vector<std::uint8_t>& priorities, bool persist) {
+    (void)out;
+    json doc = client.describe();
+    // PFC is per device (on every port's netdev): any port object will do, port 1 first.
+    auto [dev, p] = lookup_port(client, doc, device, 1, true);
+    (void)dev;
+    client.set_pfc_no_drop(doc::str(*p, "Path"), priorities, persist);
+    std::vector<std::string> items;
+    for (auto prio : priorities)
+        items.push_back(std::to_string(prio));
+    fmt::print("{}: {} requested{}\n", sanitize(device),
+               items.empty() ? std::string("PFC off")
+                             : fmt::format("PFC no-drop priorities {}", fmt::join(items, ",")),
+               persist ? " (persistent)" : "");
+    return 0;
+}
+
+int verb_reconcile(Client& client, const Output& out, bool dry_run) {
+    const auto changes = client.reconcile(dry_run);
+    // Named after the call: a port type change may have renamed or re-created the device,
+    // but its object path stays.
+    const json doc = changes.empty() ? json() : client.describe();
+    if (out.json) {
+        json list = json::array();
+        for (const auto& c : changes)
+            list.push_back({{"path", c.path},
+                            {"object", doc::object_label(doc, c.path)},
+                            {"setting", c.setting},
+                            {"from", change_value(c.from)},
+                            {"to", change_value(c.to)}});
+        print_json(list);
+        return 0;
+    }
+    if (changes.empty()) {
+        if (out.legend)
+            fmt::print("Nothing to change.\n");
+        return 0;
+    }
+    Table table({"OBJECT", "SETTING", "FROM", "TO"});
+    for (const auto& c : changes)
+        table.add_row(
+            {doc::object_label(doc, c.path), c.setting, change_value(c.from), change_value(c.to)});
+    table.print(stdout, out.legend);
+    if (out.legend)
+        fmt::print("\n{} {}{}.\n", changes.size(), changes.size() == 1 ? "change" : "changes",
+                   dry_run ? " to make (dry run, nothing applied)"
+                           : " requested ('rdmactl doctor' shows any that failed)");
+    return 0;
+}
+
+int verb_reload(Client& client, const Output& out) {
+    (void)out;
+    client.reload();
+    return 0;
+}
+
+} // namespace rdmactl
