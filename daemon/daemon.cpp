@@ -188,6 +188,16 @@ ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
     return changes;
 }
 
+void Daemon::publish_now() {
+    try {
+        publish();
+    } catch (const std::exception& e) {
+        log::error("publish failed: {}", e.what());
+        full_resync_ = true;
+        schedule_pass(0);
+    }
+}
+
 void Daemon::reload_config() {
     if (auto err = reconciler_->reload())
         log::error("{}", err->to_string());
@@ -246,7 +256,7 @@ void Daemon::set_port_type(const std::string& sender, const std::string& syspath
             reply->returnError(sdbus::Error(errors::Failed, e.what()));
             return;
         }
-        schedule_pass(0);
+        publish_now(); // the reply comes after the bus shows the new desired state
         reply->returnResults();
     });
 }
@@ -284,7 +294,7 @@ void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
             reply->returnError(sdbus::Error(errors::Failed, e.what()));
             return;
         }
-        schedule_pass(0);
+        publish_now(); // the reply comes after the bus shows the new desired state
         reply->returnResults();
     });
 }
@@ -318,7 +328,7 @@ void Daemon::reload(const std::string& sender, sdbus::Result<>&& result) {
             return;
         }
         auto err = reconciler_->reload();
-        schedule_pass(0);
+        publish_now();
         if (err)
             reply->returnError(sdbus::Error(errors::InvalidArgument, err->to_string()));
         else

@@ -56,6 +56,8 @@ class Daemon final : public Controller {
     /// of `inv` (port Desired*, PFCNoDrop, InSync, problems). Returns the plan's changes.
     ChangeList reconcile_into(Inventory& inv, bool dry_run);
     void reload_config();
+    /// publish() at once (after a D-Bus call changed the desired state), errors logged.
+    void publish_now();
     const DeviceState* device_at(const std::string& syspath) const;
     void pass();
     void publish();

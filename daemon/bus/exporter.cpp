@@ -101,9 +101,11 @@ void Exporter::publish(const Inventory& inventory) {
     remove_missing(ports_, ports);
     remove_missing(devices_, devices);
     remove_missing(links_, links);
-    add_or_update(connection_, controller_, links_, links);
+    // Devices, then their ports, then links: a link's RdmaDevice then names an announced
+    // device (a device's Links may name a link announced right after it in the same burst).
     add_or_update(connection_, controller_, devices_, devices);
     add_or_update(connection_, controller_, ports_, ports);
+    add_or_update(connection_, controller_, links_, links);
 }
 
 } // namespace rdmad

@@ -86,7 +86,8 @@ void Scanner::read_link_at(const std::string& syspath) {
         return;
     }
     incomplete_.erase(syspath);
-    if (auto it = links_.find(link->index); it != links_.end() && it->second.syspath != syspath) {
+    if (auto it = links_.find(link->index); it != links_.end() && it->second.syspath != syspath &&
+                                            sysfs::exists(it->second.syspath)) {
         log::warning("{}: ifindex {} already belongs to {}; netdev not exported", syspath,
                      link->index, it->second.syspath);
         return;
@@ -172,8 +173,16 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         dirty_devices_.insert(ev.syspath);
         dirty_verbs_ = true; // a new or renamed ibdev changes what `ibdev` files name
     } else if (ev.subsystem == "net") {
-        if (ev.action == "move" && !ev.devpath_old.empty())
-            dirty_links_.erase("/sys" + ev.devpath_old);
+        if (ev.action == "move" && !ev.devpath_old.empty()) {
+            // A rename keeps the ifindex: forget the old path, the re-read takes its place.
+            const std::string old_syspath = "/sys" + ev.devpath_old;
+            dirty_links_.erase(old_syspath);
+            for (auto it = links_.begin(); it != links_.end(); ++it)
+                if (it->second.syspath == old_syspath) {
+                    links_.erase(it);
+                    break;
+                }
+        }
         dirty_links_.insert(ev.syspath);
     } else if (ev.subsystem == "infiniband_verbs") {
         dirty_verbs_ = true;

@@ -271,10 +271,15 @@ std::set<std::string> object_paths(const json& described) {
 
 // ObjectManager semantics: a signal names (in an object-path value) only objects that exist
 // at that point: announced before (or at start-up) and not yet removed.
+// Every object path a signal carries names an object that exists, or one announced later in
+// the same burst: devices and links refer to each other, so in a burst that adds both, one of
+// them is announced first (the ObjectManager convention: references resolve once the burst is
+// out). A path that was removed and not added again is never named.
 void check_no_dangling_references(const SignalRecorder& rec, size_t from, std::set<std::string> known) {
     std::vector<std::string> bad;
-    for (size_t i = from; i < rec.signals().size(); ++i) {
-        const Signal& s = rec.signals()[i];
+    const auto& sigs = rec.signals();
+    for (size_t i = from; i < sigs.size(); ++i) {
+        const Signal& s = sigs[i];
         if (s.kind == "added")
             known.insert(s.path);
         if (s.kind == "removed") {
@@ -284,11 +289,16 @@ void check_no_dangling_references(const SignalRecorder& rec, size_t from, std::s
         std::vector<std::string> refs;
         for (auto& [k, v] : s.props.items())
             collect_paths(v, refs);
-        for (auto& r : refs)
-            // A device lists its ports, announced right after it (children after parents).
-            if (!known.count(r) && r.rfind(s.path + "/", 0) != 0)
+        for (auto& r : refs) {
+            if (known.count(r))
+                continue;
+            bool added_later = false;
+            for (size_t j = i + 1; j < sigs.size() && !added_later; ++j)
+                added_later = sigs[j].kind == "added" && sigs[j].path == r;
+            if (!added_later)
                 bad.push_back("signal #" + std::to_string(i - from) + " (" + s.summary() +
                               ") names " + r + ", not (yet / any more) an object");
+        }
     }
     std::string msg;
     for (auto& b : bad)
