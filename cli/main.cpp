@@ -267,8 +267,23 @@ int fail(const std::string& message) {
 
 } // namespace
 
+std::string terminal_safe_json(std::string text) {
+    // With ensure_ascii, nlohmann escapes every character above U+007F (C1 controls such as
+    // U+009B CSI included) and below U+0020; DEL (0x7f) is the one control left raw.
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        if (c == '\x7f')
+            out += "\\u007f";
+        else
+            out += c;
+    }
+    return out;
+}
+
 void print_json(const nlohmann::json& value) {
-    fmt::print("{}\n", value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", terminal_safe_json(value.dump(2, ' ', true,
+                                                      nlohmann::json::error_handler_t::replace)));
 }
 
 int run(int argc, char** argv) {

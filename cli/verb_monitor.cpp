@@ -282,7 +282,8 @@ void Monitor::emit_line(const std::string& line) {
 }
 
 void Monitor::emit_json(const nlohmann::ordered_json& event) {
-    emit_line(event.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+    emit_line(terminal_safe_json(
+        event.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace)));
 }
 
 std::string Monitor::name_of(const std::string& path) const {

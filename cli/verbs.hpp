@@ -23,6 +23,10 @@ struct Output {
 /// Prints `value` as pretty JSON (2-space indent), the form every --json output takes.
 void print_json(const nlohmann::json& value);
 
+/// JSON text made safe for a terminal: DEL escaped as \u007f (dump with ensure_ascii escapes
+/// every other control character).
+std::string terminal_safe_json(std::string text);
+
 int verb_status(Client& client, const Output& out);
 int verb_list(Client& client, const Output& out);
 int verb_show(Client& client, const Output& out, const std::string& name);

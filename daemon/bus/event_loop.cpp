@@ -17,7 +17,8 @@ BusEventSource::BusEventSource(sd_event* event, sdbus::IConnection& connection)
     r = sd_event_source_set_prepare(io_, on_prepare);
     if (r < 0)
         throw std::system_error(-r, std::generic_category(), "sd_event_source_set_prepare");
-    r = sd_event_add_time(event, &timer_, CLOCK_MONOTONIC, UINT64_MAX, 0, on_timer, this);
+    // Accuracy 1 ms, not sd-event's default 250 ms slack: sd-bus timeouts are precise.
+    r = sd_event_add_time(event, &timer_, CLOCK_MONOTONIC, UINT64_MAX, 1000, on_timer, this);
     if (r < 0)
         throw std::system_error(-r, std::generic_category(), "sd_event_add_time (bus)");
     sd_event_source_set_enabled(timer_, SD_EVENT_OFF);

@@ -72,7 +72,8 @@ TEST_CASE("a missing SUSE shared provider names both of its packages") {
     auto d = healthy();
     d.provider_installed = false;
     d.provider_package = "libibverbs libmlx5-1";
-    const auto& p = find_code(device_problems(d), "provider-missing");
+    const auto problems = device_problems(d); // find_code returns into this vector
+    const auto& p = find_code(problems, "provider-missing");
     CHECK_THAT(p.text, Contains("libibverbs libmlx5-1"));
 }
 
