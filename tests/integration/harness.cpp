@@ -410,7 +410,8 @@ void send_uevent(const std::string& root, const std::string& syspath, const std:
 
 // ---- DaemonProcess -----------------------------------------------------------------------
 
-DaemonProcess::DaemonProcess(DaemonOptions opts, std::function<void()> while_starting) {
+DaemonProcess::DaemonProcess(DaemonOptions opts, std::function<void()> while_starting,
+                             std::map<std::string, std::string> extra_env) {
     const std::string rdmad = env_or_fail("RDMAD");
     const std::string umockdev_dir = env_or_empty("UMOCKDEV_DIR");
     REQUIRE(!umockdev_dir.empty());
@@ -436,14 +437,18 @@ DaemonProcess::DaemonProcess(DaemonOptions opts, std::function<void()> while_sta
     argv.push_back(rdmad);
     for (auto& a : opts.args)
         argv.push_back(a);
+    std::map<std::string, std::string> set_env = {
+        {"NOTIFY_SOCKET", notify.string()},
+        {"STATE_DIRECTORY", (dir_ / "state").string()},
+        {"RUNTIME_DIRECTORY", (dir_ / "runtime").string()},
+        {"CONFIGURATION_DIRECTORY", (dir_ / "config").string()},
+        {"SYSTEMD_DEVICE_VERIFY_SYSFS", "0"},
+        {"UMOCKDEV_DIR", umockdev_dir}};
+    for (auto& [k, v] : extra_env)
+        set_env[k] = v;
     auto env = make_env({"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS",
                          "LISTEN_PID", "INVOCATION_ID", "JOURNAL_STREAM"},
-                        {{"NOTIFY_SOCKET", notify.string()},
-                         {"STATE_DIRECTORY", (dir_ / "state").string()},
-                         {"RUNTIME_DIRECTORY", (dir_ / "runtime").string()},
-                         {"CONFIGURATION_DIRECTORY", (dir_ / "config").string()},
-                         {"SYSTEMD_DEVICE_VERIFY_SYSFS", "0"},
-                         {"UMOCKDEV_DIR", umockdev_dir}});
+                        set_env);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);

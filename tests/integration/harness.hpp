@@ -109,7 +109,9 @@ struct DaemonOptions {
 class DaemonProcess {
 public:
     // `while_starting` is called every millisecond or so until READY=1 (to race the first scan).
-    explicit DaemonProcess(DaemonOptions opts = {}, std::function<void()> while_starting = {});
+    // `env` adds to or overrides its environment (e.g. CONFIGURATION_DIRECTORY, STATE_DIRECTORY).
+    explicit DaemonProcess(DaemonOptions opts = {}, std::function<void()> while_starting = {},
+                           std::map<std::string, std::string> env = {});
     ~DaemonProcess();
     DaemonProcess(const DaemonProcess&) = delete;
     DaemonProcess& operator=(const DaemonProcess&) = delete;

@@ -1,0 +1,881 @@
+// SPDX-License-Identifier: MIT
+//
+// Reconciliation: desired state (rdmad.conf(5), Port.SetPortType/SetPFCNoDrop, the state file)
+// applied by the real rdmad to a umockdev testbed, checked on the files it writes (inotify) and
+// over D-Bus.
+//
+// Contract under test: dbus/org.rdmad1.Port.xml, dbus/org.rdmad1.Manager.xml,
+// man/rdmad.conf.5.scd, man/org.rdmad1.5.scd (AUTHORIZATION), /work/shared/DOMAIN.md §1.3
+// (mlx4_portN: "eth\n" with the newline; port 2 before port 1 when port 1 becomes Ethernet;
+// 0444 -> EACCES; a change re-creates the RDMA device), §2 (PFC: EOPNOTSUPP without dcbnl_ops;
+// mlx4_en pfctx/pfcrx module options), §7.
+//
+// Testbed notes: mlx4_portN are regular files here, so a write without O_TRUNC leaves the tail
+// of a longer old value ("eth\n" then "ib\n" reads "ib\n\n"); where that matters the test first
+// rewrites the file to a 3-byte value of the same meaning ("eth" without its newline, which the
+// daemon parses the same), so the file then holds exactly what the daemon wrote.
+#include "harness.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <atomic>
+#include <random>
+#include <spawn.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+using namespace it;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// procfs-hfi1-mlx4-mlx5: a 2-port mlx4 (ConnectX-3 VPI) at 0000:03:00.0 whose mlx4_port1 and
+// mlx4_port2 read "ib\n", an mlx5 at 0000:04:00.0 (one InfiniBand port), an hfi1 at 0000:05:00.0.
+const std::string kHost = "procfs-hfi1-mlx4-mlx5";
+const std::string kMlx4Pci = "/sys/devices/pci0000:02/0000:02:00.0/0000:03:00.0";
+const std::string kMlx4Ib = kMlx4Pci + "/infiniband/mlx4_0";
+
+const std::string kEthEth = "[[rule]]\npci_address = \"0000:03:00.0\"\nport_type = [\"eth\", \"eth\"]\n";
+
+// ---- inotify on testbed files ----------------------------------------------------------
+
+struct Write {
+    std::string name;    // the label given to watch()
+    std::string content; // the file right after the writer closed it
+};
+
+class WriteWatch {
+public:
+    WriteWatch() {
+        fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        REQUIRE(fd_ >= 0);
+    }
+    ~WriteWatch() { close(fd_); }
+    void watch(const std::string& path, const std::string& name) {
+        int wd = inotify_add_watch(fd_, path.c_str(), IN_CLOSE_WRITE);
+        INFO("inotify_add_watch " << path << ": " << std::strerror(errno));
+        REQUIRE(wd >= 0);
+        names_[wd] = {name, path};
+    }
+    // Collect what arrives for `period`.
+    void pump(std::chrono::milliseconds period) {
+        const auto deadline = Clock::now() + period;
+        do {
+            struct pollfd p = {fd_, POLLIN, 0};
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            poll(&p, 1, int(std::max<long>(0, std::min<long>(left.count(), 20))));
+            alignas(inotify_event) char buf[4096];
+            for (;;) {
+                ssize_t n = read(fd_, buf, sizeof buf);
+                if (n <= 0)
+                    break;
+                for (char* at = buf; at < buf + n;) {
+                    auto* ev = reinterpret_cast<inotify_event*>(at);
+                    if ((ev->mask & IN_CLOSE_WRITE) && names_.count(ev->wd))
+                        writes_.push_back({names_[ev->wd].first, read_file(names_[ev->wd].second)});
+                    at += sizeof(inotify_event) + ev->len;
+                }
+            }
+        } while (Clock::now() < deadline);
+    }
+    bool wait_for(size_t n, std::chrono::milliseconds timeout) {
+        const auto deadline = Clock::now() + timeout;
+        while (writes_.size() < n && Clock::now() < deadline)
+            pump(20ms);
+        return writes_.size() >= n;
+    }
+    const std::vector<Write>& writes() const { return writes_; }
+    std::string dump() const {
+        std::string s = "writes (" + std::to_string(writes_.size()) + "):";
+        for (auto& w : writes_)
+            s += " " + w.name + "=" + json(w.content).dump();
+        return s;
+    }
+    void clear() {
+        pump(0ms);
+        writes_.clear();
+    }
+
+private:
+    int fd_ = -1;
+    std::map<int, std::pair<std::string, std::string>> names_;
+    std::vector<Write> writes_;
+};
+
+// ---- a rig with its own configuration, state and modprobe directories ------------------
+
+struct RRig {
+    explicit RRig(const std::string& host) : testbed(host) {
+        fs::create_directories(cfg.path() / "etc");
+        fs::create_directories(cfg.path() / "state");
+        fs::create_directories(cfg.path() / "modprobe.d");
+    }
+    PrivateBus bus;
+    Testbed testbed;
+    TempDir cfg{"rdmad-it-reconcile"};
+    std::unique_ptr<DaemonProcess> daemon;
+    std::unique_ptr<Client> client;
+
+    std::string config_file() const { return (cfg.path() / "etc" / "rdmad.conf").string(); }
+    std::string state_dir() const { return (cfg.path() / "state").string(); }
+    std::string state_file() const { return state_dir() + "/state.conf"; }
+    std::string modprobe_dir() const { return (cfg.path() / "modprobe.d").string(); }
+    std::string tb(const std::string& syspath) const { return testbed.root() + syspath; }
+    void config(const std::string& text) { write_file(config_file(), text); }
+
+    void start(std::vector<std::string> wrapper = {}) {
+        DaemonOptions o;
+        o.args = {"--legacy-mlx4-conf=" + (cfg.path() / "no-mlx4.conf").string(),
+                  "--modprobe-dir=" + modprobe_dir()};
+        o.wrapper = std::move(wrapper);
+        daemon = std::make_unique<DaemonProcess>(
+            std::move(o), std::function<void()>{},
+            std::map<std::string, std::string>{
+                {"CONFIGURATION_DIRECTORY", (cfg.path() / "etc").string()},
+                {"STATE_DIRECTORY", state_dir()}});
+        client = std::make_unique<Client>();
+    }
+    void stop() {
+        client.reset();
+        REQUIRE(daemon->stop() == 0);
+        daemon.reset();
+    }
+    void kill9() {
+        client.reset();
+        ::kill(daemon->pid(), SIGKILL);
+        daemon->stop();
+        daemon.reset();
+    }
+
+    json describe() { return client->describe(); }
+    json device(const std::string& name) {
+        const json all = describe();
+        for (auto& d : all["Devices"])
+            if (d.value("Name", "") == name)
+                return d;
+        return json();
+    }
+    json port(const std::string& dev, unsigned n) {
+        json d = device(dev);
+        if (d.is_null())
+            return json();
+        for (auto& p : d["Ports"])
+            if (p.value("Number", 0u) == n)
+                return p;
+        return json();
+    }
+    std::string port_path(const std::string& dev, unsigned n) {
+        json p = port(dev, n);
+        INFO("no port " << n << " on " << dev << "\n" << describe().dump(1));
+        REQUIRE(p.is_object());
+        return p["Path"].get<std::string>();
+    }
+    std::string manager_state() {
+        return client->get("/org/rdmad1", "org.rdmad1.Manager", "State").get<std::string>();
+    }
+    json manager_problems() {
+        return variant_json(client->get("/org/rdmad1", "org.rdmad1.Manager", "Problems"));
+    }
+
+    // Poll Describe() until pred holds (the daemon applies and re-reads asynchronously).
+    bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 5s) {
+        const auto deadline = Clock::now() + timeout;
+        for (;;) {
+            if (pred())
+                return true;
+            if (Clock::now() >= deadline)
+                return false;
+            std::this_thread::sleep_for(20ms);
+        }
+    }
+
+    void set_port_type(const std::string& dev, unsigned n, const std::string& type, bool persist) {
+        client->proxy(port_path(dev, n))
+            ->callMethod("SetPortType")
+            .onInterface("org.rdmad1.Port")
+            .withArguments(type, persist);
+    }
+    void set_pfc(const std::string& dev, unsigned n, const std::vector<uint8_t>& prios,
+                 bool persist) {
+        client->proxy(port_path(dev, n))
+            ->callMethod("SetPFCNoDrop")
+            .onInterface("org.rdmad1.Port")
+            .withArguments(prios, persist);
+    }
+    std::vector<std::vector<std::string>> reconcile(bool dry_run) {
+        std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> v;
+        client->manager()
+            .callMethod("Reconcile")
+            .onInterface("org.rdmad1.Manager")
+            .withArguments(dry_run)
+            .storeResultsTo(v);
+        std::vector<std::vector<std::string>> out;
+        for (auto& s : v)
+            out.push_back({s.get<0>(), s.get<1>(), s.get<2>(), s.get<3>()});
+        return out;
+    }
+    void reload() { client->manager().callMethod("Reload").onInterface("org.rdmad1.Manager"); }
+};
+
+// The D-Bus error a call raises: "name: message", or "" when it succeeds.
+std::pair<std::string, std::string> error_of(const std::function<void()>& call) {
+    try {
+        call();
+    } catch (const sdbus::Error& e) {
+        return {e.getName(), e.getMessage()};
+    }
+    return {"", ""};
+}
+
+std::vector<std::string> codes(const json& device) { return problem_codes(device); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+std::string problem_text(const json& device, const std::string& code) {
+    for (auto& p : device.value("Problems", json::array()))
+        if (p.value("Code", "") == code)
+            return p.value("Text", "");
+    return "";
+}
+
+// umockdev text of mlx4_0 (procfs-hfi1-mlx4-mlx5) as the kernel re-creates it after a port
+// type change: both ports on the Ethernet link layer.
+std::string mlx4_ib_text(const std::string& pci_devpath, const std::string& name,
+                         const std::string& link_layer) {
+    std::string s = "P: " + pci_devpath + "/infiniband/" + name +
+                    "\nE: SUBSYSTEM=infiniband\nE: NAME=" + name +
+                    "\nA: board_id=SM_1141000001000\\n\nL: device=../../../" +
+                    pci_devpath.substr(pci_devpath.rfind('/') + 1) +
+                    "\nA: fw_ver=2.31.5050\\n\nA: hca_type=MT4099\\n\nA: node_type=1: CA\\n\n";
+    for (int p = 1; p <= 2; ++p) {
+        const std::string pp = "A: ports/" + std::to_string(p) + "/";
+        s += pp + "link_layer=" + link_layer + "\\n\n" + pp + "phys_state=5: LinkUp\\n\n" + pp +
+             "rate=40 Gb/sec (4X QDR)\\n\n" + pp + "state=4: ACTIVE\\n\n";
+    }
+    return s + "\n";
+}
+
+std::string mlx4_pci_text(const std::string& devpath, const std::string& p1,
+                          const std::string& p2) {
+    const std::string slot = devpath.substr(devpath.rfind('/') + 1);
+    return "P: " + devpath +
+           "\nE: SUBSYSTEM=pci\nE: DRIVER=mlx4_core\nE: PCI_CLASS=28000\nE: PCI_ID=15B3:1003\n"
+           "E: PCI_SUBSYS_ID=15B3:0050\nE: PCI_SLOT_NAME=" + slot +
+           "\nA: class=0x028000\\n\nA: device=0x1003\\n\n"
+           "L: driver=../../../../bus/pci/drivers/mlx4_core\nA: mlx4_port1=" + p1 +
+           "\\n\nA: mlx4_port2=" + p2 +
+           "\\n\nA: subsystem_device=0x0050\\n\nA: subsystem_vendor=0x15b3\\n\n"
+           "A: vendor=0x15b3\\n\n\n";
+}
+
+// A process of our own (polkit mock), SIGTERMed on destruction.
+class Child {
+public:
+    explicit Child(const std::vector<std::string>& argv) {
+        std::vector<std::string> env;
+        for (char** e = environ; *e; ++e) {
+            std::string kv = *e;
+            if (kv.rfind("LD_PRELOAD=", 0) == 0 || kv.rfind("UMOCKDEV_DIR=", 0) == 0)
+                continue;
+            env.push_back(kv);
+        }
+        std::vector<char*> a, e;
+        auto args = argv;
+        for (auto& s : args)
+            a.push_back(s.data());
+        a.push_back(nullptr);
+        for (auto& s : env)
+            e.push_back(s.data());
+        e.push_back(nullptr);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+        int rc = posix_spawn(&pid_, args[0].c_str(), &fa, nullptr, a.data(), e.data());
+        posix_spawn_file_actions_destroy(&fa);
+        if (rc != 0)
+            FAIL("cannot spawn " << args[0] << ": " << std::strerror(rc));
+    }
+    ~Child() {
+        if (pid_ > 0) {
+            kill(pid_, SIGTERM);
+            int st;
+            for (int i = 0; i < 500 && waitpid(pid_, &st, WNOHANG) == 0; ++i)
+                std::this_thread::sleep_for(10ms);
+            if (waitpid(pid_, &st, WNOHANG) == 0) {
+                kill(pid_, SIGKILL);
+                waitpid(pid_, &st, 0);
+            }
+        }
+        unlink(log_.c_str());
+    }
+    std::string log() const { return read_file(log_); }
+
+private:
+    pid_t pid_ = -1;
+    std::string log_ = "/tmp/rdmad-it-polkitd." + std::to_string(getpid()) + ".log";
+};
+
+bool name_has_owner(Client& c, const std::string& name) {
+    auto p = sdbus::createProxy(c.connection(), "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    bool owned = false;
+    p->callMethod("NameHasOwner").onInterface("org.freedesktop.DBus").withArguments(name).storeResultsTo(owned);
+    return owned;
+}
+
+// Make the private bus reachable for uid 65534: the socket lives in a 0700 mkdtemp directory.
+void open_bus_to_everyone(const std::string& address) {
+    auto at = address.find("unix:path=");
+    REQUIRE(at == 0);
+    std::string path = address.substr(10, address.find(',') - 10);
+    REQUIRE(chmod(fs::path(path).parent_path().c_str(), 0755) == 0);
+    REQUIRE(chmod(path.c_str(), 0777) == 0);
+}
+
+// dbus-send as `nobody` (or root): "" on success, else the error name dbus-send prints.
+RunResult call_as(bool nobody, const std::string& address, const std::string& path,
+                  const std::string& method, const std::vector<std::string>& args) {
+    std::vector<std::string> argv;
+    if (nobody)
+        argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    argv.insert(argv.end(), {"dbus-send", "--bus=" + address, "--print-reply",
+                             "--dest=org.rdmad1", path, method});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_program(argv);
+}
+
+} // namespace
+
+// ---- 1. mlx4 port type ------------------------------------------------------------------
+
+TEST_CASE("reconcile: mlx4 eth/eth writes port 2 then port 1, exactly \"eth\\n\", then InSync",
+          "[reconcile]") {
+    RRig r(kHost);
+    r.config(kEthEth);
+    WriteWatch w;
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port1"), "port1");
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port2"), "port2");
+    r.start();
+    INFO(w.dump());
+    REQUIRE(w.wait_for(2, 5s));
+    w.pump(200ms);
+    INFO(w.dump());
+    REQUIRE(w.writes().size() == 2);
+    // DOMAIN.md §1.3/§7.1: port 2 first when port 1 becomes Ethernet (never eth/ib).
+    CHECK(w.writes()[0].name == "port2");
+    CHECK(w.writes()[1].name == "port1");
+    for (auto& x : w.writes())
+        CHECK(x.content == "eth\n");
+    REQUIRE(r.eventually([&] {
+        auto p1 = r.port("mlx4_0", 1), p2 = r.port("mlx4_0", 2);
+        return p1.value("InSync", false) && p2.value("InSync", false);
+    }));
+    for (unsigned n : {1u, 2u}) {
+        auto p = r.port("mlx4_0", n);
+        CHECK(p["DesiredPortType"] == "eth");
+        CHECK(p["PortType"] == "eth");
+    }
+
+    // SetPortType(port 1, "ib"): {ib, eth} is valid; only port 1 is written, with "ib\n".
+    write_file(r.tb(kMlx4Pci + "/mlx4_port1"), "eth"); // 3 bytes, same meaning (see top)
+    w.clear();
+    r.set_port_type("mlx4_0", 1, "ib", false);
+    REQUIRE(w.wait_for(1, 5s));
+    w.pump(200ms);
+    INFO(w.dump());
+    REQUIRE(w.writes().size() == 1);
+    CHECK(w.writes()[0].name == "port1");
+    CHECK(w.writes()[0].content == "ib\n");
+    REQUIRE(r.eventually([&] {
+        auto p1 = r.port("mlx4_0", 1);
+        return p1["PortType"] == "ib" && p1.value("InSync", false);
+    }));
+    CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "ib");
+    CHECK(r.port("mlx4_0", 2)["DesiredPortType"] == "eth");
+    CHECK(r.port("mlx4_0", 2).value("InSync", false));
+}
+
+TEST_CASE("reconcile: mlx4 eth/eth -> ib/ib writes port 1 first", "[reconcile]") {
+    RRig r(kHost);
+    // "eth" without the newline (3 bytes): read as eth; "ib\n" then fills the file exactly.
+    write_file(r.tb(kMlx4Pci + "/mlx4_port1"), "eth");
+    write_file(r.tb(kMlx4Pci + "/mlx4_port2"), "eth");
+    r.config("[[rule]]\npci_address = \"0000:03:00.0\"\nport_type = [\"ib\", \"ib\"]\n");
+    WriteWatch w;
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port1"), "port1");
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port2"), "port2");
+    r.start();
+    REQUIRE(w.wait_for(2, 5s));
+    w.pump(200ms);
+    INFO(w.dump());
+    REQUIRE(w.writes().size() == 2);
+    CHECK(w.writes()[0].name == "port1");
+    CHECK(w.writes()[1].name == "port2");
+    for (auto& x : w.writes())
+        CHECK(x.content == "ib\n");
+    CHECK(r.eventually([&] {
+        return r.port("mlx4_0", 1).value("InSync", false) &&
+               r.port("mlx4_0", 2).value("InSync", false);
+    }));
+}
+
+// ---- 2. refusals ------------------------------------------------------------------------
+
+TEST_CASE("reconcile: SetPortType refuses eth/ib on mlx4 (naming port 2), unknown types, hfi1; "
+          "mlx5 gets the firmware remedy",
+          "[reconcile]") {
+    RRig r(kHost);
+    WriteWatch w;
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port1"), "port1");
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port2"), "port2");
+    r.start();
+
+    auto e = error_of([&] { r.set_port_type("mlx4_0", 1, "eth", false); });
+    CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+    CHECK(e.second.find("port 2") != std::string::npos);
+    e = error_of([&] { r.set_port_type("mlx4_0", 1, "bogus", false); });
+    CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+    e = error_of([&] { r.set_port_type("hfi1_0", 1, "eth", false); });
+    CHECK(e.first == "org.rdmad1.Error.NotSupported");
+    for (unsigned n : {1u, 2u})
+        CHECK(r.port("mlx4_0", n)["DesiredPortType"] == "");
+
+    // mlx5: accepted, stored, reported with the mstconfig remedy (LINK_TYPE_P1=2 is Ethernet).
+    e = error_of([&] { r.set_port_type("mlx5_0", 1, "eth", false); });
+    CHECK(e.first == "");
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx5_0")), "port-type-firmware"); }));
+    const std::string text = problem_text(r.device("mlx5_0"), "port-type-firmware");
+    CHECK(text.find("mstconfig -d 0000:04:00.0 set LINK_TYPE_P1=2") != std::string::npos);
+    CHECK(r.port("mlx5_0", 1)["DesiredPortType"] == "eth");
+    CHECK(r.port("mlx5_0", 1)["InSync"] == false);
+    w.pump(200ms);
+    INFO(w.dump());
+    CHECK(w.writes().empty());
+}
+
+TEST_CASE("reconcile: a read-only mlx4_port (SR-IOV 0444, EACCES) is port-type-read-only",
+          "[reconcile]") {
+    // Root ignores mode bits through CAP_DAC_OVERRIDE; the kernel's 0444 file refuses root
+    // anyway (DOMAIN.md §1.3). Run rdmad without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH so the
+    // 0444 testbed file gives the same EACCES.
+    RRig r(kHost);
+    REQUIRE(chmod(r.tb(kMlx4Pci + "/mlx4_port1").c_str(), 0444) == 0);
+    REQUIRE(chmod(r.tb(kMlx4Pci + "/mlx4_port2").c_str(), 0444) == 0);
+    r.config(kEthEth);
+    r.start({"setpriv", "--bounding-set=-dac_override,-dac_read_search",
+             "--inh-caps=-dac_override,-dac_read_search"});
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx4_0")), "port-type-read-only"); }));
+    auto d = r.device("mlx4_0");
+    INFO(d.dump(1));
+    CHECK(!has(codes(d), "apply-failed"));
+    CHECK(problem_text(d, "port-type-read-only").find("Permission denied") != std::string::npos);
+    CHECK(r.port("mlx4_0", 1)["InSync"] == false);
+    CHECK(read_file(r.tb(kMlx4Pci + "/mlx4_port1")) == "ib\n");
+    CHECK(read_file(r.tb(kMlx4Pci + "/mlx4_port2")) == "ib\n");
+}
+
+// ---- 3. re-created device ---------------------------------------------------------------
+
+TEST_CASE("reconcile: the RDMA device re-created by the port type change is verified without "
+          "a call",
+          "[reconcile]") {
+    RRig r(kHost);
+    r.config(kEthEth);
+    WriteWatch w;
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port1"), "port1");
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port2"), "port2");
+    r.start();
+    REQUIRE(w.wait_for(2, 5s));
+    // The kernel unregisters and re-registers the ibdev (mlx4_change_port_types).
+    r.testbed.uevent(kMlx4Ib, "remove");
+    r.testbed.remove(kMlx4Ib);
+    REQUIRE(r.eventually([&] { return r.device("mlx4_0").is_null(); }));
+    r.testbed.add(mlx4_ib_text("/devices/pci0000:02/0000:02:00.0/0000:03:00.0", "mlx4_0",
+                               "Ethernet"));
+    r.testbed.uevent(kMlx4Ib, "add");
+    REQUIRE(r.eventually([&] {
+        auto p1 = r.port("mlx4_0", 1), p2 = r.port("mlx4_0", 2);
+        return p1.is_object() && p2.is_object() && p1["LinkLayer"] == "Ethernet" &&
+               p1.value("InSync", false) && p2.value("InSync", false);
+    }));
+    for (unsigned n : {1u, 2u}) {
+        CHECK(r.port("mlx4_0", n)["DesiredPortType"] == "eth");
+        CHECK(r.port("mlx4_0", n)["PortType"] == "eth");
+    }
+    w.pump(200ms);
+    INFO(w.dump());
+    CHECK(w.writes().size() == 2); // nothing more than the first two writes
+}
+
+// ---- 4. PFC -----------------------------------------------------------------------------
+
+TEST_CASE("reconcile: PFC on a real veth (no dcbnl_ops) is no-dcb, not in sync, no crash",
+          "[reconcile][pfc]") {
+    struct Veth {
+        Veth() {
+            run_program({"ip", "link", "del", "rdmav0"});
+            auto res = run_program({"ip", "link", "add", "rdmav0", "type", "veth", "peer", "name",
+                                    "rdmav1"});
+            INFO(res.err);
+            REQUIRE(res.status == 0);
+        }
+        ~Veth() { run_program({"ip", "link", "del", "rdmav0"}); }
+    };
+    RRig r(kHost);
+    Veth veth;
+    // A RoCE device whose GID table names the netdev rdmav0 (DOMAIN.md §3.4).
+    const std::string pci = "/devices/pci0000:08/0000:08:00.0/0000:09:00.0";
+    r.testbed.add("P: " + pci +
+                  "\nE: SUBSYSTEM=pci\nE: DRIVER=mlx5_core\nE: PCI_CLASS=20000\n"
+                  "E: PCI_ID=15B3:1017\nE: PCI_SLOT_NAME=0000:09:00.0\nA: class=0x020000\\n\n"
+                  "A: device=0x1017\\n\nL: driver=../../../../bus/pci/drivers/mlx5_core\n"
+                  "A: vendor=0x15b3\\n\n\n"
+                  "P: " + pci + "/infiniband/mlx5_9\nE: SUBSYSTEM=infiniband\nE: NAME=mlx5_9\n"
+                  "L: device=../../../0000:09:00.0\nA: fw_ver=16.35.2000\\n\n"
+                  "A: hca_type=MT4119\\n\nA: node_guid=0c42:a103:0099:0001\\n\n"
+                  "A: node_type=1: CA\\n\n"
+                  "A: ports/1/gid_attrs/ndevs/0=rdmav0\\n\n"
+                  "A: ports/1/gid_attrs/types/0=IB/RoCE v1\\n\n"
+                  "A: ports/1/gids/0=fe80:0000:0000:0000:0e42:a1ff:fe99:0001\\n\n"
+                  "A: ports/1/lid=0x0\\n\nA: ports/1/link_layer=Ethernet\\n\n"
+                  "A: ports/1/phys_state=5: LinkUp\\n\nA: ports/1/rate=25 Gb/sec (1X EDR)\\n\n"
+                  "A: ports/1/sm_lid=0x0\\n\nA: ports/1/state=4: ACTIVE\\n\n\n");
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\npfc_no_drop = [3, 4]\n\n"
+             "[[rule]]\npci_address = \"0000:03:00.0\"\npfc_no_drop = [3, 4]\n");
+    r.start();
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx5_9")), "no-dcb"); }));
+    auto p = r.port("mlx5_9", 1);
+    INFO(r.device("mlx5_9").dump(1));
+    CHECK(p["InSync"] == false);
+    CHECK(p["DesiredPFCNoDrop"] == json({3, 4}));
+    CHECK(p["PFCNoDrop"] == json::array());
+    CHECK(problem_text(r.device("mlx5_9"), "no-dcb").find("rdmav0") != std::string::npos);
+
+    // mlx4: the module options pfctx/pfcrx, mask 0x18 for priorities 3 and 4 (DOMAIN.md §2.1).
+    const std::string modprobe = r.modprobe_dir() + "/rdmad-mlx4.conf";
+    REQUIRE(r.eventually([&] { return fs::exists(modprobe); }));
+    CHECK(read_file(modprobe).find("options mlx4_en pfctx=0x18 pfcrx=0x18\n") != std::string::npos);
+    CHECK(r.manager_state() == "running");
+    r.stop(); // exit status 0: no crash
+}
+
+// ---- 5. converged -----------------------------------------------------------------------
+
+TEST_CASE("reconcile: a converged state sends no writes, and Reconcile lists no change",
+          "[reconcile]") {
+    RRig r(kHost);
+    write_file(r.tb(kMlx4Pci + "/mlx4_port1"), "eth\n");
+    write_file(r.tb(kMlx4Pci + "/mlx4_port2"), "eth\n");
+    r.config(kEthEth);
+    WriteWatch w;
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port1"), "port1");
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port2"), "port2");
+    r.start();
+    CHECK(r.reconcile(false).empty());
+    CHECK(r.reconcile(false).empty());
+    CHECK(r.reconcile(true).empty());
+    w.pump(300ms);
+    INFO(w.dump());
+    CHECK(w.writes().empty());
+    CHECK(r.port("mlx4_0", 1)["InSync"] == true);
+    CHECK(r.port("mlx4_0", 2)["InSync"] == true);
+}
+
+// ---- 6. hotplug -------------------------------------------------------------------------
+
+TEST_CASE("reconcile: a hotplugged device matching a rule is written without a call, and again "
+          "after a driver reload",
+          "[reconcile][hotplug]") {
+    RRig r(kHost);
+    const std::string pci = "/devices/pci0000:06/0000:06:00.0/0000:07:00.0";
+    const std::string ib = "/sys" + pci + "/infiniband/mlx4_1";
+    r.config("[[rule]]\npci_address = \"0000:07:00.0\"\nport_type = [\"eth\", \"eth\"]\n");
+    r.start();
+    // The PCI function first (no RDMA device yet: nothing to do), then its ibdev.
+    r.testbed.add(mlx4_pci_text(pci, "ib", "ib"));
+    WriteWatch w;
+    w.watch(r.tb("/sys" + pci + "/mlx4_port1"), "port1");
+    w.watch(r.tb("/sys" + pci + "/mlx4_port2"), "port2");
+    w.pump(200ms);
+    CHECK(w.writes().empty());
+    r.testbed.add(mlx4_ib_text(pci, "mlx4_1", "InfiniBand"));
+    REQUIRE(w.wait_for(2, 5s));
+    w.pump(200ms);
+    {
+        INFO(w.dump());
+        REQUIRE(w.writes().size() == 2);
+        CHECK(w.writes()[0].name == "port2");
+        CHECK(w.writes()[1].name == "port1");
+        CHECK(w.writes()[0].content == "eth\n");
+        CHECK(w.writes()[1].content == "eth\n");
+    }
+    REQUIRE(r.eventually([&] { return r.port("mlx4_1", 1).value("InSync", false); }));
+
+    // Driver reload: the ibdev goes, the ports come back as the module default (ib).
+    r.testbed.uevent(ib, "remove");
+    r.testbed.remove(ib);
+    REQUIRE(r.eventually([&] { return r.device("mlx4_1").is_null(); }));
+    write_file(r.tb("/sys" + pci + "/mlx4_port1"), "ib\n");
+    write_file(r.tb("/sys" + pci + "/mlx4_port2"), "ib\n");
+    w.clear();
+    r.testbed.add(mlx4_ib_text(pci, "mlx4_1", "InfiniBand"));
+    r.testbed.uevent(ib, "add");
+    CHECK(w.wait_for(2, 5s));
+    w.pump(200ms);
+    INFO(w.dump() << "\n" << r.device("mlx4_1").dump(1));
+    REQUIRE(w.writes().size() == 2);
+    CHECK(w.writes()[0].name == "port2");
+    CHECK(w.writes()[1].name == "port1");
+    CHECK(r.eventually([&] { return r.port("mlx4_1", 1).value("InSync", false); }));
+}
+
+// ---- 7. authorization -------------------------------------------------------------------
+
+TEST_CASE("reconcile: authorization through polkit, and root-only without it", "[reconcile][polkit]") {
+    RRig r(kHost);
+    WriteWatch w;
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port1"), "port1");
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port2"), "port2");
+    r.start();
+    open_bus_to_everyone(r.bus.address());
+    const std::string port1 = r.port_path("mlx4_0", 1);
+    const std::string set_ib = "org.rdmad1.Port.SetPortType";
+    const std::vector<std::string> ib_args = {"string:auto", "boolean:false"};
+
+    SECTION("without polkit: root allowed, nobody denied, dry run open") {
+        auto res = call_as(true, r.bus.address(), port1, set_ib, ib_args);
+        INFO(res.out << res.err);
+        CHECK(res.status != 0);
+        CHECK(res.err.find("org.freedesktop.DBus.Error.AccessDenied") != std::string::npos);
+        CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "");
+        res = call_as(true, r.bus.address(), "/org/rdmad1", "org.rdmad1.Manager.Reconcile",
+                      {"boolean:true"});
+        INFO(res.out << res.err);
+        CHECK(res.status == 0);
+        res = call_as(true, r.bus.address(), "/org/rdmad1", "org.rdmad1.Manager.Reconcile",
+                      {"boolean:false"});
+        CHECK(res.err.find("org.freedesktop.DBus.Error.AccessDenied") != std::string::npos);
+        res = call_as(true, r.bus.address(), "/org/rdmad1", "org.rdmad1.Manager.Reload", {});
+        CHECK(res.err.find("org.freedesktop.DBus.Error.AccessDenied") != std::string::npos);
+        w.pump(200ms);
+        CHECK(w.writes().empty());
+        res = call_as(false, r.bus.address(), port1, set_ib, ib_args);
+        INFO(res.out << res.err);
+        CHECK(res.status == 0);
+        CHECK(r.eventually([&] { return r.port("mlx4_0", 1)["DesiredPortType"] == "auto"; }));
+    }
+    SECTION("polkit allowing nothing, then org.rdmad1.configure") {
+        Child polkitd({"/usr/bin/python3", "-m", "dbusmock", "--template", "polkitd"});
+        INFO(polkitd.log());
+        REQUIRE(r.eventually([&] { return name_has_owner(*r.client, "org.freedesktop.PolicyKit1"); },
+                             10s));
+        auto mock = [&](const std::string& arg) {
+            auto res = run_program({"dbus-send", "--bus=" + r.bus.address(), "--print-reply",
+                                    "--dest=org.freedesktop.PolicyKit1",
+                                    "/org/freedesktop/PolicyKit1/Authority",
+                                    "org.freedesktop.DBus.Mock.SetAllowed", arg});
+            INFO(res.err);
+            REQUIRE(res.status == 0);
+        };
+        mock("array:string:");
+        auto res = call_as(true, r.bus.address(), port1, set_ib, ib_args);
+        INFO(res.out << res.err);
+        CHECK(res.err.find("org.freedesktop.DBus.Error.AccessDenied") != std::string::npos);
+        res = call_as(false, r.bus.address(), port1, set_ib, ib_args); // root too: polkit says no
+        CHECK(res.err.find("org.freedesktop.DBus.Error.AccessDenied") != std::string::npos);
+        res = call_as(true, r.bus.address(), "/org/rdmad1", "org.rdmad1.Manager.Reconcile",
+                      {"boolean:true"});
+        CHECK(res.status == 0);
+        w.pump(200ms);
+        CHECK(w.writes().empty());
+        CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "");
+
+        mock("array:string:org.rdmad1.configure");
+        res = call_as(true, r.bus.address(), port1, set_ib, ib_args);
+        INFO(res.out << res.err);
+        CHECK(res.status == 0);
+        CHECK(r.eventually([&] { return r.port("mlx4_0", 1)["DesiredPortType"] == "auto"; }));
+    }
+}
+
+// ---- 8. persistence ---------------------------------------------------------------------
+
+TEST_CASE("reconcile: persisted PFC survives a restart", "[reconcile][persist]") {
+    RRig r(kHost);
+    r.start();
+    r.set_pfc("mlx4_0", 1, {3}, true);
+    REQUIRE(fs::exists(r.state_file()));
+    CHECK(read_file(r.state_file()).find("pfc_no_drop = [3]") != std::string::npos);
+    r.stop();
+    r.start();
+    CHECK(r.manager_state() == "running");
+    CHECK(r.port("mlx4_0", 1)["DesiredPFCNoDrop"] == json({3}));
+    // A second persisted call on the same device, then a restart: still a valid state file.
+    r.set_pfc("mlx4_0", 1, {4}, true);
+    r.set_port_type("mlx4_0", 1, "auto", true);
+    r.stop();
+    r.start();
+    INFO(read_file(r.state_file()) << "\n" << r.manager_problems().dump());
+    CHECK(r.manager_state() == "running");
+    CHECK(r.port("mlx4_0", 1)["DesiredPFCNoDrop"] == json({4}));
+    CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "auto");
+}
+
+TEST_CASE("reconcile: SIGKILL while persisting leaves no torn state file",
+          "[reconcile][persist]") {
+    RRig r(kHost);
+    std::mt19937 rng(20240607);
+    std::uniform_int_distribution<int> delay_ms(0, 60);
+    for (int round = 0; round < 10; ++round) {
+        INFO("round " << round);
+        r.start();
+        const std::string path = r.port_path("mlx4_0", 1);
+        std::atomic<bool> stop{false};
+        std::thread t([&] {
+            try {
+                Client c;
+                auto p = c.proxy(path);
+                for (uint8_t i = 0; !stop; i = uint8_t((i + 1) % 8))
+                    p->callMethod("SetPFCNoDrop")
+                        .onInterface("org.rdmad1.Port")
+                        .withArguments(std::vector<uint8_t>{i}, true);
+            } catch (...) {
+            }
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(5 + delay_ms(rng)));
+        r.kill9();
+        stop = true;
+        t.join();
+        // Absent, or a complete file: it ends with a full rule.
+        if (fs::exists(r.state_file())) {
+            const std::string text = read_file(r.state_file());
+            INFO(text);
+            CHECK(text.rfind("# Written by rdmad", 0) == 0);
+            CHECK((text.empty() || text.back() == '\n'));
+            if (text.find("[[rule]]") != std::string::npos)
+                CHECK(text.substr(text.rfind("[[rule]]")).find("pfc_no_drop = [") !=
+                      std::string::npos);
+        }
+        // rdmad itself must accept it.
+        r.start();
+        INFO(read_file(r.state_file()) << "\n" << r.manager_problems().dump());
+        CHECK(r.manager_state() == "running");
+        r.stop();
+    }
+}
+
+// ---- 9. bad config ----------------------------------------------------------------------
+
+TEST_CASE("reconcile: a bad rdmad.conf is refused with file:line:column, keeps the last good "
+          "state, and degrades State until fixed",
+          "[reconcile][config]") {
+    struct Bad {
+        const char* what;
+        std::string text;
+        std::string error; // after "<path>:"
+    };
+    // Reasons: daemon/config/config_file.cpp (and toml++ for syntax errors).
+    const std::vector<Bad> bad = {
+        {"wrong type", "[[rule]]\ndevice = 5\n", "2:10: device must be a string, not an integer"},
+        {"port_type not a list", "[[rule]]\ndevice = \"x\"\nport_type = \"eth\"\n",
+         "3:13: port_type must be a list of strings, not a string"},
+        {"unknown key", "[[rule]]\ndevice = \"mlx5_0\"\nport_types = [\"eth\"]\n",
+         "3:1: unknown key \"port_types\" in [[rule]] (expected pci_address, driver, node_guid, "
+         "device, netdev, port_type, pfc_no_drop or require_provider)"},
+        {"priority 8", "[[rule]]\ndriver = \"mlx5_core\"\npfc_no_drop = [3, 8]\n",
+         "3:19: priority 8 is outside 0-7"},
+        {"unknown port type", "[[rule]]\ndevice = \"mlx4_0\"\nport_type = [\"eth\", \"roce\"]\n",
+         "3:21: unknown port type \"roce\" (expected \"ib\", \"eth\" or \"auto\")"},
+        {"duplicate rules",
+         "[[rule]]\ndevice = \"mlx5_*\"\nport_type = [\"eth\"]\n\n[[rule]]\ndevice = "
+         "\"mlx5_*\"\npfc_no_drop = [3]\n",
+         "5:1: rule has the same match as the rule at line 1; merge the two rules"},
+        {"TOML syntax error", "[[rule]]\ndevice = \"a\"\ndevice = \"b\"\n",
+         "3:10: Error while parsing key-value pair: cannot redefine existing string 'device'"},
+    };
+    RRig r(kHost);
+    write_file(r.tb(kMlx4Pci + "/mlx4_port1"), "eth\n");
+    write_file(r.tb(kMlx4Pci + "/mlx4_port2"), "eth\n");
+    r.config(kEthEth);
+    r.start();
+    REQUIRE(r.manager_state() == "running");
+    REQUIRE(r.port("mlx4_0", 1)["DesiredPortType"] == "eth");
+    const std::string file = r.config_file();
+
+    auto check_degraded = [&](const std::string& expected) {
+        CHECK(r.eventually([&] { return r.manager_state() == "degraded"; }));
+        json probs = r.manager_problems();
+        INFO(probs.dump());
+        bool found = false;
+        for (auto& p : probs)
+            if (p[0] == "config-error" && p[2].get<std::string>().rfind(expected, 0) == 0)
+                found = true;
+        CHECK(found);
+        CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "eth");
+        CHECK(r.port("mlx4_0", 2)["DesiredPortType"] == "eth");
+    };
+    auto check_recovered = [&] {
+        CHECK(r.eventually([&] { return r.manager_state() == "running"; }));
+        CHECK(r.manager_problems() == json::array());
+    };
+    for (const auto& b : bad) {
+        INFO(b.what << "\n" << b.text);
+        const std::string expected = file + ":" + b.error;
+        r.config(b.text);
+        auto e = error_of([&] { r.reload(); });
+        CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+        CHECK(e.second == expected);
+        check_degraded(expected);
+        r.config(kEthEth);
+        CHECK(error_of([&] { r.reload(); }).first == "");
+        check_recovered();
+    }
+    // SIGHUP takes the same path.
+    for (size_t i : {size_t(3), size_t(6)}) {
+        INFO("SIGHUP: " << bad[i].what);
+        r.config(bad[i].text);
+        r.daemon->signal(SIGHUP);
+        check_degraded(file + ":" + bad[i].error);
+        r.config(kEthEth);
+        r.daemon->signal(SIGHUP);
+        check_recovered();
+    }
+}
+
+// ---- 10. apply = false ------------------------------------------------------------------
+
+TEST_CASE("reconcile: [daemon] apply = false reports drift and writes nothing", "[reconcile]") {
+    RRig r(kHost);
+    r.config("[daemon]\napply = false\n\n" + kEthEth);
+    WriteWatch w;
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port1"), "port1");
+    w.watch(r.tb(kMlx4Pci + "/mlx4_port2"), "port2");
+    r.start();
+    auto dry = r.reconcile(true);
+    const std::string p1 = r.port_path("mlx4_0", 1), p2 = r.port_path("mlx4_0", 2);
+    std::vector<std::vector<std::string>> expected = {{p2, "PortType", "ib", "eth"},
+                                                      {p1, "PortType", "ib", "eth"}};
+    CHECK(dry == expected);
+    CHECK(r.reconcile(false) == expected);
+    CHECK(r.port("mlx4_0", 1)["InSync"] == false);
+    CHECK(r.port("mlx4_0", 2)["InSync"] == false);
+    CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "eth");
+    w.pump(300ms);
+    INFO(w.dump());
+    CHECK(w.writes().empty());
+    CHECK(read_file(r.tb(kMlx4Pci + "/mlx4_port1")) == "ib\n");
+}
