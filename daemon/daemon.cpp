@@ -30,6 +30,10 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
                 full_resync_ = true; // events were lost: the next pass reads everything
             } else {
                 log::debug("uevent {} {} {}", ev->action, ev->subsystem, ev->syspath);
+                // A device that comes (back) gets the desired state applied again, even an
+                // action that failed or was done before (a driver reload re-creates it).
+                if (ev->subsystem == "infiniband" && ev->action == "add" && reconciler_)
+                    reconciler_->forget();
                 if (auto renamed = scanner_->note(*ev); renamed && exporter_)
                     exporter_->rename_device(renamed->first, renamed->second);
             }

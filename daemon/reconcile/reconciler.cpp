@@ -126,7 +126,7 @@ void Reconciler::override_port_type(const DeviceState& d, uint32_t port, const s
     r.port_type = types;
     if (persist) {
         auto saved = persisted_;
-        persisted_.push_back(r);
+        merge_rule(persisted_, r);
         try {
             write_state_file();
         } catch (...) {
@@ -134,7 +134,7 @@ void Reconciler::override_port_type(const DeviceState& d, uint32_t port, const s
             throw;
         }
     } else {
-        runtime_.push_back(r);
+        merge_rule(runtime_, r);
     }
     forget();
 }
@@ -145,7 +145,7 @@ void Reconciler::override_pfc(const DeviceState& d, const std::vector<uint8_t>& 
     r.pfc_no_drop = priorities;
     if (persist) {
         auto saved = persisted_;
-        persisted_.push_back(r);
+        merge_rule(persisted_, r);
         try {
             write_state_file();
         } catch (...) {
@@ -153,9 +153,25 @@ void Reconciler::override_pfc(const DeviceState& d, const std::vector<uint8_t>& 
             throw;
         }
     } else {
-        runtime_.push_back(r);
+        merge_rule(runtime_, r);
     }
     forget();
+}
+
+void Reconciler::merge_rule(std::vector<Rule>& rules, const Rule& r) {
+    // One rule per device: a second setting of the same device updates its rule (the config
+    // layer refuses two rules with the same match in one file, state.conf included).
+    for (auto& existing : rules)
+        if (existing.match == r.match) {
+            if (r.port_type)
+                existing.port_type = r.port_type;
+            if (r.pfc_no_drop)
+                existing.pfc_no_drop = r.pfc_no_drop;
+            if (r.require_provider)
+                existing.require_provider = r.require_provider;
+            return;
+        }
+    rules.push_back(r);
 }
 
 void Reconciler::write_state_file() {

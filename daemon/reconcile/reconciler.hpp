@@ -78,6 +78,7 @@ class Reconciler {
 
   private:
     Rule override_rule(const DeviceState& device) const;
+    static void merge_rule(std::vector<Rule>& rules, const Rule& rule);
     void write_state_file();
 
     ReconcilerOptions options_;

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+//
+// `rdmactl monitor` against the real daemon: one line per change for a scripted sequence
+// (a port going down, a netdev going away), in human and --json form, until SIGINT.
+#include "harness.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+
+extern char** environ;
+
+namespace {
+
+using namespace it;
+using namespace std::chrono_literals;
+
+// rdmactl monitor in the background, stdout to a file; environment without the umockdev
+// preload (the pitfall list: spawn, never fork, with the preload loaded).
+class Monitor {
+  public:
+    Monitor(const std::vector<std::string>& args, const fs::path& out) : out_(out) {
+        std::vector<std::string> argv{env_or_fail("RDMACTL")};
+        argv.insert(argv.end(), args.begin(), args.end());
+        std::vector<char*> cargv;
+        for (auto& a : argv)
+            cargv.push_back(a.data());
+        cargv.push_back(nullptr);
+        std::vector<std::string> env;
+        for (char** e = environ; *e; ++e)
+            if (std::string(*e).rfind("LD_PRELOAD=", 0) != 0)
+                env.emplace_back(*e);
+        std::vector<char*> cenv;
+        for (auto& e : env)
+            cenv.push_back(e.data());
+        cenv.push_back(nullptr);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        REQUIRE(posix_spawn(&pid_, cargv[0], &fa, nullptr, cargv.data(), cenv.data()) == 0);
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    ~Monitor() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    /// SIGINT, then the exit status (REQUIREs it ends within 5 s).
+    int interrupt() {
+        ::kill(pid_, SIGINT);
+        for (int i = 0; i < 500; ++i) {
+            int st = 0;
+            if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+                pid_ = -1;
+                return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            }
+            std::this_thread::sleep_for(10ms);
+        }
+        FAIL("rdmactl monitor did not stop on SIGINT");
+        return -1;
+    }
+    std::vector<std::string> lines() const {
+        std::vector<std::string> out;
+        std::istringstream in(read_file(out_));
+        for (std::string l; std::getline(in, l);)
+            out.push_back(l);
+        return out;
+    }
+    bool has(const std::string& line) const {
+        for (auto& l : lines())
+            if (l == line)
+                return true;
+        return false;
+    }
+
+  private:
+    fs::path out_;
+    pid_t pid_ = -1;
+};
+
+bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+        if (pred())
+            return true;
+        std::this_thread::sleep_for(20ms);
+    }
+    return pred();
+}
+
+const std::string kPci1 = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.1";
+
+} // namespace
+
+TEST_CASE("rdmactl monitor prints one line per change of a scripted sequence, until SIGINT") {
+    Rig rig("constructed-mlx5-roce");
+    TempDir tmp;
+    Monitor human({"monitor"}, tmp.path() / "human.txt");
+    Monitor js({"--json", "monitor"}, tmp.path() / "json.txt");
+    // The monitors subscribe, then Describe(); give them that moment (no signal tells us).
+    std::this_thread::sleep_for(1s);
+
+    // 1. Port 1 of mlx5_0 goes down (kernel format "%d: %s", 1 DOWN).
+    const std::string ib0 = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0";
+    rig.testbed.set_attr(ib0, "ports/1/state", "1: DOWN\n");
+    rig.testbed.uevent(ib0, "change");
+    REQUIRE(wait_for([&] { return human.has("mlx5_0 port 1: State ACTIVE -> DOWN"); }, 5s));
+
+    // 2. The netdev of the second function goes away.
+    const std::string net1 = kPci1 + "/net/ens1f1np1";
+    rig.testbed.uevent(net1, "remove");
+    rig.testbed.remove(net1);
+    REQUIRE(wait_for([&] { return human.has("removed link ens1f1np1"); }, 5s));
+
+    CHECK(human.interrupt() == 0);
+    CHECK(js.interrupt() == 0);
+
+    // Human: exactly these changes, each once.
+    auto lines = human.lines();
+    CHECK(std::count(lines.begin(), lines.end(), "mlx5_0 port 1: State ACTIVE -> DOWN") == 1);
+    CHECK(std::count(lines.begin(), lines.end(), "removed link ens1f1np1") == 1);
+
+    // JSON: one object per line, the same events.
+    bool state = false, removed = false;
+    for (auto& l : js.lines()) {
+        json e = json::parse(l); // every line is JSON on its own
+        if (e.value("event", "") == "changed" && e.value("property", "") == "State") {
+            CHECK(e.value("object", "") == "mlx5_0 port 1");
+            CHECK(e["old"] == "ACTIVE");
+            CHECK(e["new"] == "DOWN");
+            state = true;
+        }
+        if (e.value("event", "") == "removed" && e.value("object", "") == "ens1f1np1")
+            removed = true;
+    }
+    CHECK(state);
+    CHECK(removed);
+}
