@@ -261,7 +261,10 @@ bool Scanner::refresh() {
 
 Inventory Scanner::inventory() const {
     Inventory inv;
-    inv.devices = devices_;
+    // A device still being retried is not exported yet: objects appear once fully built.
+    for (const auto& [syspath, d] : devices_)
+        if (!incomplete_.count(syspath))
+            inv.devices.emplace(syspath, d);
     inv.links = links_;
     std::map<std::string, bool> installed; // one look per provider and pass
     for (auto& [_, d] : inv.devices) {
