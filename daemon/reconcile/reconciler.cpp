@@ -124,32 +124,24 @@ void Reconciler::override_port_type(const DeviceState& d, uint32_t port, const s
         types.resize(port, "auto");
     types[port - 1] = type;
     r.port_type = types;
-    if (persist) {
-        auto saved = persisted_;
-        merge_rule(persisted_, r);
-        try {
-            write_state_file();
-        } catch (...) {
-            persisted_ = std::move(saved);
-            throw;
-        }
-    } else {
-        merge_rule(runtime_, r);
-    }
-    forget();
+    add_override(r, persist);
 }
 
 void Reconciler::override_pfc(const DeviceState& d, const std::vector<uint8_t>& priorities,
                               bool persist) {
     Rule r = override_rule(d);
     r.pfc_no_drop = priorities;
+    add_override(r, persist);
+}
+
+void Reconciler::add_override(const Rule& r, bool persist) {
     if (persist) {
         auto saved = persisted_;
         merge_rule(persisted_, r);
         try {
             write_state_file();
         } catch (...) {
-            persisted_ = std::move(saved);
+            persisted_ = std::move(saved); // nothing changes when the file cannot be written
             throw;
         }
     } else {

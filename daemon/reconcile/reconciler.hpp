@@ -79,6 +79,7 @@ class Reconciler {
   private:
     Rule override_rule(const DeviceState& device) const;
     static void merge_rule(std::vector<Rule>& rules, const Rule& rule);
+    void add_override(const Rule& rule, bool persist);
     void write_state_file();
 
     ReconcilerOptions options_;
