@@ -157,7 +157,8 @@ class FakeKernel final : public NetlinkTransport {
         queue.pop_front();
         if (d.size() > buffer.size())
             return -ENOSPC;
-        std::memcpy(buffer.data(), d.data(), d.size());
+        if (!d.empty()) // memcpy from an empty vector's null data() is UB (UBSan)
+            std::memcpy(buffer.data(), d.data(), d.size());
         return static_cast<ssize_t>(d.size());
     }
 
