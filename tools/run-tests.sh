@@ -12,7 +12,7 @@ fuzz_seconds=${FUZZ_SECONDS:-30}
 # umockdev 0.17's uevent sender aborts the test when a listener's queue is full (EAGAIN);
 # the default queue is 10 datagrams (net.unix.max_dgram_qlen), too few for a slow (ASan)
 # daemon during the SR-IOV bursts. Raise it for this run (root; per network namespace).
-sysctl -qw net.unix.max_dgram_qlen=4096 2>/dev/null || echo "note: cannot raise net.unix.max_dgram_qlen"
+{ echo 4096 > /proc/sys/net/unix/max_dgram_qlen; } 2>/dev/null || echo "note: cannot raise net.unix.max_dgram_qlen"
 
 logs=()
 fail_build=0
