@@ -55,37 +55,10 @@ void check_value(const std::string& object, const std::string& key, const json& 
 }
 
 // Property Get on the object must agree with Describe() for these properties.
-json variant_to_json(const sdbus::Variant& v) {
-    const std::string sig = v.peekValueType();
-    if (sig == "s")
-        return v.get<std::string>();
-    if (sig == "o")
-        return std::string(v.get<sdbus::ObjectPath>());
-    if (sig == "b")
-        return v.get<bool>();
-    if (sig == "d")
-        return v.get<double>();
-    if (sig == "u")
-        return v.get<uint32_t>();
-    if (sig == "q")
-        return v.get<uint16_t>();
-    if (sig == "i")
-        return v.get<int32_t>();
-    if (sig == "ao") {
-        json a = json::array();
-        for (auto& p : v.get<std::vector<sdbus::ObjectPath>>())
-            a.push_back(std::string(p));
-        return a;
-    }
-    if (sig == "as")
-        return v.get<std::vector<std::string>>();
-    return "<unhandled signature " + sig + ">";
-}
-
 void check_get_agrees(Client& client, const std::string& path, const std::string& iface,
                       const json& described_obj, const std::vector<std::string>& props) {
     for (auto& prop : props) {
-        json got = variant_to_json(client.get(path, iface, prop));
+        json got = variant_json(client.get(path, iface, prop));
         json want = described_obj.contains(prop) ? described_obj[prop] : json();
         INFO("Get(" << iface << "." << prop << ") on " << path << " = " << got.dump()
                     << ", Describe() says " << want.dump());
@@ -164,7 +137,7 @@ void check_host(const std::string& host) {
         for (auto& p : (*dev)["Ports"])
             port_paths.push_back(p["Path"]);
         {
-            json got = variant_to_json(rig.client->get(path, "org.rdmad1.Device", "Ports"));
+            json got = variant_json(rig.client->get(path, "org.rdmad1.Device", "Ports"));
             INFO("Get(Ports) on " << path);
             CHECK(got == port_paths);
         }
