@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "actuators/modprobe.hpp"
 
+#include "config/file_read.hpp"
 #include "inventory/attributes.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sysfs.hpp"
@@ -39,9 +40,11 @@ std::string mlx4_modprobe_text(uint8_t mask) {
 }
 
 std::optional<uint8_t> read_mlx4_modprobe(const std::string& modprobe_dir) {
-    auto text = sysfs::read_text(mlx4_modprobe_path(modprobe_dir), "");
-    if (!text)
+    // rdmad's own file, but in /etc: read it like the admin's files (no FIFO, no huge file).
+    const FileRead file = read_config_file(mlx4_modprobe_path(modprobe_dir), 4096);
+    if (file.status != FileRead::Status::ok)
         return std::nullopt;
+    const std::string* text = &file.text;
     auto at = text->find("pfctx=");
     if (at == std::string::npos)
         return std::nullopt;

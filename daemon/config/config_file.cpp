@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "config/config_file.hpp"
 
+#include "config/file_read.hpp"
+
 #include "inventory/attributes.hpp"
 
 #include <algorithm>
@@ -105,6 +107,14 @@ std::optional<std::string> read_string(const toml::node& value, std::string_view
         problems.add(value.source(), std::string(key) + " must not be empty");
         return std::nullopt;
     }
+    // The raw text is checked for ASCII before parsing; this catches what TOML escapes
+    // (\u00e9, \u0000) turn into. Every match value is an ASCII name, address or glob.
+    for (const char c : s->get())
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
+            problems.add(value.source(),
+                         std::string(key) + " must be printable ASCII (no control characters)");
+            return std::nullopt;
+        }
     return s->get();
 }
 
@@ -514,40 +524,6 @@ void merge_config(DesiredConfig& config, const ConfigFile& file, const std::stri
     config.sources.push_back(filename);
 }
 
-namespace {
-
-enum class Read { ok, missing, failed };
-
-/// Reads a whole file; `missing` for ENOENT/ENOTDIR, `failed` with `error` set otherwise.
-Read read_file(const std::string& path, std::string& text, std::string& error) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return Read::missing;
-        error = std::string("cannot open: ") + std::strerror(errno);
-        return Read::failed;
-    }
-    text.clear();
-    char buf[8192];
-    while (true) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            error = std::string("cannot read: ") + std::strerror(errno);
-            ::close(fd);
-            return Read::failed;
-        }
-        if (n == 0)
-            break;
-        text.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fd);
-    return Read::ok;
-}
-
-} // namespace
-
 std::variant<DesiredConfig, ConfigError> load_config(const std::string& main_path,
                                                      const std::string& dropin_dir) {
     std::vector<std::string> paths{main_path};
@@ -577,17 +553,12 @@ std::variant<DesiredConfig, ConfigError> load_config(const std::string& main_pat
 
     DesiredConfig config;
     for (const auto& path : paths) {
-        std::string text;
-        std::string error;
-        switch (read_file(path, text, error)) {
-        case Read::missing:
+        const FileRead file = read_config_file(path);
+        if (file.status == FileRead::Status::missing)
             continue;
-        case Read::failed:
-            return ConfigError{path, 0, 0, error};
-        case Read::ok:
-            break;
-        }
-        auto parsed = parse_config_text(text, path);
+        if (file.status == FileRead::Status::failed)
+            return ConfigError{path, 0, 0, file.error};
+        auto parsed = parse_config_text(file.text, path);
         if (auto* e = std::get_if<ConfigError>(&parsed))
             return *e;
         merge_config(config, std::get<ConfigFile>(parsed), path);

@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "config/mlx4_conf.hpp"
 
+#include "config/file_read.hpp"
 #include "inventory/attributes.hpp"
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace rdmad {
 
@@ -51,9 +47,14 @@ std::string printable(std::string_view s) {
 std::vector<Rule> parse_mlx4_conf(std::string_view text, const std::string& filename,
                                   std::vector<ConfigError>* warnings) {
     std::vector<Rule> rules;
+    size_t skipped = 0; // warnings past kMaxMlx4Warnings, summed up at the end
     auto warn = [&](int line, int column, std::string reason) {
-        if (warnings)
+        if (!warnings)
+            return;
+        if (warnings->size() < kMaxMlx4Warnings)
             warnings->push_back({filename, line, column, std::move(reason)});
+        else
+            ++skipped;
     };
     int number = 0;
     size_t pos = 0;
@@ -117,22 +118,19 @@ std::vector<Rule> parse_mlx4_conf(std::string_view text, const std::string& file
             rule.port_type->emplace_back(fields[i].text);
         rules.push_back(std::move(rule));
     }
+    if (skipped)
+        warnings->push_back({filename, 0, 0,
+                             std::to_string(skipped) + " more invalid lines skipped"});
     return rules;
 }
 
 std::vector<Rule> load_mlx4_conf(const std::string& path, std::vector<ConfigError>* warnings) {
-    errno = 0;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        const int err = errno;
-        if (err != ENOENT && err != ENOTDIR && warnings)
-            warnings->push_back(
-                {path, 0, 0, std::string("cannot read: ") + std::strerror(err ? err : EIO)});
+    const FileRead file = read_config_file(path);
+    if (file.status == FileRead::Status::failed && warnings)
+        warnings->push_back({path, 0, 0, file.error});
+    if (file.status != FileRead::Status::ok)
         return {};
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_mlx4_conf(text.str(), path, warnings);
+    return parse_mlx4_conf(file.text, path, warnings);
 }
 
 } // namespace rdmad

@@ -315,5 +315,5 @@ TEST_CASE("a main config path that cannot be read is an error, not an empty conf
     const auto& e = std::get<ConfigError>(loaded);
     CHECK(e.file == (dir.path / "rdmad.conf").string());
     CHECK(e.line == 0);
-    CHECK(e.reason == "cannot read: Is a directory");
+    CHECK(e.reason == "not a regular file");
 }
