@@ -16,7 +16,38 @@ namespace rdmad {
 
 namespace {
 constexpr const char* kBusName = "org.rdmad1";
+
+/// Send `error` as the reply; a reply that cannot be sent (the caller left) is only logged.
+template <typename Reply>
+void reply_error(Reply& reply, const sdbus::Error& error) {
+    try {
+        reply.returnError(error);
+    } catch (const std::exception& e) {
+        log::warning("cannot send the error reply {}: {}", error.getName(), e.what());
+    }
 }
+
+/// Run `work` once polkit (or, without polkit, the uid check) allows `sender`; a denial is
+/// org.freedesktop.DBus.Error.AccessDenied. `work` sends the reply itself; whatever it throws
+/// becomes the error reply (sdbus::Error as is, anything else org.rdmad1.Error.Failed), so
+/// no exception reaches sdbus-c++'s dispatch, which would end the daemon.
+template <typename Reply, typename Work>
+void when_authorized(Authorizer& authorizer, const std::string& sender,
+                     std::shared_ptr<Reply> reply, Work work) {
+    authorizer.check(sender, [reply, work = std::move(work)](bool allowed,
+                                                             const std::string& why) mutable {
+        try {
+            if (!allowed)
+                throw sdbus::Error(errors::AccessDenied, why);
+            work(*reply);
+        } catch (const sdbus::Error& e) {
+            reply_error(*reply, e);
+        } catch (const std::exception& e) {
+            reply_error(*reply, sdbus::Error(errors::Failed, e.what()));
+        }
+    });
+}
+} // namespace
 
 Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     if (sd_event_default(&event_) < 0)
@@ -138,6 +169,10 @@ void Daemon::publish() {
                             err->to_string() + " (the last good desired state stays in force)"});
     for (const auto& w : reconciler_->legacy_warnings())
         problems.push_back({"legacy-config", "warning", w.to_string()});
+    // Host-wide actions (the mlx4_en module options file) belong to no device.
+    auto failures = reconciler_->failure_problems();
+    if (auto it = failures.find(""); it != failures.end())
+        problems.insert(problems.end(), it->second.begin(), it->second.end());
     manager.set_problems(problems);
     if (manager.state() != "starting")
         manager.set_state(reconciler_->config_error() ? "degraded" : "running");
@@ -147,6 +182,7 @@ void Daemon::publish() {
 
 ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
     Plan plan = reconciler_->plan(inv);
+    auto unconfirmed = reconciler_->unconfirmed_problems(plan);
     if (!dry_run) {
         bool acted = false;
         for (const auto& o : reconciler_->execute(plan)) {
@@ -158,14 +194,14 @@ ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
             schedule_pass(options_.coalesce_usec);
     }
     auto failures = reconciler_->failure_problems();
-    const auto want = reconciler_->desired(inv);
+    const auto& want = plan.desired;
     for (auto& [syspath, d] : inv.devices) {
         auto w = want.find(syspath);
         if (w != want.end() && !w->second.require_provider)
             std::erase_if(d.problems, [](const Problem& p) {
                 return p.code == "provider-missing" || p.code == "no-provider";
             });
-        for (auto* extra : {&plan.problems, &failures})
+        for (auto* extra : {&plan.problems, &failures, &unconfirmed})
             if (auto it = extra->find(syspath); it != extra->end())
                 d.problems.insert(d.problems.end(), it->second.begin(), it->second.end());
         auto ports = plan.ports.find(syspath);
@@ -183,12 +219,15 @@ ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
     }
     // (object, setting, from, to) of every difference, for Manager.Reconcile().
     ChangeList changes;
-    const BusModel& model = exporter_->model();
+    if (plan.actions.empty())
+        return changes;
+    std::map<std::string, std::string> device_paths; // syspath -> object path
+    for (const auto& v : exporter_->model().devices)
+        device_paths.emplace(v.state.syspath, v.path);
     for (const auto& a : plan.actions) {
         std::string path = kManagerPath;
-        for (const auto& v : model.devices)
-            if (v.state.syspath == a.syspath)
-                path = a.port ? v.path + "/port/" + std::to_string(a.port) : v.path;
+        if (auto it = device_paths.find(a.syspath); it != device_paths.end())
+            path = a.port ? it->second + "/port/" + std::to_string(a.port) : it->second;
         changes.emplace_back(path, a.setting, a.from, a.to);
     }
     return changes;
@@ -205,8 +244,12 @@ void Daemon::publish_now() {
 }
 
 void Daemon::reload_config() {
-    if (auto err = reconciler_->reload())
-        log::error("{}", err->to_string());
+    // reload() logs its own errors; anything else (std::bad_alloc) must not end the daemon.
+    try {
+        reconciler_->reload();
+    } catch (const std::exception& e) {
+        log::error("reading the configuration failed: {}", e.what());
+    }
 }
 
 const DeviceState* Daemon::device_at(const std::string& syspath) const {
@@ -245,31 +288,23 @@ void Daemon::set_port_type(const std::string& sender, const std::string& syspath
                                "port " + std::to_string(bad) +
                                    " cannot be InfiniBand while port 1 is Ethernet (mlx4)");
     auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
-    authorizer_->check(sender, [this, reply, syspath, port, type, types, persist](
-                                   bool allowed, const std::string& why) {
-        if (!allowed) {
-            reply->returnError(sdbus::Error(errors::AccessDenied, why));
-            return;
-        }
-        const DeviceState* now = device_at(syspath);
-        if (!now) {
-            reply->returnError(sdbus::Error(errors::NoSuchObject, "the device is gone"));
-            return;
-        }
-        try {
-            reconciler_->override_port_type(*now, port, type, types, persist);
-        } catch (const std::exception& e) {
-            reply->returnError(sdbus::Error(errors::Failed, e.what()));
-            return;
-        }
-        publish_now(); // the reply comes after the bus shows the new desired state
-        reply->returnResults();
-    });
+    when_authorized(*authorizer_, sender, reply,
+                    [this, syspath, port, type, types, persist](sdbus::Result<>& r) {
+                        const DeviceState* now = device_at(syspath);
+                        if (!now)
+                            throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+                        reconciler_->override_port_type(*now, port, type, types, persist);
+                        publish_now(); // the reply comes after the bus shows the new state
+                        r.returnResults();
+                    });
 }
 
 void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
                      const std::vector<uint8_t>& priorities, bool persist,
                      sdbus::Result<>&& result) {
+    // As in rdmad.conf(5): at least one priority; leaving PFC alone is the absence of a rule.
+    if (priorities.empty())
+        throw sdbus::Error(errors::InvalidArgument, "give at least one priority (0-7)");
     std::vector<uint8_t> sorted = priorities;
     std::sort(sorted.begin(), sorted.end());
     for (size_t i = 0; i < sorted.size(); ++i) {
@@ -283,26 +318,15 @@ void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
     if (!device_at(syspath))
         throw sdbus::Error(errors::NoSuchObject, "the device is gone");
     auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
-    authorizer_->check(sender, [this, reply, syspath, sorted, persist](bool allowed,
-                                                                       const std::string& why) {
-        if (!allowed) {
-            reply->returnError(sdbus::Error(errors::AccessDenied, why));
-            return;
-        }
-        const DeviceState* now = device_at(syspath);
-        if (!now) {
-            reply->returnError(sdbus::Error(errors::NoSuchObject, "the device is gone"));
-            return;
-        }
-        try {
-            reconciler_->override_pfc(*now, sorted, persist);
-        } catch (const std::exception& e) {
-            reply->returnError(sdbus::Error(errors::Failed, e.what()));
-            return;
-        }
-        publish_now(); // the reply comes after the bus shows the new desired state
-        reply->returnResults();
-    });
+    when_authorized(*authorizer_, sender, reply,
+                    [this, syspath, sorted, persist](sdbus::Result<>& r) {
+                        const DeviceState* now = device_at(syspath);
+                        if (!now)
+                            throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+                        reconciler_->override_pfc(*now, sorted, persist);
+                        publish_now(); // the reply comes after the bus shows the new state
+                        r.returnResults();
+                    });
 }
 
 void Daemon::reconcile(const std::string& sender, bool dry_run,
@@ -313,32 +337,23 @@ void Daemon::reconcile(const std::string& sender, bool dry_run,
         return;
     }
     auto reply = std::make_shared<sdbus::Result<ChangeList>>(std::move(result));
-    authorizer_->check(sender, [this, reply](bool allowed, const std::string& why) {
-        if (!allowed) {
-            reply->returnError(sdbus::Error(errors::AccessDenied, why));
-            return;
-        }
+    when_authorized(*authorizer_, sender, reply, [this](sdbus::Result<ChangeList>& r) {
         reconciler_->forget();
         Inventory inv = scanner_->inventory();
         ChangeList changes = reconcile_into(inv, false);
-        reply->returnResults(changes);
         schedule_pass(0);
+        r.returnResults(changes);
     });
 }
 
 void Daemon::reload(const std::string& sender, sdbus::Result<>&& result) {
     auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
-    authorizer_->check(sender, [this, reply](bool allowed, const std::string& why) {
-        if (!allowed) {
-            reply->returnError(sdbus::Error(errors::AccessDenied, why));
-            return;
-        }
+    when_authorized(*authorizer_, sender, reply, [this](sdbus::Result<>& r) {
         auto err = reconciler_->reload();
         publish_now();
         if (err)
-            reply->returnError(sdbus::Error(errors::InvalidArgument, err->to_string()));
-        else
-            reply->returnResults();
+            throw sdbus::Error(errors::InvalidArgument, err->to_string());
+        r.returnResults();
     });
 }
 

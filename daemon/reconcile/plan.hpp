@@ -58,6 +58,7 @@ struct Plan {
     std::vector<Action> actions;                           ///< in the order to run them
     std::map<std::string, std::vector<Problem>> problems;  ///< by device syspath
     std::map<std::string, std::map<uint32_t, PortPlan>> ports; ///< device syspath -> port
+    std::map<std::string, DeviceDesired> desired; ///< what the plan was made for, by syspath
 };
 
 /// mlx4 (ConnectX-3 VPI) refuses port 1 Ethernet with port 2 InfiniBand

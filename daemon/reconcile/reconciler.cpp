@@ -3,6 +3,7 @@
 
 #include "actuators/modprobe.hpp"
 #include "actuators/port_type.hpp"
+#include "config/file_read.hpp"
 #include "config/mlx4_conf.hpp"
 #include "config/pfc.hpp"
 #include "util/atomic_file.hpp"
@@ -10,6 +11,7 @@
 #include "util/sysfs.hpp"
 
 #include <fmt/format.h>
+#include <stdexcept>
 #include <sys/stat.h>
 
 namespace rdmad {
@@ -18,6 +20,15 @@ namespace {
 std::string action_key(const Action& a) {
     return fmt::format("{}|{}|{}|{}|{}|{}", static_cast<int>(a.kind), a.syspath, a.port,
                        a.netdev, a.value, a.mask);
+}
+
+/// What an action is about, for the journal: "mlx4_0 port 2", "mlx5_0 eth2", "modprobe.d".
+std::string action_subject(const Action& a) {
+    if (a.device.empty())
+        return "modprobe.d"; // the mlx4_en module options file, host-wide
+    if (!a.netdev.empty())
+        return a.device + " " + a.netdev;
+    return a.port ? fmt::format("{} port {}", a.device, a.port) : a.device;
 }
 
 std::string toml_list(const std::vector<std::string>& v) {
@@ -34,11 +45,12 @@ std::string toml_list(const std::vector<uint8_t>& v) {
     return s + "]";
 }
 
-std::vector<LinkState> links_of(const Inventory& inv, const DeviceState& d) {
-    std::vector<LinkState> out;
+/// The netdevs of each RDMA device, by device name: one walk over the links, not one per device.
+std::map<std::string, std::vector<LinkState>> links_by_device(const Inventory& inv) {
+    std::map<std::string, std::vector<LinkState>> out;
     for (const auto& [_, l] : inv.links)
-        if (l.rdma_device == d.name)
-            out.push_back(l);
+        if (!l.rdma_device.empty())
+            out[l.rdma_device].push_back(l);
     return out;
 }
 
@@ -62,35 +74,44 @@ Reconciler::Reconciler(ReconcilerOptions options, std::unique_ptr<dcb::NetlinkTr
 }
 
 std::optional<ConfigError> Reconciler::reload() {
+    // rdmad's own state file (persisted D-Bus overrides, winning over /etc) is read on its own:
+    // a broken /etc file must not keep it from applying, and a persist must never rewrite it
+    // from a list that was not read from it.
+    const std::string state_path = options_.state_dir + "/state.conf";
+    const FileRead state = read_config_file(state_path, kMaxConfigFileBytes, /*no_follow=*/true);
+    std::optional<ConfigError> state_error;
+    if (state.status == FileRead::Status::failed) {
+        state_error = ConfigError{state_path, 0, 0, state.error};
+    } else if (state.status == FileRead::Status::missing) {
+        persisted_.clear();
+    } else {
+        auto parsed = parse_config_text(state.text, state_path);
+        if (auto* err = std::get_if<ConfigError>(&parsed))
+            state_error = *err;
+        else
+            persisted_ = std::get<ConfigFile>(parsed).rules;
+    }
+    state_error_ = state_error;
+
     std::vector<ConfigError> warnings;
     std::vector<Rule> legacy = load_mlx4_conf(options_.legacy_mlx4_conf, &warnings);
     auto loaded = load_config(options_.config_dir + "/rdmad.conf", options_.config_dir + "/conf.d");
     if (auto* err = std::get_if<ConfigError>(&loaded)) {
-        config_error_ = *err;
-        log::error("{}; keeping the last good desired state", err->to_string());
-        return config_error_;
+        etc_error_ = *err;
+    } else {
+        etc_error_.reset();
+        config_ = std::get<DesiredConfig>(loaded);
+        legacy_rules_ = std::move(legacy);
+        legacy_warnings_ = std::move(warnings);
+        for (const auto& w : legacy_warnings_)
+            log::warning("{}", w.to_string());
     }
-    // rdmad's own state file (persisted D-Bus overrides) wins over /etc.
-    std::vector<Rule> persisted;
-    const std::string state_path = options_.state_dir + "/state.conf";
-    if (auto text = sysfs::read_text(state_path, "")) {
-        auto parsed = parse_config_text(*text, state_path);
-        if (auto* err = std::get_if<ConfigError>(&parsed)) {
-            config_error_ = *err;
-            log::error("{}; keeping the last good desired state", err->to_string());
-            return config_error_;
-        }
-        persisted = std::get<ConfigFile>(parsed).rules;
-    }
-    config_ = std::get<DesiredConfig>(loaded);
-    legacy_rules_ = std::move(legacy);
-    persisted_ = std::move(persisted);
-    legacy_warnings_ = std::move(warnings);
-    for (const auto& w : legacy_warnings_)
-        log::warning("{}", w.to_string());
-    config_error_.reset();
+    config_error_ = etc_error_ ? etc_error_ : state_error_;
+    for (const auto* err : {&etc_error_, &state_error_})
+        if (*err)
+            log::error("{}; keeping the last good desired state", (*err)->to_string());
     forget();
-    return std::nullopt;
+    return config_error_;
 }
 
 std::vector<std::string> Reconciler::sources() const {
@@ -135,6 +156,11 @@ void Reconciler::override_pfc(const DeviceState& d, const std::vector<uint8_t>& 
 }
 
 void Reconciler::add_override(const Rule& r, bool persist) {
+    if (persist && state_error_)
+        throw std::runtime_error(fmt::format(
+            "{}; rdmad does not overwrite a state file it could not read: fix or remove it, "
+            "then Reload",
+            state_error_->to_string()));
     if (persist) {
         auto saved = persisted_;
         merge_rule(persisted_, r);
@@ -199,8 +225,11 @@ Reconciler::desired(const Inventory& inv,
     legacy_only.rules = legacy_rules_;
 
     std::map<std::string, DeviceDesired> out;
+    const auto by_device = links_by_device(inv);
+    const std::vector<LinkState> none;
     for (const auto& [syspath, d] : inv.devices) {
-        const auto links = links_of(inv, d);
+        const auto it = by_device.find(d.name);
+        const auto& links = it == by_device.end() ? none : it->second;
         DeviceDesired want = resolve(all, d, links);
         if (!want.from.empty() || !want.port_type.empty() || !want.pfc_no_drop.empty() ||
             !want.require_provider)
@@ -270,6 +299,7 @@ Plan Reconciler::plan(const Inventory& inv) {
         mlx4.loaded_pfctx = loaded_mlx4_pfctx();
     }
     Plan p = make_plan(inv, want, pfc, mlx4);
+    p.desired = want;
     for (auto& [syspath, probs] : conflicts)
         p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
     return p;
@@ -315,17 +345,32 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
         }
         if (o.ok) {
             failures_.erase(key);
-            log::info("{}{}{} {}: {} -> {}", a.device.empty() ? "mlx4_en" : a.device,
-                      a.netdev.empty() ? "" : " ", a.netdev, a.setting,
+            log::info("{} {}: {} -> {}", action_subject(a), a.setting,
                       a.from.empty() ? "(none)" : a.from, a.to);
         } else {
             failures_[key] = o;
-            log::warning("{} {}: {} -> {} failed: {}", a.device.empty() ? "mlx4_en" : a.device,
-                         a.setting, a.from, a.to, o.message);
+            log::warning("{} {}: {} -> {} failed: {}", action_subject(a), a.setting,
+                         a.from.empty() ? "(none)" : a.from, a.to, o.message);
         }
         outcomes.push_back(std::move(o));
     }
     return outcomes;
+}
+
+std::map<std::string, std::vector<Problem>> Reconciler::unconfirmed_problems(const Plan& plan) const {
+    std::map<std::string, std::vector<Problem>> out;
+    for (const auto& a : plan.actions) {
+        const std::string key = action_key(a);
+        if (a.kind != Action::Kind::mlx4_port_type || !attempted_.count(key) || failures_.count(key))
+            continue;
+        // Written without an error, re-read, and still not what was asked (the kernel
+        // re-creates the device on a real change, which forget()s the attempt).
+        out[a.syspath].push_back(
+            {"port-type-unconfirmed", "error",
+             fmt::format("port {}: wrote \"{}\" to mlx4_port{}, but it reads back \"{}\"", a.port,
+                         a.value, a.port, a.from)});
+    }
+    return out;
 }
 
 std::map<std::string, std::vector<Problem>> Reconciler::failure_problems() const {

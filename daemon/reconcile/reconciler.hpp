@@ -32,9 +32,11 @@ class Reconciler {
     /// `transport` may be null (no netlink): PFC then reads as failed.
     Reconciler(ReconcilerOptions options, std::unique_ptr<dcb::NetlinkTransport> transport);
 
-    /// Read every config file again. On error the last good desired state stays in force and
-    /// the error is returned (and kept in config_error()). Warnings about the legacy
-    /// mlx4.conf go to legacy_warnings().
+    /// Read every config file again: /etc (rdmad.conf, conf.d/*.conf, the legacy mlx4.conf) as
+    /// one unit and <state_dir>/state.conf as another. A unit with an error keeps its last
+    /// good rules in force; the other unit still loads. The first error (/etc first) is
+    /// returned and kept in config_error(). Warnings about the legacy mlx4.conf go to
+    /// legacy_warnings().
     std::optional<ConfigError> reload();
     const std::optional<ConfigError>& config_error() const { return config_error_; }
     const std::vector<ConfigError>& legacy_warnings() const { return legacy_warnings_; }
@@ -46,7 +48,9 @@ class Reconciler {
 
     /// D-Bus overrides (Port.SetPortType / Port.SetPFCNoDrop), highest precedence. With
     /// `persist` they are written to `<state_dir>/state.conf` atomically first; throws
-    /// std::system_error when that fails (and then nothing changes).
+    /// std::system_error when that fails, std::runtime_error when state.conf had an error at
+    /// the last reload (rdmad will not overwrite a file it could not read); then nothing
+    /// changes.
     void override_port_type(const DeviceState& device, uint32_t port, const std::string& type,
                             const std::vector<std::string>& current_types, bool persist);
     void override_pfc(const DeviceState& device, const std::vector<uint8_t>& priorities,
@@ -73,7 +77,13 @@ class Reconciler {
     /// Allow every action to be tried again (Reload, Reconcile, a Set*, a device re-added).
     void forget() { attempted_.clear(); }
 
-    /// Failures of the last execute() still standing, by device syspath, as problems.
+    /// mlx4 port type writes of `plan` that were made without an error since the last
+    /// forget() but are still not read back, by device syspath, as "port-type-unconfirmed"
+    /// problems (a write that sysfs took and the driver did not do).
+    std::map<std::string, std::vector<Problem>> unconfirmed_problems(const Plan& plan) const;
+
+    /// Failures of the last execute() still standing, by device syspath (host-wide ones under
+    /// ""), as problems.
     std::map<std::string, std::vector<Problem>> failure_problems() const;
 
   private:
@@ -89,7 +99,9 @@ class Reconciler {
     std::vector<Rule> legacy_rules_;
     std::vector<Rule> persisted_;          ///< state.conf
     std::vector<Rule> runtime_;            ///< D-Bus overrides without persist
-    std::optional<ConfigError> config_error_;
+    std::optional<ConfigError> config_error_; ///< etc_error_, else state_error_
+    std::optional<ConfigError> etc_error_;    ///< rdmad.conf, conf.d
+    std::optional<ConfigError> state_error_;  ///< state.conf
     std::vector<ConfigError> legacy_warnings_;
     std::set<std::string> attempted_;
     std::map<std::string, Outcome> failures_; ///< by action key
