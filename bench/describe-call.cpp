@@ -5,33 +5,24 @@
 // org.rdmad1) before the clock starts, so the figure is the call's round trip: rdmad
 // building the JSON, marshalling, the bus daemon relaying it, and unmarshalling here.
 // Prints "<microseconds> <JSON bytes>"; with an argument, also writes the JSON to that file.
+#include "rdmad-bus.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <systemd/sd-bus.h>
 
 int main(int argc, char** argv) {
-    sd_bus* bus = nullptr;
-    int r = sd_bus_open_system(&bus);
-    if (r < 0) {
-        std::fprintf(stderr, "bench-describe: cannot open the system bus: %s\n", std::strerror(-r));
+    sd_bus* bus = open_rdmad_bus("bench-describe");
+    if (!bus)
         return 1;
-    }
     sd_bus_error err = SD_BUS_ERROR_NULL;
     sd_bus_message* reply = nullptr;
-    r = sd_bus_call_method(bus, "org.rdmad1", "/org/rdmad1", "org.freedesktop.DBus.Peer", "Ping",
-                           &err, &reply, "");
-    if (r < 0) {
-        std::fprintf(stderr, "bench-describe: Ping: %s\n", err.message ? err.message : "?");
-        return 1;
-    }
-    reply = sd_bus_message_unref(reply);
-
     sd_bus_message* call = nullptr;
     sd_bus_message_new_method_call(bus, &call, "org.rdmad1", "/org/rdmad1", "org.rdmad1.Manager",
                                    "Describe");
     const auto t0 = std::chrono::steady_clock::now();
-    r = sd_bus_call(bus, call, 600ULL * 1000 * 1000, &err, &reply);
+    int r = sd_bus_call(bus, call, 600ULL * 1000 * 1000, &err, &reply);
     const char* json = nullptr;
     if (r >= 0)
         r = sd_bus_message_read(reply, "s", &json);

@@ -50,7 +50,29 @@ Per RDMA device i (0 <= i < N), all one port, RoCE on Ethernet, LinkUp/ACTIVE at
   netdev          en[P<dom>]p<bus>s0f<fn>np<fn>, ifindex 1002+i, type 1, operstate up,
                   dev_port 0; plus lo (ifindex 1001) under devices/virtual/net
 
-Deterministic; stdlib only.
+With --kind mlx4, each RDMA device i is a ConnectX-3 VPI card (one PCI function, two ports)
+instead, for bench/reconcile.sh (rdmad writes the port type into mlx4_port<n>):
+
+  PCI function    15b3:1003 (ConnectX-3), class 0x028000, bound to mlx4_core, one function
+                  per card, cards spread over PCI domains of 128 buses; `mlx4_port1` and
+                  `mlx4_port2` read "ib\n" (plain files here: a write does not truncate)
+  RDMA device     mlx4_<i>, node type 1: CA, node GUID 0002:c903:00a0:0000 + 4i, port GUIDs
+                  +1/+2, sys-image GUID +3 (the mlx4 pattern of the hwloc-cx3-ib fixture);
+                  fw_ver 2.42.5000, hca_type MT4099
+  ports 1 and 2   InfiniBand, "4: ACTIVE", "5: LinkUp", "56 Gb/sec (4X FDR)", lid 2i+port,
+                  sm_lid 0x1, sm_sl, lid_mask_count, cap_mask, pkeys/0; no counters (rdmad
+                  never reads them and no other program runs on this tree)
+  GID table       --gids entries: index 0 is fe80::<port GUID> with gid_attrs/types/0 "IB/RoCE
+                  v1" (an IB port has no ndevs: read() fails, so the file is absent); the rest
+                  all-zero GIDs without gid_attrs files
+  uverbs          uverbs<i>, numbered as for mlx5
+  umad            umad<2i+p-1> for port p (231:k for the first 64, then dynamic major 239)
+  auxiliary       mlx4_core.ib.<i> bound to mlx4_ib.ib (kernels >= 6.6 bind mlx4_ib so)
+  netdevs         IPoIB ib[P<dom>]p<bus>s0 (port 1) and ...s0d1 (port 2), type 32, ifindex
+                  1002+2i and 1003+2i, dev_port 0/1; plus lo (ifindex 1001)
+
+Deterministic; stdlib only. The default --kind mlx5 writes the same bytes as before --kind
+existed.
 """
 
 import argparse
@@ -135,23 +157,67 @@ class Tree:
     def char(self, d, major, minor):
         symlink(d, os.path.join(self.sys, "dev", "char", "%d:%d" % (major, minor)))
 
+    def uverbs(self, pci, pci_path, i, ibdev):
+        """uverbs<i> of ibdev under the PCI function (231:192+i for the first 32, then 238)."""
+        major, minor = (231, 192 + i) if i < 32 else (238, i - 32)
+        uv = self.device(pci_path + "/infiniband_verbs/uverbs%d" % i, "infiniband_verbs",
+                         "uverbs%d" % i, [("MAJOR", str(major)), ("MINOR", str(minor)),
+                                          ("DEVNAME", "infiniband/uverbs%d" % i)],
+                         {"abi_version": "1", "dev": "%d:%d" % (major, minor), "ibdev": ibdev})
+        symlink(pci, os.path.join(uv, "device"))
+        self.char(uv, major, minor)
+
+    def umad(self, pci, pci_path, k, ibdev, port):
+        """umad<k> of ibdev's port (231:k for the first 64, then 239)."""
+        major, minor = (231, k) if k < 64 else (239, k - 64)
+        um = self.device(pci_path + "/infiniband_mad/umad%d" % k, "infiniband_mad", "umad%d" % k,
+                         [("MAJOR", str(major)), ("MINOR", str(minor)),
+                          ("DEVNAME", "infiniband/umad%d" % k)],
+                         {"dev": "%d:%d" % (major, minor), "ibdev": ibdev, "port": str(port)})
+        symlink(pci, os.path.join(um, "device"))
+        self.char(um, major, minor)
+
+    def aux(self, pci_path, name, driver):
+        """A bound auxiliary device <name> (modalias auxiliary:<name less its id>)."""
+        modalias = "auxiliary:" + name.rsplit(".", 1)[0]
+        a = self.device(pci_path + "/" + name, "auxiliary", name,
+                        [("DRIVER", driver), ("MODALIAS", modalias)], {"modalias": modalias})
+        self.link(a, "driver", "bus/auxiliary/drivers/" + driver)
+
 
 def gid_str(b16):
     return ":".join("%02x%02x" % (b16[i], b16[i + 1]) for i in range(0, 16, 2))
 
 
-def make_host(root, n, gids):
+def new_tree(root):
     t = Tree(root)
     os.makedirs(os.path.join(root, "dev"))
     os.makedirs(os.path.join(t.sys, "class", "infiniband_mad"))
     write(os.path.join(t.sys, "class", "infiniband_mad", "abi_version"), "5\n")
+    return t
+
+
+def add_lo(t):
+    t.device("virtual/net/lo", "net", "lo", [("INTERFACE", "lo"), ("IFINDEX", "1001")], {
+        "addr_len": "6", "address": "00:00:00:00:00:00", "carrier": "1", "dev_port": "0",
+        "ifindex": "1001", "iflink": "1001", "mtu": "65536", "operstate": "unknown",
+        "type": "772",
+    })
+
+
+def pci_place(card):
+    """(domain, bus, root port) of card number `card`: 128 buses per PCI domain."""
+    dom, slot = divmod(card, 128)
+    return dom, 1 + slot, "%04x:00:%02x.%d" % (dom, 1 + slot // 8, slot % 8)
+
+
+def make_host(root, n, gids):
+    t = new_tree(root)
 
     for i in range(n):
         card, fn = divmod(i, 2)
-        dom, slot = divmod(card, 128)
-        bus = 1 + slot
+        dom, bus, rootport = pci_place(card)
         bdf = "%04x:%02x:00.%d" % (dom, bus, fn)
-        rootport = "%04x:00:%02x.%d" % (dom, 1 + slot // 8, slot % 8)
         pci_path = "pci%04x:00/%s/%s" % (dom, rootport, bdf)
         mac = [0x0C, 0x42, 0xA1, (i >> 16) & 0xFF, (i >> 8) & 0xFF, i & 0xFF]
         mac_s = ":".join("%02x" % b for b in mac)
@@ -204,27 +270,11 @@ def make_host(root, n, gids):
                       [("NAME", ibdev)], values)
         symlink(pci, os.path.join(ib, "device"))
 
-        major, minor = (231, 192 + i) if i < 32 else (238, i - 32)
-        uv = t.device(pci_path + "/infiniband_verbs/uverbs%d" % i, "infiniband_verbs",
-                      "uverbs%d" % i, [("MAJOR", str(major)), ("MINOR", str(minor)),
-                                       ("DEVNAME", "infiniband/uverbs%d" % i)],
-                      {"abi_version": "1", "dev": "%d:%d" % (major, minor), "ibdev": ibdev})
-        symlink(pci, os.path.join(uv, "device"))
-        t.char(uv, major, minor)
+        t.uverbs(pci, pci_path, i, ibdev)
 
-        major, minor = (231, i) if i < 64 else (239, i - 64)
-        um = t.device(pci_path + "/infiniband_mad/umad%d" % i, "infiniband_mad", "umad%d" % i,
-                      [("MAJOR", str(major)), ("MINOR", str(minor)),
-                       ("DEVNAME", "infiniband/umad%d" % i)],
-                      {"dev": "%d:%d" % (major, minor), "ibdev": ibdev, "port": "1"})
-        symlink(pci, os.path.join(um, "device"))
-        t.char(um, major, minor)
+        t.umad(pci, pci_path, i, ibdev, 1)
 
-        aux_name = "mlx5_core.rdma.%d" % i
-        aux = t.device(pci_path + "/" + aux_name, "auxiliary", aux_name, [
-            ("DRIVER", "mlx5_ib.rdma"), ("MODALIAS", "auxiliary:mlx5_core.rdma"),
-        ], {"modalias": "auxiliary:mlx5_core.rdma"})
-        t.link(aux, "driver", "bus/auxiliary/drivers/mlx5_ib.rdma")
+        t.aux(pci_path, "mlx5_core.rdma.%d" % i, "mlx5_ib.rdma")
 
         net = t.device(pci_path + "/net/" + netdev, "net", netdev, [
             ("INTERFACE", netdev), ("IFINDEX", str(ifindex)),
@@ -235,11 +285,78 @@ def make_host(root, n, gids):
         })
         symlink(pci, os.path.join(net, "device"))
 
-    t.device("virtual/net/lo", "net", "lo", [("INTERFACE", "lo"), ("IFINDEX", "1001")], {
-        "addr_len": "6", "address": "00:00:00:00:00:00", "carrier": "1", "dev_port": "0",
-        "ifindex": "1001", "iflink": "1001", "mtu": "65536", "operstate": "unknown",
-        "type": "772",
-    })
+    add_lo(t)
+
+
+def make_host_mlx4(root, n, gids):
+    """N ConnectX-3 VPI cards in InfiniBand mode (see the docstring, --kind mlx4)."""
+    t = new_tree(root)
+    modalias = "pci:v000015B3d00001003sv000015B3sd00000050bc02sc80i00"
+    for i in range(n):
+        dom, bus, rootport = pci_place(i)
+        bdf = "%04x:%02x:00.0" % (dom, bus)
+        pci_path = "pci%04x:00/%s/%s" % (dom, rootport, bdf)
+        base = 0x0002C90300A00000 + 4 * i
+        guids = [":".join("%04x" % ((g >> s) & 0xFFFF) for s in (48, 32, 16, 0))
+                 for g in (base, base + 1, base + 2, base + 3)]
+        ibdev = "mlx4_%d" % i
+        netdev_base = "ibp%ds0" % bus if dom == 0 else "ibP%dp%ds0" % (dom, bus)
+
+        pci = t.device(pci_path, "pci", bdf, [
+            ("DRIVER", "mlx4_core"), ("PCI_CLASS", "28000"), ("PCI_ID", "15B3:1003"),
+            ("PCI_SUBSYS_ID", "15B3:0050"), ("PCI_SLOT_NAME", bdf), ("MODALIAS", modalias),
+        ], {
+            "class": "0x028000", "device": "0x1003", "vendor": "0x15b3",
+            "subsystem_device": "0x0050", "subsystem_vendor": "0x15b3", "modalias": modalias,
+            "mlx4_port1": "ib", "mlx4_port2": "ib",
+        }, bus=True)
+        t.link(pci, "driver", "bus/pci/drivers/mlx4_core")
+
+        values = {
+            "board_id": "MT_1090120019", "fw_ver": "2.42.5000", "hca_type": "MT4099",
+            "hw_rev": "1", "node_desc": "bench-host %s" % ibdev, "node_guid": guids[0],
+            "node_type": "1: CA", "sys_image_guid": guids[3],
+        }
+        for p in (1, 2):
+            port = {
+                "cap_mask": "0x02514868", "lid": "0x%x" % (2 * i + p), "sm_lid": "0x1",
+                "sm_sl": "0", "lid_mask_count": "0", "pkeys/0": "0xffff",
+                "link_layer": "InfiniBand", "phys_state": "5: LinkUp", "state": "4: ACTIVE",
+                "rate": "56 Gb/sec (4X FDR)",
+                "gids/0": "fe80:0000:0000:0000:" + guids[p],
+                "gid_attrs/types/0": "IB/RoCE v1",
+            }
+            for g in range(1, gids):
+                port["gids/%d" % g] = ZERO_GID
+            values.update({"ports/%d/%s" % (p, k): v for k, v in port.items()})
+        ib = t.device(pci_path + "/infiniband/" + ibdev, "infiniband", ibdev,
+                      [("NAME", ibdev)], values)
+        symlink(pci, os.path.join(ib, "device"))
+
+        t.uverbs(pci, pci_path, i, ibdev)
+
+        t.aux(pci_path, "mlx4_core.ib.%d" % i, "mlx4_ib.ib")
+
+        for p in (1, 2):
+            k = 2 * i + p - 1
+            t.umad(pci, pci_path, k, ibdev, p)
+
+            netdev = netdev_base + ("" if p == 1 else "d1")
+            ifindex = 1002 + k
+            guid_bytes = ":".join("%02x" % ((base + p) >> (8 * b) & 0xFF) for b in range(7, -1, -1))
+            net = t.device(pci_path + "/net/" + netdev, "net", netdev, [
+                ("INTERFACE", netdev), ("IFINDEX", str(ifindex)),
+            ], {
+                "addr_len": "20",
+                "address": "80:00:02:%02x:fe:80:00:00:00:00:00:00:%s" % (0x08 + p - 1,
+                                                                          guid_bytes),
+                "carrier": "1", "dev_id": "0x%x" % (p - 1), "dev_port": str(p - 1),
+                "ifindex": str(ifindex), "iflink": str(ifindex), "mtu": "2044",
+                "operstate": "up", "type": "32",
+            })
+            symlink(pci, os.path.join(net, "device"))
+
+    add_lo(t)
 
 
 def main():
@@ -247,6 +364,9 @@ def main():
     ap.add_argument("--devices", type=int, required=True, help="number of RDMA devices")
     ap.add_argument("--gids", type=int, default=32,
                     help="GID table entries per port, 4 of them used (default 32)")
+    ap.add_argument("--kind", choices=("mlx5", "mlx4"), default="mlx5",
+                    help="mlx5: ConnectX-5 RoCE functions (default); mlx4: ConnectX-3 VPI "
+                         "cards with two InfiniBand ports")
     ap.add_argument("--out", required=True, help="testbed directory to create (UMOCKDEV_DIR)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     a = ap.parse_args()
@@ -260,7 +380,7 @@ def main():
     if os.path.lexists(tmp):
         shutil.rmtree(tmp)
     os.makedirs(tmp)
-    make_host(tmp, a.devices, a.gids)
+    (make_host_mlx4 if a.kind == "mlx4" else make_host)(tmp, a.devices, a.gids)
     # Links inside are relative, so the finished tree can move into place.
     os.rename(tmp, a.out)
     return 0

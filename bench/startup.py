@@ -43,8 +43,11 @@ def cpu_ns(pid):
         return None
 
 
-def ensure_tree(work, n, gids, regen):
-    root = os.path.join(work, "tree-%d-g%d" % (n, gids))
+def ensure_tree(work, n, gids, regen, kind="mlx5"):
+    """make-tree.py's host of n devices in work/, written once and reused while make-tree.py
+    is unchanged. kind: make-tree.py --kind (mlx5, or mlx4 for bench/reconcile.py)."""
+    name = "tree-%d-g%d" % (n, gids) if kind == "mlx5" else "tree-%s-%d-g%d" % (kind, n, gids)
+    root = os.path.join(work, name)
     gen = os.path.join(HERE, "make-tree.py")
     with open(gen, "rb") as f:
         stamp = hashlib.sha256(f.read()).hexdigest() + " %d %d\n" % (n, gids)
@@ -54,8 +57,8 @@ def ensure_tree(work, n, gids, regen):
             if f.read() == stamp:
                 return root
     t0 = time.monotonic()
-    subprocess.run(["/usr/bin/python3", gen, "--devices", str(n), "--gids", str(gids),
-                    "--out", root, "--force"], check=True)
+    subprocess.run(["/usr/bin/python3", gen, "--kind", kind, "--devices", str(n),
+                    "--gids", str(gids), "--out", root, "--force"], check=True)
     with open(stamp_file, "w") as f:
         f.write(stamp)
     log("  tree of %d devices generated in %.1f s (in no figure)" % (n, time.monotonic() - t0))
@@ -96,6 +99,39 @@ def check_describe(doc, n):
         raise SystemExit("Describe() does not match the generated host: " + "; ".join(problems))
 
 
+def wait_ready(sock, proc, t0, timeout, run_dir):
+    """Wait for READY=1 from proc on the bound NOTIFY_SOCKET datagram socket sock. Returns
+    (ns from t0 to its arrival, the STATUS= datagrams that came before it)."""
+    deadline = time.monotonic() + timeout
+    statuses = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or proc.poll() is not None:
+            raise SystemExit("rdmad did not send READY=1 (exit %s); see %s/rdmad.log"
+                             % (proc.poll(), run_dir))
+        sock.settimeout(min(left, 1.0))
+        try:
+            msg = sock.recv(65536)
+        except socket.timeout:
+            continue
+        lines = msg.decode(errors="replace").split("\n")
+        statuses += sum(1 for line in lines if line.startswith("STATUS="))
+        if "READY=1" in lines:
+            return time.monotonic_ns() - t0, statuses
+
+
+def terminate(proc):
+    """SIGTERM, then SIGKILL after 60 s; returns the exit status."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
 def run_rdmad(args, root, n, run_dir):
     """Start rdmad, time READY=1, read its peak RSS, time Describe(), stop it."""
     sock_path = os.path.join(run_dir, "notify.sock")
@@ -108,21 +144,8 @@ def run_rdmad(args, root, n, run_dir):
     logf = open(os.path.join(run_dir, "rdmad.log"), "w")
     t0 = time.monotonic_ns()
     proc = subprocess.Popen([args.rdmad], env=env, stdout=logf, stderr=subprocess.STDOUT)
-    ready_ns = None
     try:
-        deadline = time.monotonic() + args.timeout
-        while ready_ns is None:
-            left = deadline - time.monotonic()
-            if left <= 0 or proc.poll() is not None:
-                raise SystemExit("rdmad did not send READY=1 (exit %s); see %s/rdmad.log"
-                                 % (proc.poll(), run_dir))
-            sock.settimeout(min(left, 1.0))
-            try:
-                msg = sock.recv(65536)
-            except socket.timeout:
-                continue
-            if "READY=1" in msg.decode(errors="replace").split("\n"):
-                ready_ns = time.monotonic_ns() - t0
+        ready_ns = wait_ready(sock, proc, t0, args.timeout, run_dir)[0]
         r = {"ready_ms": ready_ns / 1e6, "hwm_ready_kib": proc_status(proc.pid, "VmHWM")}
         c = cpu_ns(proc.pid)
         r["cpu_ms"] = c / 1e6 if c is not None else None
@@ -138,13 +161,7 @@ def run_rdmad(args, root, n, run_dir):
             check_describe(json.load(f), n)
         return r
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        terminate(proc)
         sock.close()
         logf.close()
 
@@ -262,8 +279,19 @@ def fmt(key, value, spec):
     return spec.format(value)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def print_table(rows, columns):
+    """rows as a Markdown table, right-aligned, in the order and formats of columns."""
+    head = [h for _, h, _ in columns]
+    body = [[fmt(k, row.get(k), spec) for k, _, spec in columns] for row in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
+    print("| " + " | ".join(h.rjust(w) for h, w in zip(head, widths)) + " |")
+    print("|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|")
+    for b in body:
+        print("| " + " | ".join(c.rjust(w) for c, w in zip(b, widths)) + " |")
+
+
+def host_args(ap):
+    """The options startup.py and reconcile.py share: sizes, runs, GIDs, work directory."""
     ap.add_argument("--sizes", default="1,64,1024", help="RDMA device counts (default 1,64,1024)")
     ap.add_argument("--runs", type=int, default=5, help="runs per size (default 5)")
     ap.add_argument("--big-runs", type=int, default=3,
@@ -271,6 +299,11 @@ def main():
     ap.add_argument("--gids", type=int, default=32, help="GID table entries per port (default 32)")
     ap.add_argument("--work", default=os.environ.get("RDMAD_BENCH_DIR", "/tmp/rdmad-bench"))
     ap.add_argument("--regen", action="store_true", help="rewrite the trees")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    host_args(ap)
     ap.add_argument("--rdmad", required=True)
     ap.add_argument("--sysfs-read", required=True)
     ap.add_argument("--describe", required=True)
@@ -314,13 +347,7 @@ def main():
         rows.append(row)
         every[n] = results
 
-    head = [h for _, h, _ in COLUMNS]
-    body = [[fmt(k, row[k], spec) for k, _, spec in COLUMNS] for row in rows]
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
-    print("| " + " | ".join(h.rjust(w) for h, w in zip(head, widths)) + " |")
-    print("|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|")
-    for b in body:
-        print("| " + " | ".join(c.rjust(w) for c, w in zip(b, widths)) + " |")
+    print_table(rows, COLUMNS)
     print("medians of %d runs (%d for >= 1024 devices); %d GID entries per port, 4 used"
           % (args.runs, args.big_runs, args.gids))
     if args.json:
