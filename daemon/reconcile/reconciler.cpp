@@ -382,7 +382,8 @@ std::map<std::string, std::vector<Problem>> Reconciler::failure_problems() const
         else if (o.error == EOPNOTSUPP)
             code = "not-supported";
         out[o.action.syspath].push_back(
-            {code, "error", fmt::format("{} {} -> {}: {}", o.action.setting, o.action.from,
+            {code, "error", fmt::format("{} {} -> {}: {}", o.action.setting,
+                                        o.action.from.empty() ? "(none)" : o.action.from,
                                         o.action.to, o.message)});
     }
     return out;

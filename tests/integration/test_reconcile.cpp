@@ -346,6 +346,13 @@ void open_bus_to_everyone(const std::string& address) {
     REQUIRE(chmod(path.c_str(), 0777) == 0);
 }
 
+// A [[rule]] for the absent PCI function 0000:<i+0x40>:00.0, for filling state.conf.
+std::string fmt_pci_rule(int i) {
+    char pci[32];
+    std::snprintf(pci, sizeof pci, "0000:%02x:00.0", 0x40 + i);
+    return std::string("[[rule]]\npci_address = \"") + pci + "\"\npfc_no_drop = [3]\n\n";
+}
+
 // dbus-send as `nobody` (or root): "" on success, else the error name dbus-send prints.
 RunResult call_as(bool nobody, const std::string& address, const std::string& path,
                   const std::string& method, const std::vector<std::string>& args) {
@@ -878,4 +885,175 @@ TEST_CASE("reconcile: [daemon] apply = false reports drift and writes nothing", 
     INFO(w.dump());
     CHECK(w.writes().empty());
     CHECK(read_file(r.tb(kMlx4Pci + "/mlx4_port1")) == "ib\n");
+}
+
+// ---- 11. hostile files and arguments ----------------------------------------------------
+
+TEST_CASE("reconcile: a FIFO drop-in is refused at once and the daemon keeps answering",
+          "[reconcile][config]") {
+    RRig r(kHost);
+    r.config(kEthEth);
+    r.start();
+    REQUIRE(r.manager_state() == "running");
+    const std::string dropins = (r.cfg.path() / "etc" / "conf.d").string();
+    fs::create_directories(dropins);
+    const std::string fifo = dropins + "/50-fifo.conf";
+    REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+    // Opening a FIFO without a writer would block forever; rdmad must not even try.
+    auto e = error_of([&] { r.reload(); });
+    CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+    CHECK(e.second == fifo + ": not a regular file");
+    CHECK(r.manager_state() == "degraded");
+    CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "eth"); // the last good state
+    fs::remove(fifo);
+    CHECK(error_of([&] { r.reload(); }).first == "");
+    CHECK(r.manager_state() == "running");
+}
+
+TEST_CASE("reconcile: a drop-in over 1 MiB (or /dev/zero) is refused, not read to the end",
+          "[reconcile][config]") {
+    RRig r(kHost);
+    r.config(kEthEth);
+    r.start();
+    const std::string dropins = (r.cfg.path() / "etc" / "conf.d").string();
+    fs::create_directories(dropins);
+    const std::string big = dropins + "/60-big.conf";
+    write_file(big, std::string((1 << 20) + 1, '#'));
+    auto e = error_of([&] { r.reload(); });
+    CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+    CHECK(e.second == big + ": larger than 1 MiB");
+    fs::remove(big);
+    const std::string zero = dropins + "/60-zero.conf";
+    fs::create_symlink("/dev/zero", zero);
+    e = error_of([&] { r.reload(); });
+    CHECK(e.second == zero + ": not a regular file");
+    CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "eth");
+    fs::remove(zero);
+    CHECK(error_of([&] { r.reload(); }).first == "");
+    r.stop(); // exit status 0
+}
+
+TEST_CASE("reconcile: 300,000 bad lines in the legacy mlx4.conf give 21 problems, not a "
+          "message the bus refuses",
+          "[reconcile][config]") {
+    RRig r(kHost);
+    write_file(r.cfg.path() / "no-mlx4.conf", [] {
+        std::string s;
+        for (int i = 0; i < 300000; ++i)
+            s += "zz\n";
+        return s;
+    }());
+    r.start();
+    json probs = r.manager_problems();
+    INFO(probs.dump().substr(0, 2000));
+    REQUIRE(probs.size() == 21);
+    const std::string file = (r.cfg.path() / "no-mlx4.conf").string();
+    CHECK(probs[0][0] == "legacy-config");
+    CHECK(probs[0][2].get<std::string>().rfind(file + ":1:1: ", 0) == 0);
+    CHECK(probs[19][2].get<std::string>().rfind(file + ":20:1: ", 0) == 0);
+    CHECK(probs[20][2] == file + ": 299980 more invalid lines skipped");
+    CHECK(r.manager_state() == "running");
+    r.stop();
+}
+
+TEST_CASE("reconcile: a bad /etc file at start keeps state.conf in force, and a persist "
+          "keeps what state.conf had",
+          "[reconcile][persist]") {
+    RRig r(kHost);
+    r.start();
+    r.set_pfc("mlx5_0", 1, {3, 4}, true);
+    r.stop();
+    r.config("[[rule]]\ndevice = 5\n");
+    r.start();
+    CHECK(r.manager_state() == "degraded");
+    CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json({3, 4})); // state.conf still applies
+    r.set_port_type("mlx4_0", 1, "auto", true);
+    const std::string state = read_file(r.state_file());
+    INFO(state);
+    CHECK(state.find("pfc_no_drop = [3, 4]") != std::string::npos);
+    CHECK(state.find("port_type = [\"auto\"") != std::string::npos);
+    r.stop();
+}
+
+TEST_CASE("reconcile: state.conf over 4 KiB loads whole; a broken one is never overwritten",
+          "[reconcile][persist]") {
+    RRig r(kHost);
+    // 100 rules for absent functions, then one for mlx5_0 (0000:04:00.0): about 6 KiB.
+    std::string text;
+    for (int i = 0; i < 100; ++i)
+        text += fmt_pci_rule(i);
+    text += "[[rule]]\npci_address = \"0000:04:00.0\"\npfc_no_drop = [5]\n";
+    REQUIRE(text.size() > 4096);
+    write_file(r.state_file(), text);
+    r.start();
+    INFO(r.manager_problems().dump());
+    CHECK(r.manager_state() == "running");
+    CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json({5}));
+    r.stop();
+
+    const std::string broken = text + "[[rule]]\npci_address = 7\n";
+    write_file(r.state_file(), broken);
+    r.start();
+    CHECK(r.manager_state() == "degraded");
+    CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json::array()); // nothing good read yet
+    auto e = error_of([&] { r.set_pfc("mlx4_0", 1, {3}, true); });
+    CHECK(e.first == "org.rdmad1.Error.Failed");
+    CHECK(e.second.rfind(r.state_file() + ":", 0) == 0);
+    CHECK(read_file(r.state_file()) == broken); // untouched
+    // Without persist the setting still applies for this run.
+    CHECK(error_of([&] { r.set_pfc("mlx4_0", 1, {3}, false); }).first == "");
+    CHECK(r.port("mlx4_0", 1)["DesiredPFCNoDrop"] == json({3}));
+    r.stop();
+}
+
+TEST_CASE("reconcile: SetPFCNoDrop with no priority is InvalidArgument and persists nothing",
+          "[reconcile][pfc]") {
+    RRig r(kHost);
+    r.start();
+    auto e = error_of([&] { r.set_pfc("mlx5_0", 1, {}, true); });
+    CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+    CHECK(e.second == "give at least one priority (0-7)");
+    CHECK_FALSE(fs::exists(r.state_file()));
+    r.stop();
+}
+
+TEST_CASE("reconcile: a modprobe.d file that cannot be written is a Manager problem",
+          "[reconcile][pfc]") {
+    RRig r(kHost);
+    // Where rdmad expects a directory there is a file: mkostemp() fails with ENOTDIR.
+    fs::remove_all(r.modprobe_dir());
+    write_file(r.modprobe_dir(), "");
+    r.config("[[rule]]\npci_address = \"0000:03:00.0\"\npfc_no_drop = [3]\n");
+    r.start();
+    json probs;
+    REQUIRE(r.eventually([&] {
+        probs = r.manager_problems();
+        return !probs.empty();
+    }));
+    INFO(probs.dump());
+    REQUIRE(probs.size() == 1);
+    CHECK(probs[0][0] == "apply-failed");
+    CHECK(probs[0][1] == "error");
+    const std::string text = probs[0][2];
+    CHECK(text.find("mlx4_en pfctx/pfcrx (none) -> 0x08") != std::string::npos);
+    CHECK(text.find("Not a directory") != std::string::npos);
+    r.stop();
+}
+
+TEST_CASE("reconcile: an mlx4 port type write that does not read back is "
+          "port-type-unconfirmed",
+          "[reconcile]") {
+    RRig r(kHost);
+    // The write lands in /dev/null: it succeeds, and rdmad's read path refuses the character
+    // device, so the port type reads as unknown afterwards.
+    fs::remove(r.tb(kMlx4Pci + "/mlx4_port1"));
+    fs::create_symlink("/dev/null", r.tb(kMlx4Pci + "/mlx4_port1"));
+    r.config("[[rule]]\npci_address = \"0000:03:00.0\"\nport_type = [\"ib\", \"ib\"]\n");
+    r.start();
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx4_0")), "port-type-unconfirmed"); }));
+    CHECK(problem_text(r.device("mlx4_0"), "port-type-unconfirmed") ==
+          "port 1: wrote \"ib\" to mlx4_port1, but it reads back \"\"");
+    CHECK(r.port("mlx4_0", 1)["InSync"] == false);
+    CHECK(r.port("mlx4_0", 2)["InSync"] == true);
+    r.stop();
 }
