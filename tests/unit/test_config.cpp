@@ -317,3 +317,14 @@ TEST_CASE("a main config path that cannot be read is an error, not an empty conf
     CHECK(e.line == 0);
     CHECK(e.reason == "not a regular file");
 }
+
+TEST_CASE("a TOML escape cannot smuggle a control or non-ASCII character into a match value") {
+    // "\u00e9" and "\u0000" are valid TOML (toml.io v1.0.0, Strings) but no RDMA device,
+    // driver, netdev or PCI address has them; fnmatch would see "a" for "a\u0000b".
+    CHECK(error_of("[[rule]]\ndevice = \"r\\u00e9seau\"\n") ==
+          "f.conf:2:10: device must be printable ASCII (no control characters)");
+    CHECK(error_of("[[rule]]\nnetdev = \"a\\u0000b\"\n") ==
+          "f.conf:2:10: netdev must be printable ASCII (no control characters)");
+    CHECK(error_of("[[rule]]\ndriver = \"mlx5\\tcore\"\n") ==
+          "f.conf:2:10: driver must be printable ASCII (no control characters)");
+}

@@ -99,3 +99,17 @@ TEST_CASE("a missing mlx4.conf (Debian never ships one) gives no rules and no wa
     CHECK(load_mlx4_conf("/nonexistent/rdma/mlx4.conf", &warnings).empty());
     CHECK(warnings.empty());
 }
+
+TEST_CASE("at most 20 bad lines are listed one by one; one more warning counts the rest") {
+    std::string text;
+    for (int i = 0; i < 50; ++i)
+        text += "zz\n";
+    text += "0000:0b:00.0 eth eth\n";
+    std::vector<ConfigError> warnings;
+    const auto rules = parse_mlx4_conf(text, "m.conf", &warnings);
+    CHECK(rules.size() == 1); // the good line after them still counts
+    REQUIRE(warnings.size() == kMaxMlx4Warnings + 1);
+    CHECK(warnings[0].line == 1);
+    CHECK(warnings[19].line == 20);
+    CHECK(warnings[20].to_string() == "m.conf: 30 more invalid lines skipped");
+}
