@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+//
+// The stateful part of reconciliation (daemon/reconcile/reconciler.hpp) without hardware:
+// which desired state is in force after good and bad reloads of /etc/rdmad and state.conf,
+// and what a persisted D-Bus setting does to state.conf. Files live in a scratch directory.
+#include "reconcile/reconciler.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace rdmad;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Dirs {
+    fs::path root;
+    Dirs() {
+        char tmpl[] = "/tmp/rdmad-reconciler.XXXXXX";
+        REQUIRE(::mkdtemp(tmpl));
+        root = tmpl;
+        fs::create_directories(root / "etc");
+        fs::create_directories(root / "state");
+    }
+    ~Dirs() { fs::remove_all(root); }
+    ReconcilerOptions options() const {
+        ReconcilerOptions o;
+        o.config_dir = (root / "etc").string();
+        o.state_dir = (root / "state").string();
+        o.legacy_mlx4_conf = (root / "mlx4.conf").string();
+        o.modprobe_dir = (root / "modprobe.d").string();
+        return o;
+    }
+    std::string etc() const { return (root / "etc" / "rdmad.conf").string(); }
+    std::string state() const { return (root / "state" / "state.conf").string(); }
+};
+
+void write(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// Two functions: mlx4_0 (ConnectX-3, 2 ports) and mlx5_0 (ConnectX-5, 1 port).
+Inventory host() {
+    Inventory inv;
+    DeviceState mlx4;
+    mlx4.name = "mlx4_0";
+    mlx4.syspath = "/sys/devices/pci0000:00/0000:03:00.0/infiniband/mlx4_0";
+    mlx4.pci_address = "0000:03:00.0";
+    mlx4.kernel_driver = "mlx4_core";
+    for (uint32_t n : {1u, 2u}) {
+        PortState p;
+        p.number = n;
+        p.port_type = "ib";
+        p.link_layer = "InfiniBand";
+        mlx4.ports.push_back(p);
+    }
+    DeviceState mlx5;
+    mlx5.name = "mlx5_0";
+    mlx5.syspath = "/sys/devices/pci0000:00/0000:04:00.0/infiniband/mlx5_0";
+    mlx5.pci_address = "0000:04:00.0";
+    mlx5.kernel_driver = "mlx5_core";
+    PortState p;
+    p.number = 1;
+    p.link_layer = "Ethernet";
+    mlx5.ports.push_back(p);
+    inv.devices[mlx4.syspath] = mlx4;
+    inv.devices[mlx5.syspath] = mlx5;
+    return inv;
+}
+
+const DeviceState& device(const Inventory& inv, const std::string& name) {
+    for (const auto& [_, d] : inv.devices)
+        if (d.name == name)
+            return d;
+    FAIL("no device " << name);
+    throw;
+}
+
+DeviceDesired want(const Reconciler& r, const Inventory& inv, const std::string& name) {
+    const auto all = r.desired(inv);
+    auto it = all.find(device(inv, name).syspath);
+    return it == all.end() ? DeviceDesired{} : it->second;
+}
+
+const std::string kEthEth = "[[rule]]\npci_address = \"0000:03:00.0\"\nport_type = [\"eth\", \"eth\"]\n";
+const std::string kBad = "[[rule]]\ndevice = 5\n";
+
+} // namespace
+
+TEST_CASE("a bad /etc file keeps the last good /etc rules in force until it is fixed") {
+    Dirs d;
+    Reconciler r(d.options(), nullptr);
+    const Inventory inv = host();
+    write(d.etc(), kEthEth);
+    REQUIRE_FALSE(r.reload());
+    CHECK(want(r, inv, "mlx4_0").port_type == std::vector<std::string>{"eth", "eth"});
+
+    write(d.etc(), kBad);
+    auto err = r.reload();
+    REQUIRE(err);
+    CHECK(err->to_string() == d.etc() + ":2:10: device must be a string, not an integer");
+    CHECK(r.config_error() == err);
+    CHECK(want(r, inv, "mlx4_0").port_type == std::vector<std::string>{"eth", "eth"});
+
+    write(d.etc(), "[[rule]]\npci_address = \"0000:03:00.0\"\nport_type = [\"ib\", \"ib\"]\n");
+    CHECK_FALSE(r.reload());
+    CHECK_FALSE(r.config_error());
+    CHECK(want(r, inv, "mlx4_0").port_type == std::vector<std::string>{"ib", "ib"});
+}
+
+TEST_CASE("state.conf applies even when /etc is bad from the start") {
+    Dirs d;
+    write(d.state(), "[[rule]]\npci_address = \"0000:04:00.0\"\npfc_no_drop = [3, 4]\n");
+    write(d.etc(), kBad);
+    Reconciler r(d.options(), nullptr);
+    auto err = r.reload();
+    REQUIRE(err);
+    CHECK(err->file == d.etc());
+    CHECK(want(r, host(), "mlx5_0").pfc_no_drop == std::vector<uint8_t>{3, 4});
+}
+
+TEST_CASE("a persist while /etc is bad keeps every rule state.conf had") {
+    Dirs d;
+    write(d.state(), "[[rule]]\npci_address = \"0000:04:00.0\"\npfc_no_drop = [3, 4]\n");
+    write(d.etc(), kBad);
+    Reconciler r(d.options(), nullptr);
+    r.reload();
+    const Inventory inv = host();
+    r.override_port_type(device(inv, "mlx4_0"), 1, "auto", {"ib", "ib"}, true);
+    // rdmad must accept its own file: reload it and compare the desired state.
+    Reconciler again(d.options(), nullptr);
+    again.reload();
+    CHECK(want(again, inv, "mlx5_0").pfc_no_drop == std::vector<uint8_t>{3, 4});
+    CHECK(want(again, inv, "mlx4_0").port_type == std::vector<std::string>{"auto", "ib"});
+}
+
+TEST_CASE("a state.conf with an error is neither applied nor overwritten") {
+    Dirs d;
+    const std::string broken = "[[rule]]\npci_address = 7\n";
+    write(d.state(), broken);
+    Reconciler r(d.options(), nullptr);
+    auto err = r.reload();
+    REQUIRE(err);
+    CHECK(err->to_string() == d.state() + ":2:15: pci_address must be a string, not an integer");
+    const Inventory inv = host();
+    CHECK_THROWS_WITH(r.override_pfc(device(inv, "mlx5_0"), {3}, true),
+                      d.state() + ":2:15: pci_address must be a string, not an integer; rdmad "
+                                  "does not overwrite a state file it could not read: fix or "
+                                  "remove it, then Reload");
+    CHECK(read(d.state()) == broken);
+    // Without persist the setting holds for this run.
+    r.override_pfc(device(inv, "mlx5_0"), {3}, false);
+    CHECK(want(r, inv, "mlx5_0").pfc_no_drop == std::vector<uint8_t>{3});
+    // Removing the file clears the error and allows a persist again.
+    fs::remove(d.state());
+    CHECK_FALSE(r.reload());
+    r.override_pfc(device(inv, "mlx5_0"), {5}, true);
+    CHECK(read(d.state()).find("pfc_no_drop = [5]") != std::string::npos);
+}
+
+TEST_CASE("a symbolic link as state.conf is an error, not followed") {
+    Dirs d;
+    write((d.root / "elsewhere").string(), "[[rule]]\npci_address = \"0000:04:00.0\"\npfc_no_drop = [1]\n");
+    fs::create_symlink(d.root / "elsewhere", d.state());
+    Reconciler r(d.options(), nullptr);
+    auto err = r.reload();
+    REQUIRE(err);
+    CHECK(err->to_string() == d.state() +
+                                  ": is a symbolic link; rdmad does not follow links in its state "
+                                  "directory");
+    CHECK(want(r, host(), "mlx5_0").pfc_no_drop.empty());
+}
+
+TEST_CASE("two persisted settings of one device are one rule in state.conf") {
+    Dirs d;
+    Reconciler r(d.options(), nullptr);
+    r.reload();
+    const Inventory inv = host();
+    r.override_pfc(device(inv, "mlx4_0"), {3}, true);
+    r.override_pfc(device(inv, "mlx4_0"), {4}, true);
+    r.override_port_type(device(inv, "mlx4_0"), 2, "eth", {"eth", "ib"}, true);
+    const std::string text = read(d.state());
+    INFO(text);
+    size_t rules = 0;
+    for (size_t at = text.find("[[rule]]"); at != std::string::npos;
+         at = text.find("[[rule]]", at + 1))
+        ++rules;
+    CHECK(rules == 1);
+    CHECK(text.find("pci_address = \"0000:03:00.0\"\nport_type = [\"eth\", \"eth\"]\n"
+                    "pfc_no_drop = [4]\n") != std::string::npos);
+    CHECK_FALSE(r.reload()); // and rdmad reads it back
+}
+
+TEST_CASE("a state.conf of 100 rules (over one page) loads whole") {
+    Dirs d;
+    std::string text;
+    for (int i = 0; i < 100; ++i) {
+        char pci[16];
+        std::snprintf(pci, sizeof pci, "0000:%02x:00.0", 0x40 + i);
+        text += std::string("[[rule]]\npci_address = \"") + pci + "\"\npfc_no_drop = [3]\n\n";
+    }
+    text += "[[rule]]\npci_address = \"0000:04:00.0\"\npfc_no_drop = [6]\n";
+    REQUIRE(text.size() > 4096);
+    write(d.state(), text);
+    Reconciler r(d.options(), nullptr);
+    CHECK_FALSE(r.reload());
+    CHECK(want(r, host(), "mlx5_0").pfc_no_drop == std::vector<uint8_t>{6});
+}
