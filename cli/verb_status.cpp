@@ -83,10 +83,13 @@ int verb_status(Client& client, const Output& out) {
     }
 
     if (out.legend && !devices.empty()) {
-        fmt::print("\n{} RDMA devices, {} ports, {} problems", devices.size(), n_ports,
-                   problems.size());
+        auto count = [](size_t n, const char* one, const char* many) {
+            return fmt::format("{} {}", n, n == 1 ? one : many);
+        };
+        fmt::print("\n{}, {}, {}", count(devices.size(), "RDMA device", "RDMA devices"),
+                   count(n_ports, "port", "ports"), count(problems.size(), "problem", "problems"));
         if (!unsynced.empty())
-            fmt::print(", {} not in sync", unsynced.size());
+            fmt::print(", {} not in sync", count(unsynced.size(), "port", "ports"));
         fmt::print(".\n");
     }
     return 0;
