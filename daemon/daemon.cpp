@@ -285,8 +285,8 @@ void Daemon::set_port_type(const std::string& sender, const std::string& syspath
     if (d->kernel_driver == "mlx4_core")
         if (uint32_t bad = invalid_mlx4_port(types))
             throw sdbus::Error(errors::InvalidArgument,
-                               "port " + std::to_string(bad) +
-                                   " cannot be InfiniBand while port 1 is Ethernet (mlx4)");
+                               "port " + std::to_string(bad) + " must be eth while port 1 is "
+                                   "eth (mlx4); it would be " + types[bad - 1]);
     auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
     when_authorized(*authorizer_, sender, reply,
                     [this, syspath, port, type, types, persist](sdbus::Result<>& r) {

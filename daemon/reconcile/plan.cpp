@@ -27,6 +27,21 @@ std::string link_type_value(const std::string& port_type) {
     return "3";
 }
 
+/// The `set LINK_TYPE_P<n>=<v>` part of the mstconfig remedy for port `port` of `dev`. The
+/// setting is per card and <n> is the card's physical port (DOMAIN.md §1.4: `mlxconfig -d <dev>
+/// set LINK_TYPE_P1=<n> [LINK_TYPE_P2=<n>]`); a ConnectX-4+ PCI function drives one port, so
+/// function 0 is P1 and function 1 is P2.
+std::string link_type_setting(const DeviceState& dev, uint32_t port, const std::string& type) {
+    uint32_t card_port = port;
+    const auto dot = dev.pci_address.rfind('.');
+    if (dot != std::string::npos && dev.pci_address.size() == dot + 2) {
+        const char fn = dev.pci_address[dot + 1];
+        if (fn == '0' || fn == '1')
+            card_port = static_cast<uint32_t>(fn - '0') + 1;
+    }
+    return fmt::format("LINK_TYPE_P{}={}", card_port, link_type_value(type));
+}
+
 bool link_layer_satisfies(const std::string& desired, const std::string& link_layer) {
     if (desired == "auto")
         return true;
@@ -37,7 +52,11 @@ bool link_layer_satisfies(const std::string& desired, const std::string& link_la
 } // namespace
 
 uint32_t invalid_mlx4_port(const std::vector<std::string>& types) {
-    if (types.size() >= 2 && types[0] == "eth" && types[1] == "ib")
+    // rdma-core redhat/rdma.mlx4-setup.sh: "In order for port1 to be eth, port2 to must also be
+    // eth" (it refuses eth with ib or auto on port 2). Older kernels refused eth/ib in
+    // mlx4_check_port_params; current ones only without DPDP (DOMAIN.md §1.3). An auto port 2
+    // may sense ib, so rdmad follows the script.
+    if (types.size() >= 2 && types[0] == "eth" && types[1] != "eth")
         return 2;
     return 0;
 }
@@ -53,7 +72,7 @@ bool port_type_satisfied(const std::string& desired, const std::string& actual) 
 Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesired>& desired,
                const std::map<std::string, PfcActual>& pfc, const Mlx4ModuleState& mlx4) {
     Plan plan;
-    std::optional<uint8_t> mlx4_mask; // module options are one per host (module-wide)
+    std::map<std::string, uint8_t> mlx4_masks; // by syspath; the module options are host-wide
     std::set<std::string> pfc_netdevs_done;
     for (const auto& [syspath, dev] : actual.devices) {
         auto want_it = desired.find(syspath);
@@ -66,10 +85,36 @@ Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesire
         // ---- port type ----
         if (!want.port_type.empty()) {
             const bool mlx4 = dev.kernel_driver == "mlx4_core";
-            if (mlx4 && invalid_mlx4_port(want.port_type)) {
-                problems.push_back({"port-type-invalid", "error",
-                                    "port 2 cannot be InfiniBand while port 1 is Ethernet "
-                                    "(mlx4): port types left as they are"});
+            const bool mlx5 = dev.kernel_driver == "mlx5_core";
+            // mlx4 checks the pair the card would end up with: a port nothing is asked of
+            // keeps its type (mlx4-setup.sh skips a dual-port card whose line names port 1
+            // only; rdmad writes it when the result is a valid pair).
+            std::vector<std::string> resulting;
+            for (const auto& port : dev.ports) {
+                if (port.number == 0)
+                    continue;
+                if (resulting.size() < port.number)
+                    resulting.resize(port.number);
+                std::string t = port.number <= want.port_type.size()
+                                    ? want.port_type[port.number - 1]
+                                    : port.port_type;
+                if (t.rfind("auto", 0) == 0)
+                    t = "auto";
+                resulting[port.number - 1] = t;
+            }
+            if (mlx4 && invalid_mlx4_port(resulting)) {
+                for (const auto& port : dev.ports)
+                    if (port.number >= 1 && port.number <= want.port_type.size()) {
+                        PortPlan& pp = ports[port.number];
+                        pp.desired_port_type = want.port_type[port.number - 1];
+                        pp.in_sync = port_type_satisfied(pp.desired_port_type, port.port_type);
+                    }
+                problems.push_back(
+                    {"port-type-invalid", "error",
+                     fmt::format("port 2 must be eth while port 1 is eth (mlx4), but it would be "
+                                 "{}: port types left as they are",
+                                 resulting.size() >= 2 && !resulting[1].empty() ? resulting[1]
+                                                                                : "unknown")});
             } else {
                 std::vector<Action> writes;
                 for (const auto& port : dev.ports) {
@@ -88,13 +133,32 @@ Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesire
                         writes.push_back(std::move(a));
                     } else if (!link_layer_satisfies(type, port.link_layer)) {
                         pp.in_sync = false;
-                        problems.push_back(
-                            {"port-type-firmware", "warning",
-                             fmt::format("port {} is {} but {} is asked: on this adapter the "
-                                         "port type is a firmware setting; run mstconfig -d {} "
-                                         "set LINK_TYPE_P{}={} and reboot",
-                                         port.number, port.link_layer, type, dev.pci_address,
-                                         port.number, link_type_value(type))});
+                        if (!mlx5) {
+                            problems.push_back(
+                                {"port-type-unsupported", "warning",
+                                 fmt::format("port {} is {} but {} is asked: {} has no port type "
+                                             "switch",
+                                             port.number, port.link_layer, type,
+                                             dev.kernel_driver.empty() ? dev.name
+                                                                       : dev.kernel_driver)});
+                        } else if (!dev.physical_function.empty()) {
+                            problems.push_back(
+                                {"port-type-firmware", "warning",
+                                 fmt::format("port {} is {} but {} is asked: this is an SR-IOV "
+                                             "virtual function; the port type is a firmware "
+                                             "setting of the card, made on its physical function "
+                                             "{} with mstconfig",
+                                             port.number, port.link_layer, type,
+                                             dev.physical_function)});
+                        } else {
+                            problems.push_back(
+                                {"port-type-firmware", "warning",
+                                 fmt::format("port {} is {} but {} is asked: on this adapter the "
+                                             "port type is a firmware setting; run mstconfig -d "
+                                             "{} set {} and reboot",
+                                             port.number, port.link_layer, type, dev.pci_address,
+                                             link_type_setting(dev, port.number, type))});
+                        }
                     }
                 }
                 // Port 2 first when port 1 becomes Ethernet, so no step is eth/ib.
@@ -159,12 +223,24 @@ Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesire
                                             join(now.priorities), join(want.pfc_no_drop)});
             }
             if (dev.kernel_driver == "mlx4_core")
-                mlx4_mask = *mask;
+                mlx4_masks[syspath] = *mask;
         }
 
     }
 
-    // mlx4 PFC is also a module option (mlx4_en pfctx/pfcrx), applied at module load.
+    // mlx4 PFC is also a module option (mlx4_en pfctx/pfcrx), applied at module load, one
+    // value for every mlx4 card of the host: the last device (by syspath) decides, and the
+    // others that ask a different mask are told.
+    std::optional<uint8_t> mlx4_mask;
+    if (!mlx4_masks.empty())
+        mlx4_mask = mlx4_masks.rbegin()->second;
+    for (const auto& [syspath, mask] : mlx4_masks)
+        if (mask != *mlx4_mask)
+            plan.problems[syspath].push_back(
+                {"pfc-module-conflict", "warning",
+                 fmt::format("mlx4_en takes one pfctx/pfcrx for the whole host: {:#04x} for "
+                             "another mlx4 device wins over {:#04x} asked here",
+                             *mlx4_mask, mask)});
     if (mlx4_mask) {
         if (mlx4.file_pfctx != mlx4_mask)
             plan.actions.push_back({Action::Kind::mlx4_modprobe, "", "", 0, "", "", "", *mlx4_mask,
@@ -180,6 +256,7 @@ Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesire
                                      "mlx4_en is reloaded",
                                      *mlx4.loaded_pfctx, *mlx4_mask)});
     }
+    plan.desired = desired;
     return plan;
 }
 

@@ -61,9 +61,10 @@ struct Plan {
     std::map<std::string, DeviceDesired> desired; ///< what the plan was made for, by syspath
 };
 
-/// mlx4 (ConnectX-3 VPI) refuses port 1 Ethernet with port 2 InfiniBand
-/// (kernel drivers/net/ethernet/mellanox/mlx4/main.c: mlx4_check_port_params). Returns the
-/// 1-based port whose type makes `types` invalid (2 for {"eth", "ib"}), or 0 when valid.
+/// mlx4 (ConnectX-3 VPI): port 1 Ethernet needs port 2 Ethernet (rdma-core
+/// redhat/rdma.mlx4-setup.sh refuses anything else; older kernels refused eth/ib in
+/// mlx4_check_port_params). Returns the 1-based port whose type makes `types` invalid (2 for
+/// {"eth", "ib"} and {"eth", "auto"}), or 0 when valid.
 uint32_t invalid_mlx4_port(const std::vector<std::string>& types);
 
 /// True when the actual mlx4 port type `actual` ("ib", "eth", "auto (ib)", "auto (eth)")

@@ -299,7 +299,6 @@ Plan Reconciler::plan(const Inventory& inv) {
         mlx4.loaded_pfctx = loaded_mlx4_pfctx();
     }
     Plan p = make_plan(inv, want, pfc, mlx4);
-    p.desired = want;
     for (auto& [syspath, probs] : conflicts)
         p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
     return p;

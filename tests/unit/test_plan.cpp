@@ -216,15 +216,43 @@ TEST_CASE("a single-port mlx4 already at the asked type gets no write and is in 
     CHECK(plan.ports.at(mlx4_path).at(1).in_sync);
 }
 
-TEST_CASE("a dual-port mlx4 with only port 1 asked is left alone, as mlx4-setup.sh does",
-          "[!shouldfail]") {
-    // KNOWN DISAGREEMENT (plan.cpp writes port 1 anyway): mlx4-setup.sh skips a line when
-    // $device/mlx4_port2 exists but port2 is empty. Writing only port 1 = eth here would put
-    // the card at port1 eth / port2 ib, the pair invalid_mlx4_port refuses.
-    // Drop [!shouldfail] once make_plan refuses this.
+TEST_CASE("a dual-port mlx4 with only port 1 asked eth while port 2 is ib is refused, not "
+          "written") {
+    // mlx4-setup.sh skips a line when $device/mlx4_port2 exists but port2 is empty. Writing
+    // only port 1 = eth here would put the card at port1 eth / port2 ib.
     const auto plan = make_plan(inventory_of({mlx4_device({"ib", "ib"})}),
                                 {{mlx4_path, port_types({"eth"})}}, {}, {});
     CHECK(plan.actions.empty());
+    const auto problems = problems_of(plan, mlx4_path);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].code == "port-type-invalid");
+    CHECK(contains(problems[0].text, "port 2 must be eth while port 1 is eth"));
+    // The refused port shows what is asked and that it is not so.
+    CHECK(plan.ports.at(mlx4_path).at(1).desired_port_type == "eth");
+    CHECK_FALSE(plan.ports.at(mlx4_path).at(1).in_sync);
+}
+
+TEST_CASE("a dual-port mlx4 with only port 1 asked is written when the pair stays valid") {
+    // port 2 already eth: eth/eth after the write. port 1 ib on an eth/eth card: ib/eth.
+    auto plan = make_plan(inventory_of({mlx4_device({"ib", "eth"})}),
+                          {{mlx4_path, port_types({"eth"})}}, {}, {});
+    REQUIRE(plan.actions.size() == 1);
+    CHECK(plan.actions[0].port == 1);
+    CHECK(plan.actions[0].value == "eth");
+    plan = make_plan(inventory_of({mlx4_device({"eth", "eth"})}), {{mlx4_path, port_types({"ib"})}},
+                     {}, {});
+    REQUIRE(plan.actions.size() == 1);
+    CHECK(plan.actions[0].value == "ib");
+}
+
+TEST_CASE("eth with auto on port 2 is refused, as mlx4-setup.sh refuses any port 2 but eth") {
+    // An auto port 2 may sense InfiniBand: the pair eth/ib again.
+    CHECK(invalid_mlx4_port({"eth", "auto"}) == 2);
+    const auto plan = make_plan(inventory_of({mlx4_device({"ib", "ib"})}),
+                                {{mlx4_path, port_types({"eth", "auto"})}}, {}, {});
+    CHECK(plan.actions.empty());
+    REQUIRE(problems_of(plan, mlx4_path).size() == 1);
+    CHECK(problems_of(plan, mlx4_path)[0].code == "port-type-invalid");
 }
 
 // ---- reading back mlx4_port<n> ----
@@ -501,13 +529,69 @@ TEST_CASE("a pending reload is reported only on the mlx4 devices that were asked
     CHECK(problems_of(plan, other).empty());
 }
 
-TEST_CASE("the plan's desired member is what the plan was made for", "[!shouldfail]") {
-    // KNOWN DISAGREEMENT: plan.hpp documents Plan::desired as "what the plan was made for", but
-    // make_plan leaves it empty; only Reconciler::plan() fills it afterwards
-    // (reconciler.cpp: `p.desired = want;`). Drop [!shouldfail] once make_plan sets it.
+TEST_CASE("the plan's desired member is what the plan was made for") {
     const std::map<std::string, DeviceDesired> want{{mlx5_path, pfc({3})},
                                                     {mlx4_path, port_types({"eth", "eth"})}};
     const auto plan = make_plan(inventory_of({mlx4_device({"ib", "ib"}), mlx5_device("Ethernet")}),
                                 want, {{"ens1f0np0", pfc_read({3})}}, {});
     CHECK(plan.desired == want);
+}
+
+TEST_CASE("the mstconfig remedy names the card's port: function 1 of a ConnectX-4+ is P2") {
+    // DOMAIN.md §1.4: LINK_TYPE_P1/P2 are the card's ports; each PCI function drives one.
+    DeviceState d = mlx5_device("InfiniBand");
+    d.pci_address = "0000:3b:00.1";
+    const auto plan = make_plan(inventory_of({d}), {{mlx5_path, port_types({"eth"})}}, {}, {});
+    REQUIRE(problems_of(plan, mlx5_path).size() == 1);
+    CHECK(contains(problems_of(plan, mlx5_path)[0].text,
+                   "mstconfig -d 0000:3b:00.1 set LINK_TYPE_P2=2"));
+}
+
+TEST_CASE("an SR-IOV VF is pointed at its physical function, not given an mstconfig command") {
+    DeviceState d = mlx5_device("InfiniBand");
+    d.pci_address = "0000:3b:00.2";
+    d.physical_function = "0000:3b:00.0";
+    const auto plan = make_plan(inventory_of({d}), {{mlx5_path, port_types({"eth"})}}, {}, {});
+    const auto problems = problems_of(plan, mlx5_path);
+    REQUIRE(problems.size() == 1);
+    const auto& p = problems[0];
+    CHECK(p.code == "port-type-firmware");
+    CHECK(contains(p.text, "physical function 0000:3b:00.0"));
+    CHECK_FALSE(contains(p.text, "LINK_TYPE"));
+}
+
+TEST_CASE("a port type asked of a non-Mellanox device is port-type-unsupported, no mstconfig") {
+    DeviceState d = mlx5_device("Ethernet");
+    d.name = "bnxt_re0";
+    d.kernel_driver = "bnxt_en";
+    const auto plan = make_plan(inventory_of({d}), {{mlx5_path, port_types({"ib"})}}, {}, {});
+    REQUIRE(problems_of(plan, mlx5_path).size() == 1);
+    CHECK(problems_of(plan, mlx5_path)[0].code == "port-type-unsupported");
+    CHECK(problems_of(plan, mlx5_path)[0].text ==
+          "port 1 is Ethernet but ib is asked: bnxt_en has no port type switch");
+    CHECK(plan.actions.empty());
+}
+
+TEST_CASE("two mlx4 cards asking different PFC masks: one module option, the other is told") {
+    // mlx4_en's pfctx/pfcrx are module parameters: one value for every card of the host.
+    DeviceState a = mlx4_device({"eth"});
+    DeviceState b = mlx4_device({"eth"});
+    b.name = "mlx4_1";
+    b.syspath = "/sys/devices/pci0000:00/0000:00:04.0/0000:08:00.0/infiniband/mlx4_1";
+    b.pci_address = "0000:08:00.0";
+    b.ports[0].netdev = "eth9";
+    const auto plan = make_plan(inventory_of({a, b}),
+                                {{a.syspath, pfc({3})}, {b.syspath, pfc({4})}}, {}, {});
+    const Action* modprobe = nullptr;
+    for (const auto& act : plan.actions)
+        if (act.kind == Action::Kind::mlx4_modprobe)
+            modprobe = &act;
+    REQUIRE(modprobe);
+    const bool a_wins = modprobe->mask == 0x08;
+    CHECK((modprobe->mask == 0x08 || modprobe->mask == 0x10));
+    const std::string loser = a_wins ? b.syspath : a.syspath;
+    bool told = false;
+    for (const auto& p : problems_of(plan, loser))
+        told = told || p.code == "pfc-module-conflict";
+    CHECK(told);
 }
