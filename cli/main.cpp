@@ -51,7 +51,7 @@ void print_help() {
                "                           PORT of DEVICE (ConnectX-3 VPI)\n"
                "  set-pfc DEVICE PRIORITIES\n"
                "                           ask PFC no-drop priorities for DEVICE: a comma\n"
-               "                           list of 0-7 (\"3,4\"), or \"none\" to turn PFC off\n"
+               "                           list of 0-7 (\"3,4\")\n"
                "  reconcile                apply the desired state where the hardware\n"
                "                           differs; list what differed\n"
                "  reload                   make rdmad read its configuration files again\n"
@@ -107,20 +107,18 @@ bool parse_port(const std::string& text, unsigned& port) {
     return port >= 1 && port <= 255; // IB port numbers are 8 bits; 0 is the switch port
 }
 
-// "none" -> {}; "3,4" -> {3, 4}. Returns the message of a usage error, "" when fine.
+// "3,4" -> {3, 4}; at least one priority, as rdmad.conf(5) and Port.SetPFCNoDrop require.
+// Returns the message of a usage error, "" when fine.
 std::string parse_priorities(const std::string& text, std::vector<std::uint8_t>& out) {
     out.clear();
-    if (text == "none")
-        return {};
     if (text.empty())
-        return "PRIORITIES must be a comma list of 0-7 or 'none'";
+        return "PRIORITIES must be a comma list of 0-7";
     std::size_t start = 0;
     while (true) {
         const std::size_t comma = text.find(',', start);
         const std::string item = text.substr(start, comma - start);
         if (item.size() != 1 || !std::isdigit(static_cast<unsigned char>(item[0])))
-            return fmt::format("bad priority '{}': PRIORITIES must be a comma list of 0-7 or "
-                               "'none'",
+            return fmt::format("bad priority '{}': PRIORITIES must be a comma list of 0-7",
                                item);
         const auto prio = static_cast<std::uint8_t>(item[0] - '0');
         if (prio > 7)

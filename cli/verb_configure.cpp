@@ -68,10 +68,8 @@ int verb_set_pfc(Client& client, const Output& out, const std::string& device,
     std::vector<std::string> items;
     for (auto prio : priorities)
         items.push_back(std::to_string(prio));
-    fmt::print("{}: {} requested{}\n", sanitize(device),
-               items.empty() ? std::string("PFC off")
-                             : fmt::format("PFC no-drop priorities {}", fmt::join(items, ",")),
-               persist ? " (persistent)" : "");
+    fmt::print("{}: PFC no-drop priorities {} requested{}\n", sanitize(device),
+               fmt::join(items, ","), persist ? " (persistent)" : "");
     return 0;
 }
 
