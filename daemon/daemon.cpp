@@ -17,6 +17,30 @@ namespace rdmad {
 namespace {
 constexpr const char* kBusName = "org.rdmad1";
 
+/// The port types of `d` with port `port` set to `type`: the other ports keep what is asked
+/// of them, else what they are. Throws InvalidArgument for a pair mlx4 refuses (naming port 2).
+std::vector<std::string> port_types_with(const DeviceState& d, uint32_t port,
+                                         const std::string& type) {
+    std::vector<std::string> types;
+    for (const auto& p : d.ports) {
+        std::string t = p.desired_port_type;
+        if (t.empty())
+            t = p.port_type.rfind("auto", 0) == 0 ? "auto" : p.port_type;
+        if (t.empty())
+            t = p.link_layer == "InfiniBand" ? "ib" : "eth";
+        types.push_back(t);
+    }
+    if (types.size() < port)
+        types.resize(port, "auto");
+    types[port - 1] = type;
+    if (d.kernel_driver == "mlx4_core")
+        if (uint32_t bad = invalid_mlx4_port(types))
+            throw sdbus::Error(errors::InvalidArgument,
+                               "port " + std::to_string(bad) + " must be eth while port 1 is "
+                                   "eth (mlx4); it would be " + types[bad - 1]);
+    return types;
+}
+
 /// Send `error` as the reply; a reply that cannot be sent (the caller left) is only logged.
 template <typename Reply>
 void reply_error(Reply& reply, const sdbus::Error& error) {
@@ -164,9 +188,10 @@ void Daemon::publish() {
     auto& manager = exporter_->manager();
     manager.set_sources(reconciler_->sources());
     std::vector<Problem> problems;
-    if (const auto& err = reconciler_->config_error())
+    for (const auto& err : reconciler_->config_errors())
         problems.push_back({"config-error", "error",
-                            err->to_string() + " (the last good desired state stays in force)"});
+                            err.to_string() + " (rdmad keeps the rules it last read from this "
+                                              "file, none if it never read it)"});
     for (const auto& w : reconciler_->legacy_warnings())
         problems.push_back({"legacy-config", "warning", w.to_string()});
     // Host-wide actions (the mlx4_en module options file) belong to no device.
@@ -270,29 +295,16 @@ void Daemon::set_port_type(const std::string& sender, const std::string& syspath
     if (d->kernel_driver != "mlx4_core" && d->kernel_driver != "mlx5_core")
         throw sdbus::Error(errors::NotSupported,
                            d->name + " (" + d->kernel_driver + ") has no port type switch");
-    std::vector<std::string> types;
-    for (const auto& p : d->ports) {
-        std::string t = p.desired_port_type;
-        if (t.empty())
-            t = p.port_type.rfind("auto", 0) == 0 ? "auto" : p.port_type;
-        if (t.empty())
-            t = p.link_layer == "InfiniBand" ? "ib" : "eth";
-        types.push_back(t);
-    }
-    if (types.size() < port)
-        types.resize(port, "auto");
-    types[port - 1] = type;
-    if (d->kernel_driver == "mlx4_core")
-        if (uint32_t bad = invalid_mlx4_port(types))
-            throw sdbus::Error(errors::InvalidArgument,
-                               "port " + std::to_string(bad) + " must be eth while port 1 is "
-                                   "eth (mlx4); it would be " + types[bad - 1]);
+    (void)port_types_with(*d, port, type); // refuse a bad pair before asking polkit
     auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
     when_authorized(*authorizer_, sender, reply,
-                    [this, syspath, port, type, types, persist](sdbus::Result<>& r) {
+                    [this, syspath, port, type, persist](sdbus::Result<>& r) {
                         const DeviceState* now = device_at(syspath);
                         if (!now)
                             throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+                        // Again from the state now: another call may have changed the other
+                        // port while polkit was asked.
+                        const auto types = port_types_with(*now, port, type);
                         reconciler_->override_port_type(*now, port, type, types, persist);
                         publish_now(); // the reply comes after the bus shows the new state
                         r.returnResults();

@@ -6,7 +6,11 @@
 #include "util/atomic_file.hpp"
 #include "util/sysfs.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <fcntl.h>
+#include <system_error>
+#include <unistd.h>
 #include <fmt/format.h>
 
 namespace rdmad {
@@ -62,6 +66,20 @@ std::optional<uint8_t> loaded_mlx4_pfctx() {
 
 void write_mlx4_modprobe(const std::string& modprobe_dir, uint8_t mask) {
     write_file_atomically(mlx4_modprobe_path(modprobe_dir), mlx4_modprobe_text(mask), 0644);
+}
+
+void remove_mlx4_modprobe(const std::string& modprobe_dir) {
+    const std::string path = mlx4_modprobe_path(modprobe_dir);
+    if (::unlink(path.c_str()) < 0) {
+        if (errno == ENOENT)
+            return;
+        throw std::system_error(errno, std::generic_category(), "cannot remove " + path);
+    }
+    const int dfd = ::open(modprobe_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
 }
 
 } // namespace rdmad

@@ -27,4 +27,8 @@ std::optional<uint8_t> loaded_mlx4_pfctx();
 /// Write the file atomically; throws std::system_error.
 void write_mlx4_modprobe(const std::string& modprobe_dir, uint8_t mask);
 
+/// Remove rdmad's file from `modprobe_dir` (nothing asks for mlx4 PFC any more), then fsync
+/// the directory. A missing file is fine. Throws std::system_error otherwise.
+void remove_mlx4_modprobe(const std::string& modprobe_dir);
+
 } // namespace rdmad

@@ -33,7 +33,9 @@ struct Mlx4ModuleState {
 };
 
 struct Action {
-    enum class Kind { mlx4_port_type, pfc, mlx4_modprobe } kind;
+    /// mlx4_modprobe writes rdmad's modprobe.d file with `mask`; mlx4_modprobe_remove deletes
+    /// it when mlx4 devices are present and none asks for PFC any more.
+    enum class Kind { mlx4_port_type, pfc, mlx4_modprobe, mlx4_modprobe_remove } kind;
     std::string device;      ///< RDMA device name
     std::string syspath;     ///< its syspath (identity across the pass)
     uint32_t port = 0;       ///< port number (mlx4_port_type)

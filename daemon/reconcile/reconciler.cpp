@@ -3,6 +3,7 @@
 
 #include "actuators/modprobe.hpp"
 #include "actuators/port_type.hpp"
+#include "config/config_writer.hpp"
 #include "config/file_read.hpp"
 #include "config/mlx4_conf.hpp"
 #include "config/pfc.hpp"
@@ -10,6 +11,8 @@
 #include "util/log.hpp"
 #include "util/sysfs.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <fmt/format.h>
 #include <stdexcept>
 #include <sys/stat.h>
@@ -20,6 +23,18 @@ namespace {
 std::string action_key(const Action& a) {
     return fmt::format("{}|{}|{}|{}|{}|{}", static_cast<int>(a.kind), a.syspath, a.port,
                        a.netdev, a.value, a.mask);
+}
+
+/// `name` as an fnmatch(3) pattern that matches only itself: '*', '?', '[' and '\\' escaped
+/// with a backslash (fnmatch without FNM_NOESCAPE, as desired.cpp calls it).
+std::string glob_literal(const std::string& name) {
+    std::string out;
+    for (const char c : name) {
+        if (c == '*' || c == '?' || c == '[' || c == '\\')
+            out.push_back('\\');
+        out.push_back(c);
+    }
+    return out;
 }
 
 /// What an action is about, for the journal: "mlx4_0 port 2", "mlx5_0 eth2", "modprobe.d".
@@ -38,12 +53,6 @@ std::string toml_list(const std::vector<std::string>& v) {
     return s + "]";
 }
 
-std::string toml_list(const std::vector<uint8_t>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i)
-        s += fmt::format("{}{}", i ? ", " : "", v[i]);
-    return s + "]";
-}
 
 /// The netdevs of each RDMA device, by device name: one walk over the links, not one per device.
 std::map<std::string, std::vector<LinkState>> links_by_device(const Inventory& inv) {
@@ -84,12 +93,15 @@ std::optional<ConfigError> Reconciler::reload() {
         state_error = ConfigError{state_path, 0, 0, state.error};
     } else if (state.status == FileRead::Status::missing) {
         persisted_.clear();
+        state_on_disk_.reset();
     } else {
         auto parsed = parse_config_text(state.text, state_path);
-        if (auto* err = std::get_if<ConfigError>(&parsed))
+        if (auto* err = std::get_if<ConfigError>(&parsed)) {
             state_error = *err;
-        else
+        } else {
             persisted_ = std::get<ConfigFile>(parsed).rules;
+            state_on_disk_ = state.text;
+        }
     }
     state_error_ = state_error;
 
@@ -133,7 +145,7 @@ Rule Reconciler::override_rule(const DeviceState& d) const {
     else if (!d.node_guid.empty())
         r.match.node_guid = d.node_guid;
     else
-        r.match.device_glob = d.name;
+        r.match.device_glob = glob_literal(d.name); // the name itself, not a pattern
     return r;
 }
 
@@ -156,22 +168,49 @@ void Reconciler::override_pfc(const DeviceState& d, const std::vector<uint8_t>& 
 }
 
 void Reconciler::add_override(const Rule& r, bool persist) {
-    if (persist && state_error_)
+    if (!persist) {
+        merge_rule(runtime_, r);
+        forget();
+        return;
+    }
+    const std::string path = options_.state_dir + "/state.conf";
+    if (state_error_)
         throw std::runtime_error(fmt::format(
             "{}; rdmad does not overwrite a state file it could not read: fix or remove it, "
             "then Reload",
             state_error_->to_string()));
-    if (persist) {
-        auto saved = persisted_;
-        merge_rule(persisted_, r);
-        try {
-            write_state_file();
-        } catch (...) {
-            persisted_ = std::move(saved); // nothing changes when the file cannot be written
-            throw;
+    // The admin may have edited the file since rdmad read it: writing from memory would
+    // drop that edit without a word.
+    const FileRead now = read_config_file(path, kMaxConfigFileBytes, /*no_follow=*/true);
+    const bool same = now.status == FileRead::Status::missing
+                          ? !state_on_disk_
+                          : now.status == FileRead::Status::ok && state_on_disk_ == now.text;
+    if (!same)
+        throw std::runtime_error(path + " changed since rdmad read it; Reload (or SIGHUP) "
+                                        "first, so that the change is kept");
+    auto saved = persisted_;
+    merge_rule(persisted_, r);
+    try {
+        write_state_file();
+    } catch (...) {
+        persisted_ = std::move(saved); // nothing changes when the file cannot be written
+        throw;
+    }
+    // The latest call wins: a runtime setting of the same keys made earlier steps aside.
+    for (auto it = runtime_.begin(); it != runtime_.end();) {
+        if (it->match == r.match) {
+            if (r.port_type)
+                it->port_type.reset();
+            if (r.pfc_no_drop)
+                it->pfc_no_drop.reset();
+            if (r.require_provider)
+                it->require_provider.reset();
+            if (!it->port_type && !it->pfc_no_drop && !it->require_provider) {
+                it = runtime_.erase(it);
+                continue;
+            }
         }
-    } else {
-        merge_rule(runtime_, r);
+        ++it;
     }
     forget();
 }
@@ -193,23 +232,12 @@ void Reconciler::merge_rule(std::vector<Rule>& rules, const Rule& r) {
 }
 
 void Reconciler::write_state_file() {
-    std::string text = "# Written by rdmad: settings made over D-Bus with persist = true.\n"
-                       "# Same format as rdmad.conf(5); it wins over /etc/rdmad.\n";
-    for (const auto& r : persisted_) {
-        text += "\n[[rule]]\n";
-        if (!r.match.pci_address.empty())
-            text += fmt::format("pci_address = \"{}\"\n", r.match.pci_address);
-        if (!r.match.node_guid.empty())
-            text += fmt::format("node_guid = \"{}\"\n", r.match.node_guid);
-        if (!r.match.device_glob.empty())
-            text += fmt::format("device = \"{}\"\n", r.match.device_glob);
-        if (r.port_type)
-            text += "port_type = " + toml_list(*r.port_type) + "\n";
-        if (r.pfc_no_drop)
-            text += "pfc_no_drop = " + toml_list(*r.pfc_no_drop) + "\n";
-    }
+    const std::string text = "# Written by rdmad: settings made over D-Bus with persist = true.\n"
+                             "# Same format as rdmad.conf(5); it wins over /etc/rdmad.\n\n" +
+                             format_rules(persisted_);
     ::mkdir(options_.state_dir.c_str(), 0755);
     write_file_atomically(options_.state_dir + "/state.conf", text, 0644);
+    state_on_disk_ = text;
 }
 
 std::map<std::string, DeviceDesired>
@@ -252,7 +280,6 @@ Plan Reconciler::plan(const Inventory& inv) {
     std::map<std::string, std::vector<Problem>> conflicts;
     const auto want = desired(inv, &conflicts);
     std::map<std::string, PfcActual> pfc;
-    bool any_mlx4_pfc = false;
     const bool lldpad = [&] {
         for (const auto& [_, w] : want)
             if (!w.pfc_no_drop.empty())
@@ -263,7 +290,6 @@ Plan Reconciler::plan(const Inventory& inv) {
         if (w.pfc_no_drop.empty())
             continue;
         const DeviceState& d = inv.devices.at(syspath);
-        any_mlx4_pfc = any_mlx4_pfc || d.kernel_driver == "mlx4_core";
         for (const auto& port : d.ports) {
             if (port.netdev.empty() || pfc.count(port.netdev))
                 continue;
@@ -294,7 +320,10 @@ Plan Reconciler::plan(const Inventory& inv) {
         }
     }
     Mlx4ModuleState mlx4;
-    if (any_mlx4_pfc) {
+    const bool any_mlx4 = std::any_of(inv.devices.begin(), inv.devices.end(), [](const auto& d) {
+        return d.second.kernel_driver == "mlx4_core";
+    });
+    if (any_mlx4) { // the module options file is read only where mlx4 is
         mlx4.file_pfctx = read_mlx4_modprobe(options_.modprobe_dir);
         mlx4.loaded_pfctx = loaded_mlx4_pfctx();
     }
@@ -308,6 +337,7 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
     std::vector<Outcome> outcomes;
     if (!config_.apply)
         return outcomes;
+    std::set<std::string> port_type_failed; // devices whose earlier write in this plan failed
     for (const auto& a : plan.actions) {
         const std::string key = action_key(a);
         if (!attempted_.insert(key).second)
@@ -315,10 +345,19 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
         Outcome o{a, false, 0, ""};
         switch (a.kind) {
         case Action::Kind::mlx4_port_type: {
+            // The plan orders a card's writes so that no step is eth/ib (port 2 first when
+            // port 1 becomes eth); after a failed step the next one could make that pair.
+            if (port_type_failed.count(a.syspath)) {
+                o.error = ECANCELED;
+                o.message = "not written: the write before it on this card failed";
+                break;
+            }
             WriteResult w = write_mlx4_port_type(a.pci_address, a.port, a.value);
             o.ok = w.ok();
             o.error = w.error;
             o.message = w.ok() ? "" : w.message;
+            if (!o.ok)
+                port_type_failed.insert(a.syspath);
             break;
         }
         case Action::Kind::pfc: {
@@ -335,6 +374,15 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
         case Action::Kind::mlx4_modprobe:
             try {
                 write_mlx4_modprobe(options_.modprobe_dir, a.mask);
+                o.ok = true;
+            } catch (const std::system_error& e) {
+                o.error = e.code().value();
+                o.message = e.what();
+            }
+            break;
+        case Action::Kind::mlx4_modprobe_remove:
+            try {
+                remove_mlx4_modprobe(options_.modprobe_dir);
                 o.ok = true;
             } catch (const std::system_error& e) {
                 o.error = e.code().value();
@@ -366,8 +414,11 @@ std::map<std::string, std::vector<Problem>> Reconciler::unconfirmed_problems(con
         // re-creates the device on a real change, which forget()s the attempt).
         out[a.syspath].push_back(
             {"port-type-unconfirmed", "error",
-             fmt::format("port {}: wrote \"{}\" to mlx4_port{}, but it reads back \"{}\"", a.port,
-                         a.value, a.port, a.from)});
+             a.from.empty()
+                 ? fmt::format("port {}: wrote \"{}\" to mlx4_port{}, but it cannot be read back",
+                               a.port, a.value, a.port)
+                 : fmt::format("port {}: wrote \"{}\" to mlx4_port{}, but it reads back \"{}\"",
+                               a.port, a.value, a.port, a.from)});
     }
     return out;
 }
@@ -378,6 +429,8 @@ std::map<std::string, std::vector<Problem>> Reconciler::failure_problems() const
         std::string code = "apply-failed";
         if (o.action.kind == Action::Kind::mlx4_port_type && o.error == EACCES)
             code = "port-type-read-only"; // 0444 in SR-IOV mode (DOMAIN.md §7.1)
+        else if (o.action.kind == Action::Kind::mlx4_port_type && o.error == ECANCELED)
+            code = "port-type-skipped"; // after the card's previous write failed
         else if (o.error == EOPNOTSUPP)
             code = "not-supported";
         out[o.action.syspath].push_back(

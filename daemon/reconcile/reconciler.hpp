@@ -39,6 +39,14 @@ class Reconciler {
     /// legacy_warnings().
     std::optional<ConfigError> reload();
     const std::optional<ConfigError>& config_error() const { return config_error_; }
+    /// Every standing error: /etc's, then state.conf's (at most one each).
+    std::vector<ConfigError> config_errors() const {
+        std::vector<ConfigError> out;
+        for (const auto* e : {&etc_error_, &state_error_})
+            if (*e)
+                out.push_back(**e);
+        return out;
+    }
     const std::vector<ConfigError>& legacy_warnings() const { return legacy_warnings_; }
     /// Files in effect, lowest precedence first (the legacy file, rdmad.conf, conf.d/*,
     /// the state file).
@@ -102,6 +110,7 @@ class Reconciler {
     std::optional<ConfigError> config_error_; ///< etc_error_, else state_error_
     std::optional<ConfigError> etc_error_;    ///< rdmad.conf, conf.d
     std::optional<ConfigError> state_error_;  ///< state.conf
+    std::optional<std::string> state_on_disk_; ///< state.conf's text as last read or written
     std::vector<ConfigError> legacy_warnings_;
     std::set<std::string> attempted_;
     std::map<std::string, Outcome> failures_; ///< by action key

@@ -595,3 +595,21 @@ TEST_CASE("two mlx4 cards asking different PFC masks: one module option, the oth
         told = told || p.code == "pfc-module-conflict";
     CHECK(told);
 }
+
+TEST_CASE("rdmad's modprobe.d file is removed when mlx4 is present and nothing asks for PFC") {
+    // A request without persist lasts until rdmad stops (rdmactl(1)); its boot-time file must
+    // not outlive it.
+    Mlx4ModuleState mlx4;
+    mlx4.file_pfctx = 0x08;
+    auto plan = make_plan(inventory_of({mlx4_device({"eth", "eth"})}), {}, {}, mlx4);
+    const auto removes = actions_of_kind(plan, Action::Kind::mlx4_modprobe_remove);
+    REQUIRE(removes.size() == 1);
+    CHECK(removes[0].from == "0x08");
+    CHECK(removes[0].to == "(removed)");
+    // Without an mlx4 device (not loaded yet, card away) the file stays for the next load.
+    plan = make_plan(inventory_of({mlx5_device("Ethernet")}), {}, {}, mlx4);
+    CHECK(actions_of_kind(plan, Action::Kind::mlx4_modprobe_remove).empty());
+    // No file, nothing to remove.
+    plan = make_plan(inventory_of({mlx4_device({"eth", "eth"})}), {}, {}, {});
+    CHECK(plan.actions.empty());
+}

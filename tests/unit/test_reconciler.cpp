@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -167,7 +169,7 @@ TEST_CASE("a state.conf with an error is neither applied nor overwritten") {
     fs::remove(d.state());
     CHECK_FALSE(r.reload());
     r.override_pfc(device(inv, "mlx5_0"), {5}, true);
-    CHECK(read(d.state()).find("pfc_no_drop = [5]") != std::string::npos);
+    CHECK(read(d.state()).find("pfc_no_drop = [ 5 ]") != std::string::npos);
 }
 
 TEST_CASE("a symbolic link as state.conf is an error, not followed") {
@@ -198,8 +200,10 @@ TEST_CASE("two persisted settings of one device are one rule in state.conf") {
          at = text.find("[[rule]]", at + 1))
         ++rules;
     CHECK(rules == 1);
-    CHECK(text.find("pci_address = \"0000:03:00.0\"\nport_type = [\"eth\", \"eth\"]\n"
-                    "pfc_no_drop = [4]\n") != std::string::npos);
+    CHECK(text == "# Written by rdmad: settings made over D-Bus with persist = true.\n"
+                  "# Same format as rdmad.conf(5); it wins over /etc/rdmad.\n\n"
+                  "[[rule]]\npci_address = \"0000:03:00.0\"\npfc_no_drop = [ 4 ]\n"
+                  "port_type = [ \"eth\", \"eth\" ]\n");
     CHECK_FALSE(r.reload()); // and rdmad reads it back
 }
 
@@ -217,4 +221,112 @@ TEST_CASE("a state.conf of 100 rules (over one page) loads whole") {
     Reconciler r(d.options(), nullptr);
     CHECK_FALSE(r.reload());
     CHECK(want(r, host(), "mlx5_0").pfc_no_drop == std::vector<uint8_t>{6});
+}
+
+TEST_CASE("a persist keeps every key of every rule state.conf had, hand-written ones included") {
+    Dirs d;
+    // Match keys rdmad never writes itself (driver, netdev) and require_provider.
+    write(d.state(), "[[rule]]\ndriver = \"mlx5_core\"\nrequire_provider = false\n\n"
+                     "[[rule]]\ndevice = \"mlx4_*\"\nnetdev = \"ib*\"\npfc_no_drop = [5]\n");
+    Reconciler r(d.options(), nullptr);
+    REQUIRE_FALSE(r.reload());
+    const Inventory inv = host();
+    r.override_pfc(device(inv, "mlx5_0"), {3}, true);
+    CHECK(read(d.state()) ==
+          "# Written by rdmad: settings made over D-Bus with persist = true.\n"
+          "# Same format as rdmad.conf(5); it wins over /etc/rdmad.\n\n"
+          "[[rule]]\ndriver = \"mlx5_core\"\nrequire_provider = false\n\n"
+          "[[rule]]\ndevice = \"mlx4_*\"\nnetdev = \"ib*\"\npfc_no_drop = [ 5 ]\n\n"
+          "[[rule]]\npci_address = \"0000:04:00.0\"\npfc_no_drop = [ 3 ]\n");
+    CHECK_FALSE(r.reload());
+}
+
+TEST_CASE("a device without PCI address or GUID is persisted by its name, quoted and escaped") {
+    Dirs d;
+    Reconciler r(d.options(), nullptr);
+    r.reload();
+    Inventory inv;
+    DeviceState rxe;
+    rxe.name = "rxe\"x\\y[1]*";
+    rxe.syspath = "/sys/devices/virtual/infiniband/rxe";
+    rxe.kernel_driver = "rdma_rxe";
+    inv.devices[rxe.syspath] = rxe;
+    DeviceState other = rxe;
+    other.name = "rxe\"x\\y1-other"; // what the name would match as a pattern
+    other.syspath = "/sys/devices/virtual/infiniband/other";
+    inv.devices[other.syspath] = other;
+    r.override_pfc(rxe, {3}, true);
+    // The name is a literal pattern (fnmatch escapes) inside a TOML basic string.
+    CHECK(read(d.state()).find("device = \"rxe\\\"x\\\\\\\\y\\\\[1]\\\\*\"") !=
+          std::string::npos);
+    Reconciler again(d.options(), nullptr);
+    REQUIRE_FALSE(again.reload());
+    const auto all = again.desired(inv);
+    CHECK(all.count(rxe.syspath) == 1);
+    CHECK(all.count(other.syspath) == 0);
+}
+
+TEST_CASE("a state.conf edited by hand since rdmad read it is not overwritten by a persist") {
+    Dirs d;
+    Reconciler r(d.options(), nullptr);
+    r.reload();
+    const Inventory inv = host();
+    r.override_pfc(device(inv, "mlx5_0"), {3}, true);
+    const std::string edited = read(d.state()) + "\n[[rule]]\ndriver = \"mlx4_core\"\npfc_no_drop = [1]\n";
+    write(d.state(), edited);
+    CHECK_THROWS_WITH(r.override_pfc(device(inv, "mlx5_0"), {4}, true),
+                      d.state() + " changed since rdmad read it; Reload (or SIGHUP) first, so "
+                                  "that the change is kept");
+    CHECK(read(d.state()) == edited);
+    // After a reload the edit is part of what rdmad keeps.
+    CHECK_FALSE(r.reload());
+    r.override_pfc(device(inv, "mlx5_0"), {4}, true);
+    CHECK(read(d.state()).find("driver = \"mlx4_core\"") != std::string::npos);
+    // A file removed by hand counts as an edit too.
+    fs::remove(d.state());
+    CHECK_THROWS(r.override_pfc(device(inv, "mlx5_0"), {5}, true));
+}
+
+TEST_CASE("the latest call wins: a persisted setting replaces an earlier runtime one") {
+    Dirs d;
+    Reconciler r(d.options(), nullptr);
+    r.reload();
+    const Inventory inv = host();
+    r.override_pfc(device(inv, "mlx5_0"), {3}, false);
+    r.override_pfc(device(inv, "mlx5_0"), {5}, true);
+    CHECK(want(r, inv, "mlx5_0").pfc_no_drop == std::vector<uint8_t>{5});
+    r.override_port_type(device(inv, "mlx4_0"), 1, "auto", {"auto", "ib"}, false);
+    r.override_port_type(device(inv, "mlx4_0"), 1, "ib", {"ib", "ib"}, true);
+    CHECK(want(r, inv, "mlx4_0").port_type == std::vector<std::string>{"ib", "ib"});
+    // And a runtime call after a persisted one wins for this run.
+    r.override_pfc(device(inv, "mlx5_0"), {6}, false);
+    CHECK(want(r, inv, "mlx5_0").pfc_no_drop == std::vector<uint8_t>{6});
+}
+
+TEST_CASE("after a failed mlx4 port write the card's next write is not made") {
+    // The plan writes port 2 before port 1 for eth/eth; port 1 alone would leave eth/ib.
+    // ffff:ff:1f.7 exists on no machine: the write fails with ENOENT.
+    Dirs d;
+    Reconciler r(d.options(), nullptr);
+    r.reload();
+    Plan plan;
+    for (uint32_t port : {2u, 1u})
+        plan.actions.push_back({Action::Kind::mlx4_port_type, "mlx4_9", "/sys/x/mlx4_9", port,
+                                "ffff:ff:1f.7", "", "eth", 0, "PortType", "ib", "eth"});
+    const auto outcomes = r.execute(plan);
+    REQUIRE(outcomes.size() == 2);
+    CHECK_FALSE(outcomes[0].ok);
+    CHECK(outcomes[0].error == ENOENT);
+    CHECK_FALSE(outcomes[1].ok);
+    CHECK(outcomes[1].error == ECANCELED);
+    CHECK(outcomes[1].message == "not written: the write before it on this card failed");
+    // Both are failures the device shows, and neither is tried again until forget().
+    const auto problems = r.failure_problems()["/sys/x/mlx4_9"];
+    REQUIRE(problems.size() == 2);
+    std::vector<std::string> codes;
+    for (const auto& p : problems)
+        codes.push_back(p.code);
+    std::sort(codes.begin(), codes.end());
+    CHECK(codes == std::vector<std::string>{"apply-failed", "port-type-skipped"}); // ENOENT, then
+    CHECK(r.execute(plan).empty());
 }
