@@ -77,7 +77,7 @@ int verb_reconcile(Client& client, const Output& out, bool dry_run) {
     const auto changes = client.reconcile(dry_run);
     // Named after the call: a port type change may have renamed or re-created the device,
     // but its object path stays.
-    const json doc = changes.empty() ? json() : client.describe();
+    const json doc = client.describe();
     if (out.json) {
         json list = json::array();
         for (const auto& c : changes)
@@ -89,9 +89,23 @@ int verb_reconcile(Client& client, const Output& out, bool dry_run) {
         print_json(list);
         return 0;
     }
+    // Differences rdmad cannot act on (no netdev for PFC, a firmware port type, a refused
+    // pair) are not changes; say so, or "Nothing to change." reads as "all in sync".
+    size_t out_of_sync = 0;
+    for (const auto& d : doc.value("Devices", json::array()))
+        for (const auto& p : d.value("Ports", json::array()))
+            if (!p.value("InSync", true))
+                ++out_of_sync;
+    const auto unchangeable = [&] {
+        if (out.legend && out_of_sync > changes.size())
+            fmt::print("{} {} not in sync that rdmad cannot change; 'rdmactl doctor' says why.\n",
+                       out_of_sync - changes.size(),
+                       out_of_sync - changes.size() == 1 ? "port is" : "ports are");
+    };
     if (changes.empty()) {
         if (out.legend)
             fmt::print("Nothing to change.\n");
+        unchangeable();
         return 0;
     }
     Table table({"OBJECT", "SETTING", "FROM", "TO"});
@@ -103,6 +117,7 @@ int verb_reconcile(Client& client, const Output& out, bool dry_run) {
         fmt::print("\n{} {}{}.\n", changes.size(), changes.size() == 1 ? "change" : "changes",
                    dry_run ? " to make (dry run, nothing applied)"
                            : " requested ('rdmactl doctor' shows any that failed)");
+    unchangeable();
     return 0;
 }
 

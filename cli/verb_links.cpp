@@ -27,7 +27,8 @@ int verb_links(Client& client, const Output& out) {
     if (!links.empty())
         table.print(stdout, out.legend);
     if (out.legend)
-        fmt::print("{}{} netdevs listed.\n", links.empty() ? "" : "\n", links.size());
+        fmt::print("{}{} {} listed.\n", links.empty() ? "" : "\n", links.size(),
+                   links.size() == 1 ? "netdev" : "netdevs");
     return 0;
 }
 

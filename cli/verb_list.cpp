@@ -27,7 +27,8 @@ int verb_list(Client& client, const Output& out) {
     if (!devices.empty())
         table.print(stdout, out.legend);
     if (out.legend)
-        fmt::print("{}{} RDMA devices listed.\n", devices.empty() ? "" : "\n", devices.size());
+        fmt::print("{}{} {} listed.\n", devices.empty() ? "" : "\n", devices.size(),
+                   devices.size() == 1 ? "RDMA device" : "RDMA devices");
     return 0;
 }
 

@@ -1061,3 +1061,65 @@ TEST_CASE("reconcile: an mlx4 port type write that does not read back is "
     CHECK(r.port("mlx4_0", 2)["InSync"] == true);
     r.stop();
 }
+
+// ---- 12. rdmactl's configuring verbs ----------------------------------------------------
+
+TEST_CASE("rdmactl set-port-type, set-pfc, reconcile, reload and doctor against the real daemon",
+          "[reconcile][rdmactl]") {
+    const char* ctl_env = std::getenv("RDMACTL");
+    REQUIRE(ctl_env); // meson sets it; a missing rdmactl is a failure, not a skip
+    const std::string ctl = ctl_env;
+    RRig r(kHost);
+    // mlx4_0's ports are InfiniBand, without a netdev: PFC cannot be set there (pfc-no-netdev).
+    r.config("[[rule]]\npci_address = \"0000:03:00.0\"\npfc_no_drop = [3]\n");
+    r.start();
+
+    // reconcile: the module options file was written in the first pass; nothing left to do,
+    // but two ports are out of sync and rdmad cannot change them.
+    auto res = run_program({ctl, "reconcile", "--dry-run"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "Nothing to change.\n2 ports are not in sync that rdmad cannot change; "
+                     "'rdmactl doctor' says why.\n");
+
+    // doctor: every problem with its code, exit 3.
+    res = run_program({ctl, "doctor"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 3);
+    CHECK(res.out.find("mlx4_0:\n") != std::string::npos);
+    CHECK(res.out.find("warning: port 1 has no netdev: PFC cannot be set (pfc-no-netdev)") !=
+          std::string::npos);
+
+    // set-port-type: the eth/ib pair is refused naming port 2, with the daemon's message.
+    res = run_program({ctl, "set-port-type", "mlx4_0", "1", "eth"});
+    CHECK(res.status == 1);
+    CHECK(res.err.find("port 2 must be eth while port 1 is eth (mlx4); it would be ib") !=
+          std::string::npos);
+    res = run_program({ctl, "set-port-type", "mlx4_0", "2", "eth"});
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx4_0 port 2: port type eth requested\n");
+    CHECK(r.eventually([&] { return r.port("mlx4_0", 2)["PortType"] == "eth"; }));
+
+    // set-pfc: at least one priority, each 0-7.
+    res = run_program({ctl, "set-pfc", "mlx5_0", "none"});
+    CHECK(res.status == 2);
+    res = run_program({ctl, "set-pfc", "mlx5_0", "3,4"});
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx5_0: PFC no-drop priorities 3,4 requested\n");
+    CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json({3, 4}));
+
+    // reload: a bad file is an error with file:line:column; the daemon stays degraded, doctor
+    // says so, and a good file brings it back.
+    r.config("[[rule]]\ndevice = \"mlx4_0\"\npfc_no_drop = [9]\n");
+    res = run_program({ctl, "reload"});
+    CHECK(res.status == 1);
+    CHECK(res.err.find(r.config_file() + ":3:16: priority 9 is outside 0-7") != std::string::npos);
+    res = run_program({ctl, "doctor"});
+    CHECK(res.status == 3);
+    CHECK(res.out.find("rdmad:\n  error: " + r.config_file() + ":3:16: priority 9") !=
+          std::string::npos);
+    r.config("");
+    CHECK(run_program({ctl, "reload"}).status == 0);
+    CHECK(r.manager_state() == "running");
+    r.stop();
+}
