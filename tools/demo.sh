@@ -2,22 +2,27 @@
 # SPDX-License-Identifier: MIT
 # Install what is needed, build, start rdmad on a private bus over a bundled recorded host
 # (or this machine's hardware with --real), print `rdmactl status`, and stop rdmad cleanly.
+# rdmad gets empty configuration, state and modprobe.d directories of its own: the demo
+# never applies this machine's /etc/rdmad nor writes to /etc.
 #
 #   tools/demo.sh                 the default recorded host (hwloc-cx3-ib)
 #   tools/demo.sh --host NAME     another host of tests/fixtures/hosts/NAME.umockdev
 #   tools/demo.sh --real          this machine's /sys (needs /sys/class/infiniband)
+#   tools/demo.sh --shell         then a shell with rdmactl on PATH, talking to that rdmad
 #   tools/demo.sh --list-hosts    the bundled hosts
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 host=hwloc-cx3-ib
 real=0
+shell=0
 while (($#)); do
   case $1 in
     --host) host=${2:?--host needs a NAME}; shift 2 ;;
     --host=*) host=${1#--host=}; shift ;;
     --real) real=1; shift ;;
+    --shell) shell=1; shift ;;
     --list-hosts) ls "$top/tests/fixtures/hosts" | sed -n 's/\.umockdev$//p'; exit 0 ;;
-    -h|--help) sed -n '3,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -29,24 +34,37 @@ elif [ ! -f "$file" ]; then
 fi
 
 "$top/tools/install-deps.sh"
-[ -f "$top/build/build.ninja" ] || meson setup "$top/build" >/dev/null
+# Configured as tools/run-tests.sh does (-Dwerror=true), so that the test run reuses this build.
+[ -f "$top/build/build.ninja" ] || meson setup "$top/build" -Dwerror=true >/dev/null
 ninja -C "$top/build" >/dev/null
 
 tmp=$(mktemp -d)
 . "$top/tools/private-bus.sh"
 trap 'stop_private_bus; rm -rf "$tmp"' EXIT
 start_private_bus "$tmp"
+mkdir -p "$tmp/etc" "$tmp/state" "$tmp/modprobe.d"
+export CONFIGURATION_DIRECTORY="$tmp/etc" STATE_DIRECTORY="$tmp/state"
 
 # rdmad runs in the foreground of a small shell that waits for it to take its name, prints
-# the status, then stops it with SIGTERM and returns rdmad's exit status.
+# the status (or opens a shell), then stops it with SIGTERM and returns rdmad's exit status.
+# Its log goes to $tmp/rdmad.log, shown when it fails.
 run='
-  "$RDMAD" & pid=$!
+  "$RDMAD" --modprobe-dir="$DEMO_DIR/modprobe.d" --legacy-mlx4-conf="$DEMO_DIR/mlx4.conf" \
+    2> "$DEMO_DIR/rdmad.log" & pid=$!
   for i in $(seq 100); do "$RDMACTL" list >/dev/null 2>&1 && break; sleep 0.1; done
   "$RDMACTL" status; rc=$?
+  if [ "$DEMO_SHELL" = 1 ]; then
+    echo
+    echo "rdmad runs on a private bus (DBUS_SYSTEM_BUS_ADDRESS=$DBUS_SYSTEM_BUS_ADDRESS)."
+    echo "Try: rdmactl links; rdmactl doctor; rdmactl monitor; busctl --system tree org.rdmad1"
+    echo "Desired state: write $CONFIGURATION_DIRECTORY/rdmad.conf, then rdmactl reload."
+    echo "Its log: $DEMO_DIR/rdmad.log. Leave the shell (exit) to stop it."
+    PATH="$(dirname "$RDMACTL"):$PATH" PS1="rdmad-demo# " bash --norc -i; rc=0
+  fi
   kill -TERM $pid; wait $pid; drc=$?
-  [ $drc = 0 ] || echo "rdmad exited with status $drc" >&2
+  if [ $drc != 0 ]; then echo "rdmad exited with status $drc; its log:" >&2; cat "$DEMO_DIR/rdmad.log" >&2; fi
   exit $(( rc ? rc : drc ))'
-export RDMAD="$top/build/daemon/rdmad" RDMACTL="$top/build/cli/rdmactl"
+export RDMAD="$top/build/daemon/rdmad" RDMACTL="$top/build/cli/rdmactl" DEMO_DIR="$tmp" DEMO_SHELL="$shell"
 if ((real)); then
   echo "== rdmactl status (this machine)"
   bash -c "$run"

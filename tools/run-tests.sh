@@ -77,6 +77,12 @@ if CXX=clang++ setup build-fuzz -Dfuzz=true -Dtests=false &&
     else
       echo "$name FAILED:"; tail -30 "$work.log"
       echo "$name fail" >> "$fuzz_results"
+      # Keep the input that failed, to reproduce it: <target> build-fuzz/artifacts/<file>.
+      mkdir -p build-fuzz/artifacts
+      for a in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
+        [ -f "$a" ] && cp "$a" "build-fuzz/artifacts/$name-$(basename "$a")" &&
+          echo "kept build-fuzz/artifacts/$name-$(basename "$a")"
+      done
     fi
     rm -rf "$work" "$work.log"
   done
