@@ -327,8 +327,19 @@ void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
             throw sdbus::Error(errors::InvalidArgument,
                                "priority " + std::to_string(sorted[i]) + " is given twice");
     }
-    if (!device_at(syspath))
+    const DeviceState* d = device_at(syspath);
+    if (!d)
         throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+    // PFC is an Ethernet (802.1Qbb) setting. A VPI adapter (mlx4, mlx5) may get Ethernet
+    // ports later; an InfiniBand- or OPA-only one (hfi1, qib) never does.
+    const bool vpi = d->kernel_driver == "mlx4_core" || d->kernel_driver == "mlx5_core";
+    const bool ethernet = std::any_of(d->ports.begin(), d->ports.end(), [](const PortState& p) {
+        return p.link_layer == "Ethernet";
+    });
+    if (!vpi && !ethernet)
+        throw sdbus::Error(errors::NotSupported,
+                           d->name + " (" + d->kernel_driver +
+                               ") has no Ethernet port: PFC is an Ethernet setting");
     auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
     when_authorized(*authorizer_, sender, reply,
                     [this, syspath, sorted, persist](sdbus::Result<>& r) {

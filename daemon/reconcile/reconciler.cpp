@@ -153,6 +153,20 @@ void Reconciler::override_port_type(const DeviceState& d, uint32_t port, const s
                                     const std::vector<std::string>& current_types, bool persist) {
     Rule r = override_rule(d);
     std::vector<std::string> types = current_types;
+    if (persist) {
+        // Saved is what was asked for this port and what was saved before, not a runtime
+        // request of another port (that one ends when rdmad stops). The list is positional:
+        // a port before this one keeps its saved type, else its current one.
+        std::vector<std::string> saved;
+        for (const auto& rule : persisted_)
+            if (rule.match == r.match && rule.port_type)
+                saved = *rule.port_type;
+        types.resize(std::max<size_t>(port, saved.size()), "auto");
+        for (size_t i = 0; i < types.size(); ++i)
+            if (i < saved.size())
+                types[i] = saved[i];
+        types.resize(std::max<size_t>(port, saved.size()));
+    }
     if (types.size() < port)
         types.resize(port, "auto");
     types[port - 1] = type;
@@ -199,8 +213,15 @@ void Reconciler::add_override(const Rule& r, bool persist) {
     // The latest call wins: a runtime setting of the same keys made earlier steps aside.
     for (auto it = runtime_.begin(); it != runtime_.end();) {
         if (it->match == r.match) {
-            if (r.port_type)
-                it->port_type.reset();
+            // Port types are positional: the saved ports take the saved values, a runtime
+            // request of a port after them stays in force for this run.
+            if (r.port_type && it->port_type) {
+                auto& runtime_types = *it->port_type;
+                for (size_t i = 0; i < r.port_type->size() && i < runtime_types.size(); ++i)
+                    runtime_types[i] = (*r.port_type)[i];
+                if (runtime_types.size() <= r.port_type->size())
+                    it->port_type.reset();
+            }
             if (r.pfc_no_drop)
                 it->pfc_no_drop.reset();
             if (r.require_provider)

@@ -54,7 +54,10 @@ class Reconciler {
     /// `[daemon] apply`: false means observe and report, never write.
     bool apply_enabled() const { return config_.apply; }
 
-    /// D-Bus overrides (Port.SetPortType / Port.SetPFCNoDrop), highest precedence. With
+    /// D-Bus overrides (Port.SetPortType / Port.SetPFCNoDrop), highest precedence. A port type
+    /// override sets `port` to `type` in `current_types` (the device's effective types);
+    /// persisted, it keeps the types saved before and drops ports after `port` that were
+    /// never saved, so a runtime request of another port is not saved with it. With
     /// `persist` they are written to `<state_dir>/state.conf` atomically first; throws
     /// std::system_error when that fails, std::runtime_error when state.conf had an error at
     /// the last reload (rdmad will not overwrite a file it could not read); then nothing

@@ -1100,9 +1100,13 @@ TEST_CASE("rdmactl set-port-type, set-pfc, reconcile, reload and doctor against 
     CHECK(res.out == "mlx4_0 port 2: port type eth requested\n");
     CHECK(r.eventually([&] { return r.port("mlx4_0", 2)["PortType"] == "eth"; }));
 
-    // set-pfc: at least one priority, each 0-7.
+    // set-pfc: at least one priority, each 0-7; not on an Omni-Path-only adapter.
     res = run_program({ctl, "set-pfc", "mlx5_0", "none"});
     CHECK(res.status == 2);
+    res = run_program({ctl, "set-pfc", "hfi1_0", "3"});
+    CHECK(res.status == 1);
+    CHECK(res.err.find("hfi1_0 (hfi1) has no Ethernet port: PFC is an Ethernet setting") !=
+          std::string::npos);
     res = run_program({ctl, "set-pfc", "mlx5_0", "3,4"});
     CHECK(res.status == 0);
     CHECK(res.out == "mlx5_0: PFC no-drop priorities 3,4 requested\n");

@@ -145,7 +145,7 @@ TEST_CASE("a persist while /etc is bad keeps every rule state.conf had") {
     Reconciler again(d.options(), nullptr);
     again.reload();
     CHECK(want(again, inv, "mlx5_0").pfc_no_drop == std::vector<uint8_t>{3, 4});
-    CHECK(want(again, inv, "mlx4_0").port_type == std::vector<std::string>{"auto", "ib"});
+    CHECK(want(again, inv, "mlx4_0").port_type == std::vector<std::string>{"auto"});
 }
 
 TEST_CASE("a state.conf with an error is neither applied nor overwritten") {
@@ -329,4 +329,22 @@ TEST_CASE("after a failed mlx4 port write the card's next write is not made") {
     std::sort(codes.begin(), codes.end());
     CHECK(codes == std::vector<std::string>{"apply-failed", "port-type-skipped"}); // ENOENT, then
     CHECK(r.execute(plan).empty());
+}
+
+TEST_CASE("persisting one port's type does not save another port's runtime request") {
+    Dirs d;
+    Reconciler r(d.options(), nullptr);
+    r.reload();
+    const Inventory inv = host();
+    // Port 2 eth for this run only, then port 1 ib saved: the effective types are {ib, eth}.
+    r.override_port_type(device(inv, "mlx4_0"), 2, "eth", {"ib", "ib"}, false);
+    r.override_port_type(device(inv, "mlx4_0"), 1, "ib", {"ib", "eth"}, true);
+    CHECK(read(d.state()).find("port_type = [ \"ib\" ]\n") != std::string::npos);
+    CHECK(want(r, inv, "mlx4_0").port_type == std::vector<std::string>{"ib", "eth"}); // this run
+    Reconciler after_restart(d.options(), nullptr);
+    after_restart.reload();
+    CHECK(want(after_restart, inv, "mlx4_0").port_type == std::vector<std::string>{"ib"});
+    // Saving port 2 later keeps port 1's saved type.
+    r.override_port_type(device(inv, "mlx4_0"), 2, "eth", {"eth", "eth"}, true);
+    CHECK(read(d.state()).find("port_type = [ \"ib\", \"eth\" ]\n") != std::string::npos);
 }
