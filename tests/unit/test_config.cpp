@@ -5,6 +5,8 @@
 // /etc/rdmad/rdmad.conf and conf.d/*.conf. Format: man/rdmad.conf.5.scd.
 #include "config/config_file.hpp"
 
+#include "temp_dir.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -14,6 +16,7 @@
 #include <variant>
 
 using namespace rdmad;
+using rdmad::test::TempDir;
 
 namespace {
 
@@ -31,23 +34,6 @@ ConfigFile parse_ok(const std::string& text) {
     return std::get<ConfigFile>(parsed);
 }
 
-/// A scratch directory removed at the end of the test.
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string tmpl =
-            (std::filesystem::temp_directory_path() / "rdmad-config-XXXXXX").string();
-        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-        path = tmpl;
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    std::string write(const std::string& name, const std::string& text) const {
-        const auto p = path / name;
-        std::filesystem::create_directories(p.parent_path());
-        std::ofstream(p) << text;
-        return p.string();
-    }
-};
 
 } // namespace
 
@@ -242,7 +228,7 @@ TEST_CASE("an unreadable-file error prints without line and column") {
 }
 
 TEST_CASE("no config files at all is the default: apply, no rules") {
-    TempDir dir;
+    TempDir dir("rdmad-config");
     auto loaded = load_config((dir.path / "rdmad.conf").string(), (dir.path / "conf.d").string());
     REQUIRE(std::holds_alternative<DesiredConfig>(loaded));
     const auto& config = std::get<DesiredConfig>(loaded);
@@ -253,7 +239,7 @@ TEST_CASE("no config files at all is the default: apply, no rules") {
 
 TEST_CASE("drop-ins are read after the main file in lexical order, whatever their creation "
           "order, and later keys win") {
-    TempDir dir;
+    TempDir dir("rdmad-config");
     const auto main = dir.write("rdmad.conf", "[[rule]]\ndevice = \"mlx5_*\"\n"
                                               "port_type = [\"eth\", \"eth\"]\n"
                                               "pfc_no_drop = [3]\n");
@@ -289,7 +275,7 @@ TEST_CASE("drop-ins are read after the main file in lexical order, whatever thei
 }
 
 TEST_CASE("the same match in two files is an override, not a duplicate") {
-    TempDir dir;
+    TempDir dir("rdmad-config");
     const auto main = dir.write("rdmad.conf", "[[rule]]\ndevice = \"mlx5_0\"\n");
     dir.write("conf.d/a.conf", "[[rule]]\ndevice = \"mlx5_0\"\n");
     auto loaded = load_config(main, (dir.path / "conf.d").string());
@@ -298,7 +284,7 @@ TEST_CASE("the same match in two files is an override, not a duplicate") {
 }
 
 TEST_CASE("a broken drop-in fails the whole load with its own file name and position") {
-    TempDir dir;
+    TempDir dir("rdmad-config");
     const auto main = dir.write("rdmad.conf", "[daemon]\napply = false\n");
     const auto bad = dir.write("conf.d/10-pfc.conf", "[[rule]]\ndriver = \"mlx5_core\"\n"
                                                      "pfc_no_drop = [8]\n");
@@ -308,7 +294,7 @@ TEST_CASE("a broken drop-in fails the whole load with its own file name and posi
 }
 
 TEST_CASE("a main config path that cannot be read is an error, not an empty config") {
-    TempDir dir;
+    TempDir dir("rdmad-config");
     std::filesystem::create_directories(dir.path / "rdmad.conf"); // read() fails with EISDIR
     auto loaded = load_config((dir.path / "rdmad.conf").string(), (dir.path / "conf.d").string());
     REQUIRE(std::holds_alternative<ConfigError>(loaded));

@@ -4,6 +4,8 @@
 // files an admin can put anything into.
 #include "config/file_read.hpp"
 
+#include "temp_dir.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -19,18 +21,10 @@ using Status = FileRead::Status;
 
 namespace {
 
-struct Scratch {
-    fs::path dir;
-    Scratch() {
-        char tmpl[] = "/tmp/rdmad-file-read.XXXXXX";
-        REQUIRE(::mkdtemp(tmpl));
-        dir = tmpl;
-    }
-    ~Scratch() { fs::remove_all(dir); }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(dir / name, std::ios::binary) << text;
-        return (dir / name).string();
-    }
+/// A scratch directory (temp_dir.hpp) whose `dir` names it.
+struct Scratch : rdmad::test::TempDir {
+    const std::filesystem::path& dir = path;
+    Scratch() : TempDir("rdmad-file-read") {}
 };
 
 } // namespace

@@ -5,6 +5,8 @@
 // and what a persisted D-Bus setting does to state.conf. Files live in a scratch directory.
 #include "reconcile/reconciler.hpp"
 
+#include "temp_dir.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -20,16 +22,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Dirs {
-    fs::path root;
-    Dirs() {
-        char tmpl[] = "/tmp/rdmad-reconciler.XXXXXX";
-        REQUIRE(::mkdtemp(tmpl));
-        root = tmpl;
+struct Dirs : rdmad::test::TempDir {
+    const fs::path& root = path;
+    Dirs() : TempDir("rdmad-reconciler") {
         fs::create_directories(root / "etc");
         fs::create_directories(root / "state");
     }
-    ~Dirs() { fs::remove_all(root); }
     ReconcilerOptions options() const {
         ReconcilerOptions o;
         o.config_dir = (root / "etc").string();

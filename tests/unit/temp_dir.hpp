@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+//
+// A scratch directory for unit tests that read and write real files, removed at the end.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace rdmad::test {
+
+struct TempDir {
+    std::filesystem::path path;
+    explicit TempDir(const std::string& prefix = "rdmad-unit") {
+        std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+        path = tmpl;
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    /// Write `text` (bytes as given) to `name` below the directory; returns the full path.
+    std::string write(const std::string& name, const std::string& text) const {
+        const auto p = path / name;
+        std::filesystem::create_directories(p.parent_path());
+        std::ofstream(p, std::ios::binary) << text;
+        return p.string();
+    }
+};
+
+} // namespace rdmad::test
