@@ -17,30 +17,6 @@ namespace rdmad {
 namespace {
 constexpr const char* kBusName = "org.rdmad1";
 
-/// The port types of `d` with port `port` set to `type`: the other ports keep what is asked
-/// of them, else what they are. Throws InvalidArgument for a pair mlx4 refuses (naming port 2).
-std::vector<std::string> port_types_with(const DeviceState& d, uint32_t port,
-                                         const std::string& type) {
-    std::vector<std::string> types;
-    for (const auto& p : d.ports) {
-        std::string t = p.desired_port_type;
-        if (t.empty())
-            t = p.port_type.rfind("auto", 0) == 0 ? "auto" : p.port_type;
-        if (t.empty())
-            t = p.link_layer == "InfiniBand" ? "ib" : "eth";
-        types.push_back(t);
-    }
-    if (types.size() < port)
-        types.resize(port, "auto");
-    types[port - 1] = type;
-    if (d.kernel_driver == "mlx4_core")
-        if (uint32_t bad = invalid_mlx4_port(types))
-            throw sdbus::Error(errors::InvalidArgument,
-                               "port " + std::to_string(bad) + " must be eth while port 1 is "
-                                   "eth (mlx4); it would be " + types[bad - 1]);
-    return types;
-}
-
 /// Send `error` as the reply; a reply that cannot be sent (the caller left) is only logged.
 template <typename Reply>
 void reply_error(Reply& reply, const sdbus::Error& error) {
@@ -66,6 +42,8 @@ void when_authorized(Authorizer& authorizer, const std::string& sender,
             work(*reply);
         } catch (const sdbus::Error& e) {
             reply_error(*reply, e);
+        } catch (const std::invalid_argument& e) {
+            reply_error(*reply, sdbus::Error(errors::InvalidArgument, e.what()));
         } catch (const std::exception& e) {
             reply_error(*reply, sdbus::Error(errors::Failed, e.what()));
         }
@@ -295,7 +273,13 @@ void Daemon::set_port_type(const std::string& sender, const std::string& syspath
     if (d->kernel_driver != "mlx4_core" && d->kernel_driver != "mlx5_core")
         throw sdbus::Error(errors::NotSupported,
                            d->name + " (" + d->kernel_driver + ") has no port type switch");
-    (void)port_types_with(*d, port, type); // refuse a bad pair before asking polkit
+    try { // refuse a bad pair before asking polkit
+        reconciler_->port_types_with(inventory_, *d, port, type, true);
+        if (persist)
+            reconciler_->port_types_with(inventory_, *d, port, type, false);
+    } catch (const std::invalid_argument& e) {
+        throw sdbus::Error(errors::InvalidArgument, e.what());
+    }
     auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
     when_authorized(*authorizer_, sender, reply,
                     [this, syspath, port, type, persist](sdbus::Result<>& r) {
@@ -304,8 +288,7 @@ void Daemon::set_port_type(const std::string& sender, const std::string& syspath
                             throw sdbus::Error(errors::NoSuchObject, "the device is gone");
                         // Again from the state now: another call may have changed the other
                         // port while polkit was asked.
-                        const auto types = port_types_with(*now, port, type);
-                        reconciler_->override_port_type(*now, port, type, types, persist);
+                        reconciler_->override_port_type(inventory_, *now, port, type, persist);
                         publish_now(); // the reply comes after the bus shows the new state
                         r.returnResults();
                     });

@@ -243,11 +243,12 @@ Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesire
                              *mlx4_mask, mask)});
     // rdmad's file with nothing asking for it any more (a request without persist, a rule
     // removed): remove it, but only where mlx4 is present, since a card or driver that is not
-    // there yet (rdmad started first) will read it when it loads.
+    // there yet (rdmad started first) will read it when it loads, and not while a rule might
+    // still ask it (Mlx4ModuleState::keep_file).
     const bool mlx4_present =
         std::any_of(actual.devices.begin(), actual.devices.end(),
                     [](const auto& d) { return d.second.kernel_driver == "mlx4_core"; });
-    if (!mlx4_mask && mlx4_present && mlx4.file_pfctx)
+    if (!mlx4_mask && mlx4_present && mlx4.file_pfctx && !mlx4.keep_file)
         plan.actions.push_back({Action::Kind::mlx4_modprobe_remove, "", "", 0, "", "", "", 0,
                                 "mlx4_en pfctx/pfcrx", fmt::format("{:#04x}", *mlx4.file_pfctx),
                                 "(removed)"});

@@ -30,6 +30,10 @@ struct PfcActual {
 struct Mlx4ModuleState {
     std::optional<uint8_t> loaded_pfctx;  ///< /sys/module/mlx4_en/parameters/pfctx, if loaded
     std::optional<uint8_t> file_pfctx;    ///< what rdmad's modprobe.d file says now, if any
+    /// Keep the file even when no present mlx4 device asks for PFC: a config file has an
+    /// error, or a rule may ask it of an mlx4 device not matched now (absent, re-created,
+    /// its netdev not there yet).
+    bool keep_file = false;
 };
 
 struct Action {

@@ -149,29 +149,56 @@ Rule Reconciler::override_rule(const DeviceState& d) const {
     return r;
 }
 
-void Reconciler::override_port_type(const DeviceState& d, uint32_t port, const std::string& type,
-                                    const std::vector<std::string>& current_types, bool persist) {
-    Rule r = override_rule(d);
-    std::vector<std::string> types = current_types;
-    if (persist) {
-        // Saved is what was asked for this port and what was saved before, not a runtime
-        // request of another port (that one ends when rdmad stops). The list is positional:
-        // a port before this one keeps its saved type, else its current one.
-        std::vector<std::string> saved;
-        for (const auto& rule : persisted_)
-            if (rule.match == r.match && rule.port_type)
-                saved = *rule.port_type;
-        types.resize(std::max<size_t>(port, saved.size()), "auto");
-        for (size_t i = 0; i < types.size(); ++i)
-            if (i < saved.size())
-                types[i] = saved[i];
-        types.resize(std::max<size_t>(port, saved.size()));
+std::vector<std::string> Reconciler::port_types_with(const Inventory& inv, const DeviceState& d,
+                                                     uint32_t port, const std::string& type,
+                                                     bool with_runtime) const {
+    if (port == 0)
+        throw std::invalid_argument("ports are numbered from 1");
+    const auto by_device = links_by_device(inv);
+    const auto links = by_device.find(d.name);
+    const DeviceDesired want = resolve(rules(with_runtime), d,
+                                       links == by_device.end() ? std::vector<LinkState>{}
+                                                                : links->second);
+    std::vector<std::string> types;
+    for (const auto& p : d.ports) {
+        if (p.number == 0)
+            continue;
+        if (types.size() < p.number)
+            types.resize(p.number);
+        std::string t = p.number <= want.port_type.size() ? want.port_type[p.number - 1] : "";
+        if (t.empty())
+            t = p.port_type.rfind("auto", 0) == 0 ? "auto" : p.port_type;
+        if (t.empty())
+            t = p.link_layer == "InfiniBand" ? "ib" : "eth";
+        types[p.number - 1] = t;
     }
     if (types.size() < port)
-        types.resize(port, "auto");
+        types.resize(port);
+    for (auto& t : types)
+        if (t.empty())
+            t = "auto";
     types[port - 1] = type;
-    r.port_type = types;
+    if (d.kernel_driver == "mlx4_core")
+        if (uint32_t bad = invalid_mlx4_port(types))
+            throw std::invalid_argument(fmt::format(
+                "port {} must be eth while port 1 is eth (mlx4); it would be {}{}", bad,
+                types[bad - 1],
+                with_runtime ? "" : " with the saved types (save the other port first)"));
+    return types;
+}
+
+void Reconciler::override_port_type(const Inventory& inv, const DeviceState& d, uint32_t port,
+                                    const std::string& type, bool persist) {
+    Rule r = override_rule(d);
+    // Both lists must be valid: the one in force now and, when saved, the one after a restart.
+    const auto effective = port_types_with(inv, d, port, type, true);
+    r.port_type = persist ? port_types_with(inv, d, port, type, false) : effective;
     add_override(r, persist);
+    if (persist)
+        // This port's runtime request steps aside; one of another port stays for this run.
+        for (auto& rule : runtime_)
+            if (rule.match == r.match && rule.port_type && rule.port_type->size() >= port)
+                (*rule.port_type)[port - 1] = type;
 }
 
 void Reconciler::override_pfc(const DeviceState& d, const std::vector<uint8_t>& priorities,
@@ -213,15 +240,7 @@ void Reconciler::add_override(const Rule& r, bool persist) {
     // The latest call wins: a runtime setting of the same keys made earlier steps aside.
     for (auto it = runtime_.begin(); it != runtime_.end();) {
         if (it->match == r.match) {
-            // Port types are positional: the saved ports take the saved values, a runtime
-            // request of a port after them stays in force for this run.
-            if (r.port_type && it->port_type) {
-                auto& runtime_types = *it->port_type;
-                for (size_t i = 0; i < r.port_type->size() && i < runtime_types.size(); ++i)
-                    runtime_types[i] = (*r.port_type)[i];
-                if (runtime_types.size() <= r.port_type->size())
-                    it->port_type.reset();
-            }
+            // Port types are positional: override_port_type() updates the asked port only.
             if (r.pfc_no_drop)
                 it->pfc_no_drop.reset();
             if (r.require_provider)
@@ -261,15 +280,21 @@ void Reconciler::write_state_file() {
     state_on_disk_ = text;
 }
 
-std::map<std::string, DeviceDesired>
-Reconciler::desired(const Inventory& inv,
-                    std::map<std::string, std::vector<Problem>>* conflicts) const {
+DesiredConfig Reconciler::rules(bool with_runtime) const {
     DesiredConfig all;
     all.apply = config_.apply;
     all.rules = legacy_rules_;
     all.rules.insert(all.rules.end(), config_.rules.begin(), config_.rules.end());
     all.rules.insert(all.rules.end(), persisted_.begin(), persisted_.end());
-    all.rules.insert(all.rules.end(), runtime_.begin(), runtime_.end());
+    if (with_runtime)
+        all.rules.insert(all.rules.end(), runtime_.begin(), runtime_.end());
+    return all;
+}
+
+std::map<std::string, DeviceDesired>
+Reconciler::desired(const Inventory& inv,
+                    std::map<std::string, std::vector<Problem>>* conflicts) const {
+    const DesiredConfig all = rules(true);
     DesiredConfig legacy_only;
     legacy_only.rules = legacy_rules_;
 
@@ -344,6 +369,14 @@ Plan Reconciler::plan(const Inventory& inv) {
     const bool any_mlx4 = std::any_of(inv.devices.begin(), inv.devices.end(), [](const auto& d) {
         return d.second.kernel_driver == "mlx4_core";
     });
+    // A rule that asks PFC and does not name another driver may be meant for an mlx4 device
+    // that is not matched now; a config error hides rules. Either keeps the file.
+    const DesiredConfig all = rules(true);
+    mlx4.keep_file = etc_error_ || state_error_ ||
+                     std::any_of(all.rules.begin(), all.rules.end(), [](const Rule& r) {
+                         return r.pfc_no_drop &&
+                                (r.match.driver.empty() || r.match.driver == "mlx4_core");
+                     });
     if (any_mlx4) { // the module options file is read only where mlx4 is
         mlx4.file_pfctx = read_mlx4_modprobe(options_.modprobe_dir);
         mlx4.loaded_pfctx = loaded_mlx4_pfctx();

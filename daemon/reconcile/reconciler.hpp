@@ -54,16 +54,24 @@ class Reconciler {
     /// `[daemon] apply`: false means observe and report, never write.
     bool apply_enabled() const { return config_.apply; }
 
-    /// D-Bus overrides (Port.SetPortType / Port.SetPFCNoDrop), highest precedence. A port type
-    /// override sets `port` to `type` in `current_types` (the device's effective types);
-    /// persisted, it keeps the types saved before and drops ports after `port` that were
-    /// never saved, so a runtime request of another port is not saved with it. With
-    /// `persist` they are written to `<state_dir>/state.conf` atomically first; throws
-    /// std::system_error when that fails, std::runtime_error when state.conf had an error at
-    /// the last reload (rdmad will not overwrite a file it could not read); then nothing
-    /// changes.
-    void override_port_type(const DeviceState& device, uint32_t port, const std::string& type,
-                            const std::vector<std::string>& current_types, bool persist);
+    /// The port types of `device` (of `inventory`) with port `port` (from 1) set to `type`:
+    /// every other port keeps what the desired state asks of it (with this run's D-Bus
+    /// requests when `with_runtime`, else only what files and state.conf ask), else its
+    /// current type. Throws std::invalid_argument, naming port 2, for a pair mlx4 refuses.
+    std::vector<std::string> port_types_with(const Inventory& inventory, const DeviceState& device,
+                                             uint32_t port, const std::string& type,
+                                             bool with_runtime) const;
+
+    /// D-Bus overrides (Port.SetPortType / Port.SetPFCNoDrop), highest precedence; the latest
+    /// call wins. A port type request stores port_types_with(): for this run the effective
+    /// list, persisted the list without this run's requests (so none of them is saved with
+    /// it, and the saved pair is one mlx4 accepts after a restart). With `persist` they are
+    /// written to `<state_dir>/state.conf` atomically first; throws std::invalid_argument
+    /// (a pair mlx4 refuses), std::system_error when the file cannot be written,
+    /// std::runtime_error when state.conf had an error at the last reload or changed since;
+    /// then nothing changes.
+    void override_port_type(const Inventory& inventory, const DeviceState& device, uint32_t port,
+                            const std::string& type, bool persist);
     void override_pfc(const DeviceState& device, const std::vector<uint8_t>& priorities,
                       bool persist);
 
@@ -101,6 +109,7 @@ class Reconciler {
     Rule override_rule(const DeviceState& device) const;
     static void merge_rule(std::vector<Rule>& rules, const Rule& rule);
     void add_override(const Rule& rule, bool persist);
+    DesiredConfig rules(bool with_runtime) const;
     void write_state_file();
 
     ReconcilerOptions options_;

@@ -612,4 +612,8 @@ TEST_CASE("rdmad's modprobe.d file is removed when mlx4 is present and nothing a
     // No file, nothing to remove.
     plan = make_plan(inventory_of({mlx4_device({"eth", "eth"})}), {}, {}, {});
     CHECK(plan.actions.empty());
+    // A rule that may still ask it (or a config error) keeps it.
+    mlx4.keep_file = true;
+    plan = make_plan(inventory_of({mlx4_device({"eth", "eth"})}), {}, {}, mlx4);
+    CHECK(actions_of_kind(plan, Action::Kind::mlx4_modprobe_remove).empty());
 }

@@ -138,12 +138,12 @@ TEST_CASE("a persist while /etc is bad keeps every rule state.conf had") {
     Reconciler r(d.options(), nullptr);
     r.reload();
     const Inventory inv = host();
-    r.override_port_type(device(inv, "mlx4_0"), 1, "auto", {"ib", "ib"}, true);
+    r.override_port_type(inv, device(inv, "mlx4_0"), 1, "auto", true);
     // rdmad must accept its own file: reload it and compare the desired state.
     Reconciler again(d.options(), nullptr);
     again.reload();
     CHECK(want(again, inv, "mlx5_0").pfc_no_drop == std::vector<uint8_t>{3, 4});
-    CHECK(want(again, inv, "mlx4_0").port_type == std::vector<std::string>{"auto"});
+    CHECK(want(again, inv, "mlx4_0").port_type == std::vector<std::string>{"auto", "ib"});
 }
 
 TEST_CASE("a state.conf with an error is neither applied nor overwritten") {
@@ -190,7 +190,7 @@ TEST_CASE("two persisted settings of one device are one rule in state.conf") {
     const Inventory inv = host();
     r.override_pfc(device(inv, "mlx4_0"), {3}, true);
     r.override_pfc(device(inv, "mlx4_0"), {4}, true);
-    r.override_port_type(device(inv, "mlx4_0"), 2, "eth", {"eth", "ib"}, true);
+    r.override_port_type(inv, device(inv, "mlx4_0"), 2, "eth", true);
     const std::string text = read(d.state());
     INFO(text);
     size_t rules = 0;
@@ -201,7 +201,7 @@ TEST_CASE("two persisted settings of one device are one rule in state.conf") {
     CHECK(text == "# Written by rdmad: settings made over D-Bus with persist = true.\n"
                   "# Same format as rdmad.conf(5); it wins over /etc/rdmad.\n\n"
                   "[[rule]]\npci_address = \"0000:03:00.0\"\npfc_no_drop = [ 4 ]\n"
-                  "port_type = [ \"eth\", \"eth\" ]\n");
+                  "port_type = [ \"ib\", \"eth\" ]\n");
     CHECK_FALSE(r.reload()); // and rdmad reads it back
 }
 
@@ -293,8 +293,8 @@ TEST_CASE("the latest call wins: a persisted setting replaces an earlier runtime
     r.override_pfc(device(inv, "mlx5_0"), {3}, false);
     r.override_pfc(device(inv, "mlx5_0"), {5}, true);
     CHECK(want(r, inv, "mlx5_0").pfc_no_drop == std::vector<uint8_t>{5});
-    r.override_port_type(device(inv, "mlx4_0"), 1, "auto", {"auto", "ib"}, false);
-    r.override_port_type(device(inv, "mlx4_0"), 1, "ib", {"ib", "ib"}, true);
+    r.override_port_type(inv, device(inv, "mlx4_0"), 1, "auto", false);
+    r.override_port_type(inv, device(inv, "mlx4_0"), 1, "ib", true);
     CHECK(want(r, inv, "mlx4_0").port_type == std::vector<std::string>{"ib", "ib"});
     // And a runtime call after a persisted one wins for this run.
     r.override_pfc(device(inv, "mlx5_0"), {6}, false);
@@ -333,16 +333,50 @@ TEST_CASE("persisting one port's type does not save another port's runtime reque
     Dirs d;
     Reconciler r(d.options(), nullptr);
     r.reload();
-    const Inventory inv = host();
-    // Port 2 eth for this run only, then port 1 ib saved: the effective types are {ib, eth}.
-    r.override_port_type(device(inv, "mlx4_0"), 2, "eth", {"ib", "ib"}, false);
-    r.override_port_type(device(inv, "mlx4_0"), 1, "ib", {"ib", "eth"}, true);
-    CHECK(read(d.state()).find("port_type = [ \"ib\" ]\n") != std::string::npos);
+    const Inventory inv = host(); // mlx4_0 ports read ib, ib
+    // Port 2 eth for this run only, then port 1 ib saved.
+    r.override_port_type(inv, device(inv, "mlx4_0"), 2, "eth", false);
+    r.override_port_type(inv, device(inv, "mlx4_0"), 1, "ib", true);
+    CHECK(read(d.state()).find("port_type = [ \"ib\", \"ib\" ]\n") != std::string::npos);
     CHECK(want(r, inv, "mlx4_0").port_type == std::vector<std::string>{"ib", "eth"}); // this run
     Reconciler after_restart(d.options(), nullptr);
     after_restart.reload();
-    CHECK(want(after_restart, inv, "mlx4_0").port_type == std::vector<std::string>{"ib"});
+    CHECK(want(after_restart, inv, "mlx4_0").port_type == std::vector<std::string>{"ib", "ib"});
     // Saving port 2 later keeps port 1's saved type.
-    r.override_port_type(device(inv, "mlx4_0"), 2, "eth", {"eth", "eth"}, true);
+    r.override_port_type(inv, device(inv, "mlx4_0"), 2, "eth", true);
     CHECK(read(d.state()).find("port_type = [ \"ib\", \"eth\" ]\n") != std::string::npos);
+}
+
+TEST_CASE("a persisted port type whose saved pair mlx4 refuses is refused, and nothing changes") {
+    Dirs d;
+    Reconciler r(d.options(), nullptr);
+    r.reload();
+    const Inventory inv = host();
+    r.override_port_type(inv, device(inv, "mlx4_0"), 2, "eth", true);
+    r.override_port_type(inv, device(inv, "mlx4_0"), 1, "eth", true); // saved eth, eth
+    r.override_port_type(inv, device(inv, "mlx4_0"), 1, "ib", false);  // this run: ib, eth
+    const std::string saved = read(d.state());
+    // Port 2 ib is fine now (ib, ib) but would be eth/ib after a restart.
+    CHECK_THROWS_WITH(r.override_port_type(inv, device(inv, "mlx4_0"), 2, "ib", true),
+                      "port 2 must be eth while port 1 is eth (mlx4); it would be ib with the "
+                      "saved types (save the other port first)");
+    CHECK(read(d.state()) == saved);
+    CHECK(want(r, inv, "mlx4_0").port_type == std::vector<std::string>{"ib", "eth"});
+    // The pair in force now is checked too: port 1 eth with this run's port 2 ib.
+    r.override_port_type(inv, device(inv, "mlx4_0"), 2, "ib", false); // ib, ib now
+    CHECK_THROWS_AS(r.override_port_type(inv, device(inv, "mlx4_0"), 1, "eth", false),
+                    std::invalid_argument);
+}
+
+TEST_CASE("a persisted port type keeps what /etc asks of the other ports") {
+    Dirs d;
+    write(d.etc(), "[[rule]]\npci_address = \"0000:03:00.0\"\nport_type = [\"ib\", \"eth\"]\n");
+    Reconciler r(d.options(), nullptr);
+    REQUIRE_FALSE(r.reload());
+    const Inventory inv = host();
+    r.override_port_type(inv, device(inv, "mlx4_0"), 1, "auto", true);
+    Reconciler after_restart(d.options(), nullptr);
+    after_restart.reload();
+    CHECK(want(after_restart, inv, "mlx4_0").port_type ==
+          std::vector<std::string>{"auto", "eth"});
 }
