@@ -61,6 +61,22 @@ uint32_t invalid_mlx4_port(const std::vector<std::string>& types) {
     return 0;
 }
 
+std::vector<std::string> resulting_port_types(const DeviceState& device,
+                                              const std::vector<std::string>& desired) {
+    std::vector<std::string> out;
+    for (const auto& port : device.ports) {
+        if (port.number == 0)
+            continue;
+        if (out.size() < port.number)
+            out.resize(port.number);
+        std::string t = port.number <= desired.size() ? desired[port.number - 1] : port.port_type;
+        if (t.rfind("auto", 0) == 0)
+            t = "auto";
+        out[port.number - 1] = t;
+    }
+    return out;
+}
+
 bool port_type_satisfied(const std::string& desired, const std::string& actual) {
     if (desired == actual)
         return true;
@@ -89,19 +105,7 @@ Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesire
             // mlx4 checks the pair the card would end up with: a port nothing is asked of
             // keeps its type (mlx4-setup.sh skips a dual-port card whose line names port 1
             // only; rdmad writes it when the result is a valid pair).
-            std::vector<std::string> resulting;
-            for (const auto& port : dev.ports) {
-                if (port.number == 0)
-                    continue;
-                if (resulting.size() < port.number)
-                    resulting.resize(port.number);
-                std::string t = port.number <= want.port_type.size()
-                                    ? want.port_type[port.number - 1]
-                                    : port.port_type;
-                if (t.rfind("auto", 0) == 0)
-                    t = "auto";
-                resulting[port.number - 1] = t;
-            }
+            const std::vector<std::string> resulting = resulting_port_types(dev, want.port_type);
             if (mlx4 && invalid_mlx4_port(resulting)) {
                 for (const auto& port : dev.ports)
                     if (port.number >= 1 && port.number <= want.port_type.size()) {

@@ -73,6 +73,12 @@ struct Plan {
 /// {"eth", "ib"} and {"eth", "auto"}), or 0 when valid.
 uint32_t invalid_mlx4_port(const std::vector<std::string>& types);
 
+/// The port types `device` ends up with when `desired` (per port from port 1) is applied:
+/// each port its desired type, else its current one, "auto (eth)" read as "auto"; "" for a
+/// port that is neither asked nor readable. Index i is port i + 1.
+std::vector<std::string> resulting_port_types(const DeviceState& device,
+                                              const std::vector<std::string>& desired);
+
 /// True when the actual mlx4 port type `actual` ("ib", "eth", "auto (ib)", "auto (eth)")
 /// satisfies `desired` ("ib", "eth", "auto"): "auto (eth)" satisfies "auto" and "eth".
 bool port_type_satisfied(const std::string& desired, const std::string& actual);

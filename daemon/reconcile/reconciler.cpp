@@ -159,19 +159,10 @@ std::vector<std::string> Reconciler::port_types_with(const Inventory& inv, const
     const DeviceDesired want = resolve(rules(with_runtime), d,
                                        links == by_device.end() ? std::vector<LinkState>{}
                                                                 : links->second);
-    std::vector<std::string> types;
-    for (const auto& p : d.ports) {
-        if (p.number == 0)
-            continue;
-        if (types.size() < p.number)
-            types.resize(p.number);
-        std::string t = p.number <= want.port_type.size() ? want.port_type[p.number - 1] : "";
-        if (t.empty())
-            t = p.port_type.rfind("auto", 0) == 0 ? "auto" : p.port_type;
-        if (t.empty())
-            t = p.link_layer == "InfiniBand" ? "ib" : "eth";
-        types[p.number - 1] = t;
-    }
+    std::vector<std::string> types = resulting_port_types(d, want.port_type);
+    for (const auto& p : d.ports) // neither asked nor readable: what its link layer is
+        if (p.number != 0 && types[p.number - 1].empty())
+            types[p.number - 1] = p.link_layer == "InfiniBand" ? "ib" : "eth";
     if (types.size() < port)
         types.resize(port);
     for (auto& t : types)
@@ -377,10 +368,16 @@ Plan Reconciler::plan(const Inventory& inv) {
                          return r.pfc_no_drop &&
                                 (r.match.driver.empty() || r.match.driver == "mlx4_core");
                      });
-    if (any_mlx4) { // the module options file is read only where mlx4 is
+    // Read the module options only when the plan can use them: an mlx4 device asks PFC (set
+    // the file, pending-reload), or the file may be removed. Not on every pass of every host.
+    const bool mlx4_pfc = std::any_of(want.begin(), want.end(), [&](const auto& w) {
+        return !w.second.pfc_no_drop.empty() &&
+               inv.devices.at(w.first).kernel_driver == "mlx4_core";
+    });
+    if (any_mlx4 && (mlx4_pfc || !mlx4.keep_file))
         mlx4.file_pfctx = read_mlx4_modprobe(options_.modprobe_dir);
+    if (mlx4_pfc)
         mlx4.loaded_pfctx = loaded_mlx4_pfctx();
-    }
     Plan p = make_plan(inv, want, pfc, mlx4);
     for (auto& [syspath, probs] : conflicts)
         p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
