@@ -9,9 +9,8 @@
 namespace rdmad {
 
 Authorizer::Authorizer(sdbus::IConnection& connection)
-    : connection_(connection),
-      // Proxies on the daemon's connection: no thread of their own, replies arrive on the loop.
-      polkit_(sdbus::createProxy(connection, "org.freedesktop.PolicyKit1",
+    // Proxies on the daemon's connection: no thread of their own, replies arrive on the loop.
+    : polkit_(sdbus::createProxy(connection, "org.freedesktop.PolicyKit1",
                                  "/org/freedesktop/PolicyKit1/Authority")),
       bus_driver_(sdbus::createProxy(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus")) {
     polkit_->finishRegistration();

@@ -28,7 +28,6 @@ class Authorizer {
     void fallback_to_uid(const std::string& sender,
                          std::shared_ptr<std::function<void(bool, std::string)>> done);
 
-    sdbus::IConnection& connection_;
     std::unique_ptr<sdbus::IProxy> polkit_;
     std::unique_ptr<sdbus::IProxy> bus_driver_;
 };
