@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <toml++/toml.h>
 #include <unistd.h>
+#include <vector>
 
 namespace rdmad {
 
@@ -304,13 +305,15 @@ std::optional<Rule> read_rule(const toml::node& node, const std::string& filenam
 ///   TOML_UNREACHABLE for most code points U+00A1-U+0499 and U+2C8E-U+3087, and the parser
 ///   asks it about non-ASCII characters outside strings and comments ("dévice = 1").
 /// - parse_value() assumes a value does not start with '}' (see below).
-/// So: table headers must start with a key, and non-ASCII text is allowed in comments only
-/// (every key and value of rdmad.conf is ASCII). That needs a small lexer for strings and
-/// comments. It returns the first such error and neutralises every one in `text` (a bad
-/// header's '[' becomes '#', a non-ASCII byte 'x'), so that toml++ can still parse the text and
-/// tell whether one of its own syntax errors comes earlier.
-/// 1-based column of byte `at` of the line starting at `line_start`, counted in code points as
-/// toml++ counts them.
+/// - Tables nest by recursion (parsing dotted keys, destroying the tree): a header or key of
+///   60,000 dotted parts ("[a.a.a...b]", 120 KB) overflows the stack; 30,000 passed. Nested
+///   arrays and inline tables stop at the library's own limit (TOML_MAX_NESTED_VALUES, 256).
+/// So: table headers must start with a key, keys nest at most kMaxKeyDepth levels, and
+/// non-ASCII text is allowed in comments only (every key and value of rdmad.conf is ASCII). That
+/// needs a small lexer for strings and comments. It returns the first such error and neutralises
+/// every one in `text` (a bad header's '[' becomes '#', a non-ASCII byte 'x'), so that toml++ can
+/// still parse the text and tell whether one of its own syntax errors comes earlier. 1-based column
+/// of byte `at` of the line starting at `line_start`, counted in code points as toml++ counts them.
 int column_of(std::string_view text, size_t line_start, size_t at) {
     int column = 1;
     for (size_t k = line_start; k < at; ++k)
@@ -359,6 +362,60 @@ size_t bad_header_at(std::string_view text, size_t line_start) {
     return key_start || (spaced && c == '[') ? std::string_view::npos : i;
 }
 
+/// How deep a key may nest tables: a header's parts, plus the parts of the keys of every inline
+/// table or array it is inside. rdmad.conf needs 2 ("rule.port_type"); toml++ recurses once
+/// per level (see above), so this also bounds its stack use whatever the file holds.
+constexpr int kMaxKeyDepth = 32;
+
+/// Tracks how deep the key being read nests, for the kMaxKeyDepth guard. Fed the characters of
+/// the normal state (outside strings and comments) only; the lexer does the rest.
+class KeyDepth {
+  public:
+    /// Levels the key reaches with one more dotted part; called at each '.'.
+    int on_dot() { return base() + ++dots_ + 1; }
+    void on_equals() {
+        pending_ = dots_ + 1;
+        dots_ = 0;
+    }
+    /// A '[' that opens a table header (true) or an array value (false).
+    void on_open(bool header) {
+        if (header) {
+            in_header_ = true;
+        } else {
+            nest_.push_back(base() + std::max(pending_, 1));
+            pending_ = 0;
+        }
+        dots_ = 0;
+    }
+    void on_open_inline() { on_open(false); }
+    void on_close() {
+        if (in_header_) {
+            header_ = dots_ + 1;
+            in_header_ = false;
+        } else if (!nest_.empty()) {
+            nest_.pop_back();
+        }
+        dots_ = 0;
+    }
+    void on_comma() { dots_ = pending_ = 0; }
+    void on_newline() {
+        in_header_ = false;
+        dots_ = 0;
+        if (nest_.empty())
+            pending_ = 0;
+    }
+    /// True when a '[' here opens an array: inside a value, or right after '='.
+    bool in_value(char last) const { return !nest_.empty() || last == '='; }
+
+  private:
+    int base() const { return in_header_ ? 0 : nest_.empty() ? header_ : nest_.back(); }
+    std::vector<int> nest_; // for each open '[' or '{' value: the levels above its contents
+    int header_ = 0;        // levels of the last table header
+    int dots_ = 0;          // dots in the key being read
+    int pending_ = 0;       // levels of the key before the last '='
+    bool in_header_ = false;
+};
+
 std::optional<ConfigError> neutralise_hazards(std::string& text, const std::string& filename) {
     enum class In { normal, comment, basic, literal, ml_basic, ml_literal };
     In in = In::normal;
@@ -366,6 +423,7 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
     size_t line_start = 0;
     std::optional<ConfigError> first;
     char last = 0; // the last character outside comments and blanks, in normal state
+    KeyDepth depth;
     auto starts = [&](size_t i, std::string_view what) {
         return std::string_view(text).substr(i, 3) == what;
     };
@@ -392,8 +450,10 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
             line_start = i + 1;
             if (in == In::comment || in == In::basic || in == In::literal)
                 in = In::normal; // an unterminated one-line string is toml++'s error to report
-            if (in == In::normal)
+            if (in == In::normal) {
+                depth.on_newline();
                 check_header();
+            }
             continue;
         }
         if (static_cast<unsigned char>(c) >= 0x80 && in != In::comment) {
@@ -410,6 +470,31 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
             if (c == '}' && (last == '[' || last == ',')) {
                 note(i, "Error while parsing value: expected a value, saw '}'");
                 text[i] = '0';
+            }
+            switch (c) {
+            case '.':
+                if (depth.on_dot() > kMaxKeyDepth) {
+                    note(i, "key nests tables more than " + std::to_string(kMaxKeyDepth) +
+                                " levels deep");
+                    text[i] = '_'; // so that toml++ never sees the depth
+                }
+                break;
+            case '=':
+                depth.on_equals();
+                break;
+            case '[':
+                depth.on_open(!depth.in_value(last));
+                break;
+            case '{':
+                depth.on_open_inline();
+                break;
+            case ']':
+            case '}':
+                depth.on_close();
+                break;
+            case ',':
+                depth.on_comma();
+                break;
             }
             if (c != ' ' && c != '\t' && c != '\r' && c != '#')
                 last = text[i];
@@ -461,6 +546,9 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
 
 std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
                                                         const std::string& filename) {
+    // read_config_file() stops larger files; this bounds every caller the same way.
+    if (text.size() > kMaxConfigFileBytes)
+        return ConfigError{filename, 1, 1, "larger than 1 MiB, the most rdmad reads"};
     std::string safe(text);
     const auto hazard = neutralise_hazards(safe, filename);
     toml::table root;

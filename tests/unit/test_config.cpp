@@ -314,3 +314,52 @@ TEST_CASE("a TOML escape cannot smuggle a control or non-ASCII character into a 
     CHECK(error_of("[[rule]]\ndriver = \"mlx5\\tcore\"\n") ==
           "f.conf:2:10: driver must be printable ASCII (no control characters)");
 }
+
+namespace {
+/// `levels` dotted parts: "a.a.a...a".
+std::string dotted(int levels) {
+    std::string key = "a";
+    for (int i = 1; i < levels; ++i)
+        key += ".a";
+    return key;
+}
+} // namespace
+
+TEST_CASE("a table header nesting 60,000 levels is refused with its position, not a stack "
+          "overflow inside toml++") {
+    // 120 KB: the file of the hostile review that ended rdmad with SIGSEGV (toml++ recurses
+    // once per level). The 33rd part is the first too deep: the 32nd '.', at column 1 + 2 * 32.
+    CHECK(error_of("# deep\n[" + dotted(60000) + ".b]\n") ==
+          "f.conf:2:65: key nests tables more than 32 levels deep");
+}
+
+TEST_CASE("60,000 dotted keys under [[rule]] are refused the same way") {
+    CHECK(error_of("[[rule]]\ndevice = \"mlx5_0\"\n" + dotted(60000) + " = 1\n") ==
+          "f.conf:3:62: key nests tables more than 32 levels deep");
+}
+
+TEST_CASE("the depth counts the table header, inline tables and arrays a key is inside") {
+    // [a.a...] (20 levels), then a key of 10 levels: 30, allowed, toml++ reports the schema.
+    CHECK(error_of("[" + dotted(20) + "]\n" + dotted(10) + " = 1\n") ==
+          "f.conf:1:2: unknown table [a] (expected [daemon] or [[rule]])");
+    // 20 + 10 + 3: too deep, the third part of the last key is the 33rd level (its '.' at
+    // column 28).
+    CHECK(error_of("[" + dotted(20) + "]\n" + dotted(10) + " = { " + dotted(3) + " = 1 }\n") ==
+          "f.conf:2:28: key nests tables more than 32 levels deep");
+    // The array and the inline table are levels 1 and 2; the 30th '.' (column 8 + 2 * 30)
+    // starts level 33.
+    CHECK(error_of("x = [ { " + dotted(40) + " = 1 } ]\n") ==
+          "f.conf:1:68: key nests tables more than 32 levels deep");
+}
+
+TEST_CASE("dots in strings, floats and quoted keys are not nesting") {
+    CHECK(error_of("[[rule]]\ndevice = \"" + dotted(100) + "\"\n").find("nests") ==
+          std::string::npos);
+    CHECK(error_of("[[rule]]\n\"" + dotted(100) + "\" = 1\n").find("nests") == std::string::npos);
+    CHECK(error_of("x = [1.5, 2.5, 3.5, 4.5]\n").find("nests") == std::string::npos);
+}
+
+TEST_CASE("a text over 1 MiB is refused before parsing, whoever passes it") {
+    CHECK(error_of(std::string((1 << 20) + 1, '#')) ==
+          "f.conf:1:1: larger than 1 MiB, the most rdmad reads");
+}
