@@ -4,6 +4,7 @@
 #include "bus/bus_model.hpp"
 #include "bus/errors.hpp"
 #include "util/log.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 
@@ -38,14 +39,14 @@ void when_authorized(Authorizer& authorizer, const std::string& sender,
                                                              const std::string& why) mutable {
         try {
             if (!allowed)
-                throw sdbus::Error(errors::AccessDenied, why);
+                throw errors::make(errors::AccessDenied, why);
             work(*reply);
         } catch (const sdbus::Error& e) {
             reply_error(*reply, e);
         } catch (const std::invalid_argument& e) {
-            reply_error(*reply, sdbus::Error(errors::InvalidArgument, e.what()));
+            reply_error(*reply, errors::make(errors::InvalidArgument, e.what()));
         } catch (const std::exception& e) {
-            reply_error(*reply, sdbus::Error(errors::Failed, e.what()));
+            reply_error(*reply, errors::make(errors::Failed, e.what()));
         }
     });
 }
@@ -231,7 +232,7 @@ ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
         std::string path = kManagerPath;
         if (auto it = device_paths.find(a.syspath); it != device_paths.end())
             path = a.port ? it->second + "/port/" + std::to_string(a.port) : it->second;
-        changes.emplace_back(path, a.setting, a.from, a.to);
+        changes.emplace_back(path, a.setting, valid_utf8(a.from), valid_utf8(a.to));
     }
     return changes;
 }
@@ -263,29 +264,29 @@ const DeviceState* Daemon::device_at(const std::string& syspath) const {
 void Daemon::set_port_type(const std::string& sender, const std::string& syspath, uint32_t port,
                            const std::string& type, bool persist, sdbus::Result<>&& result) {
     if (type != "ib" && type != "eth" && type != "auto")
-        throw sdbus::Error(errors::InvalidArgument,
+        throw errors::make(errors::InvalidArgument,
                            "port type must be \"ib\", \"eth\" or \"auto\"");
     const DeviceState* d = device_at(syspath);
     if (!d)
-        throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+        throw errors::make(errors::NoSuchObject, "the device is gone");
     // mlx4 (ConnectX-3 VPI) switches in sysfs; ConnectX-4 and later in firmware, where rdmad
     // reports the remedy. Others have no port type.
     if (d->kernel_driver != "mlx4_core" && d->kernel_driver != "mlx5_core")
-        throw sdbus::Error(errors::NotSupported,
+        throw errors::make(errors::NotSupported,
                            d->name + " (" + d->kernel_driver + ") has no port type switch");
     try { // refuse a bad pair before asking polkit
         reconciler_->port_types_with(inventory_, *d, port, type, true);
         if (persist)
             reconciler_->port_types_with(inventory_, *d, port, type, false);
     } catch (const std::invalid_argument& e) {
-        throw sdbus::Error(errors::InvalidArgument, e.what());
+        throw errors::make(errors::InvalidArgument, e.what());
     }
     auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
     when_authorized(*authorizer_, sender, reply,
                     [this, syspath, port, type, persist](sdbus::Result<>& r) {
                         const DeviceState* now = device_at(syspath);
                         if (!now)
-                            throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+                            throw errors::make(errors::NoSuchObject, "the device is gone");
                         // Again from the state now: another call may have changed the other
                         // port while polkit was asked.
                         reconciler_->override_port_type(inventory_, *now, port, type, persist);
@@ -299,20 +300,20 @@ void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
                      sdbus::Result<>&& result) {
     // As in rdmad.conf(5): at least one priority; leaving PFC alone is the absence of a rule.
     if (priorities.empty())
-        throw sdbus::Error(errors::InvalidArgument, "give at least one priority (0-7)");
+        throw errors::make(errors::InvalidArgument, "give at least one priority (0-7)");
     std::vector<uint8_t> sorted = priorities;
     std::sort(sorted.begin(), sorted.end());
     for (size_t i = 0; i < sorted.size(); ++i) {
         if (sorted[i] > 7)
-            throw sdbus::Error(errors::InvalidArgument,
+            throw errors::make(errors::InvalidArgument,
                                "priority " + std::to_string(sorted[i]) + " is not 0-7");
         if (i && sorted[i] == sorted[i - 1])
-            throw sdbus::Error(errors::InvalidArgument,
+            throw errors::make(errors::InvalidArgument,
                                "priority " + std::to_string(sorted[i]) + " is given twice");
     }
     const DeviceState* d = device_at(syspath);
     if (!d)
-        throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+        throw errors::make(errors::NoSuchObject, "the device is gone");
     // PFC is an Ethernet (802.1Qbb) setting. A VPI adapter (mlx4, mlx5) may get Ethernet
     // ports later; an InfiniBand- or OPA-only one (hfi1, qib) never does.
     const bool vpi = d->kernel_driver == "mlx4_core" || d->kernel_driver == "mlx5_core";
@@ -320,7 +321,7 @@ void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
         return p.link_layer == "Ethernet";
     });
     if (!vpi && !ethernet)
-        throw sdbus::Error(errors::NotSupported,
+        throw errors::make(errors::NotSupported,
                            d->name + " (" + d->kernel_driver +
                                ") has no Ethernet port: PFC is an Ethernet setting");
     auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
@@ -328,7 +329,7 @@ void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
                     [this, syspath, sorted, persist](sdbus::Result<>& r) {
                         const DeviceState* now = device_at(syspath);
                         if (!now)
-                            throw sdbus::Error(errors::NoSuchObject, "the device is gone");
+                            throw errors::make(errors::NoSuchObject, "the device is gone");
                         reconciler_->override_pfc(*now, sorted, persist);
                         publish_now(); // the reply comes after the bus shows the new state
                         r.returnResults();
@@ -358,7 +359,7 @@ void Daemon::reload(const std::string& sender, sdbus::Result<>&& result) {
         auto err = reconciler_->reload();
         publish_now();
         if (err)
-            throw sdbus::Error(errors::InvalidArgument, err->to_string());
+            throw errors::make(errors::InvalidArgument, err->to_string());
         r.returnResults();
     });
 }

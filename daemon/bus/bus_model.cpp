@@ -23,8 +23,9 @@ std::string guid_digits(const std::string& guid) {
     return digits;
 }
 
-/// Every string a view exports made valid for D-Bus: sysfs text already is (read_text), but
-/// names come from directory names and links, which a driver or a user may fill with any bytes.
+/// Every string a view exports made valid for D-Bus. The inventory keeps what the kernel gave
+/// (names are bytes, and are matched as such: a GID's netdev against a netdev's name); this is
+/// where they leave rdmad.
 void sanitize(DeviceState& d) {
     for (std::string* s : {&d.name, &d.node_type, &d.node_guid, &d.sys_image_guid,
                            &d.firmware_version, &d.hca_type, &d.board_id, &d.node_description,
@@ -33,7 +34,7 @@ void sanitize(DeviceState& d) {
         *s = valid_utf8(*s);
     for (auto& p : d.problems) {
         p.code = valid_utf8(p.code);
-        p.text = valid_utf8(p.text);
+        p.text = message_text(p.text);
     }
 }
 
@@ -169,12 +170,15 @@ BusModel build_bus_model(const Inventory& inv, std::map<std::string, std::string
         model.links.push_back(std::move(lv));
     }
     for (auto& v : model.devices) {
+        v.kernel_name = v.state.name;
         sanitize(v.state);
         for (auto& p : v.ports)
             sanitize(p.state);
     }
-    for (auto& l : model.links)
+    for (auto& l : model.links) {
+        l.kernel_name = l.state.name;
         sanitize(l.state);
+    }
     return model;
 }
 

@@ -26,24 +26,33 @@ void ManagerObject::set_state(const std::string& state) {
 std::string ManagerObject::Version() { return RDMAD_VERSION; }
 
 void ManagerObject::set_sources(const std::vector<std::string>& sources) {
-    if (sources == sources_)
+    // File names are bytes (a conf.d name need not be UTF-8); D-Bus strings must be UTF-8.
+    std::vector<std::string> shown;
+    for (const auto& s : sources)
+        shown.push_back(valid_utf8(s));
+    if (shown == sources_)
         return;
-    sources_ = sources;
+    sources_ = std::move(shown);
     emitPropertiesChangedSignal(org::rdmad1::Manager_adaptor::INTERFACE_NAME,
                                 {"DesiredStateSource"});
 }
 
 void ManagerObject::set_problems(const std::vector<Problem>& problems) {
-    if (problems == problems_)
+    // They quote file names and outside input: made valid and bounded once, for the property
+    // and Describe() alike.
+    std::vector<Problem> shown;
+    for (const auto& p : problems)
+        shown.push_back({valid_utf8(p.code), valid_utf8(p.severity), message_text(p.text)});
+    if (shown == problems_)
         return;
-    problems_ = problems;
+    problems_ = std::move(shown);
     emitPropertiesChangedSignal(org::rdmad1::Manager_adaptor::INTERFACE_NAME, {"Problems"});
 }
 
 std::vector<sdbus::Struct<std::string, std::string, std::string>> ManagerObject::Problems() {
     std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
     for (const auto& p : problems_)
-        out.emplace_back(p.code, p.severity, valid_utf8(p.text));
+        out.emplace_back(p.code, p.severity, p.text);
     return out;
 }
 
@@ -55,24 +64,24 @@ std::string ManagerObject::sender() {
 void ManagerObject::Reconcile(sdbus::Result<ChangeList>&& result, bool dry_run) {
     try {
         if (!controller_)
-            throw sdbus::Error("org.rdmad1.Error.NotSupported", "reconciliation is not available");
+            throw errors::make(errors::NotSupported, "reconciliation is not available");
         controller_->reconcile(sender(), dry_run, std::move(result));
     } catch (const sdbus::Error& e) {
         result.returnError(e);
     } catch (const std::exception& e) {
-        result.returnError(sdbus::Error(errors::Failed, e.what()));
+        result.returnError(errors::make(errors::Failed, e.what()));
     }
 }
 
 void ManagerObject::Reload(sdbus::Result<>&& result) {
     try {
         if (!controller_)
-            throw sdbus::Error("org.rdmad1.Error.NotSupported", "reconciliation is not available");
+            throw errors::make(errors::NotSupported, "reconciliation is not available");
         controller_->reload(sender(), std::move(result));
     } catch (const sdbus::Error& e) {
         result.returnError(e);
     } catch (const std::exception& e) {
-        result.returnError(sdbus::Error(errors::Failed, e.what()));
+        result.returnError(errors::make(errors::Failed, e.what()));
     }
 }
 
@@ -89,12 +98,11 @@ sdbus::ObjectPath ManagerObject::GetDeviceByName(const std::string& name) {
     return errors::guard([&] {
         // The kernel limits RDMA device names to IB_DEVICE_NAME_MAX (64) bytes.
         if (name.empty() || name.size() > 64)
-            throw sdbus::Error(errors::InvalidArgument,
-                               "an RDMA device name has 1 to 64 bytes");
+            throw errors::make(errors::InvalidArgument, "an RDMA device name has 1 to 64 bytes");
         for (const auto& d : model_.devices)
-            if (d.state.name == name)
+            if (d.kernel_name == name)
                 return sdbus::ObjectPath(d.path);
-        throw sdbus::Error(errors::NoSuchObject, "no RDMA device named " + valid_utf8(name));
+        throw errors::make(errors::NoSuchObject, "no RDMA device named " + name);
     });
 }
 
@@ -102,11 +110,11 @@ sdbus::ObjectPath ManagerObject::GetLinkByName(const std::string& name) {
     return errors::guard([&] {
         // IFNAMSIZ is 16 with the terminating NUL (include/uapi/linux/if.h).
         if (name.empty() || name.size() > 15)
-            throw sdbus::Error(errors::InvalidArgument, "a netdev name has 1 to 15 bytes");
+            throw errors::make(errors::InvalidArgument, "a netdev name has 1 to 15 bytes");
         for (const auto& l : model_.links)
-            if (l.state.name == name)
+            if (l.kernel_name == name)
                 return sdbus::ObjectPath(l.path);
-        throw sdbus::Error(errors::NoSuchObject, "no netdev named " + valid_utf8(name));
+        throw errors::make(errors::NoSuchObject, "no netdev named " + name);
     });
 }
 

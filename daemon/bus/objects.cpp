@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "bus/objects.hpp"
 
+#include "bus/errors.hpp"
+
 #include <string>
 #include <vector>
 
@@ -74,13 +76,13 @@ std::string PortObject::sender() {
 void PortObject::SetPortType(sdbus::Result<>&& result, std::string type, bool persist) {
     try {
         if (!controller_)
-            throw sdbus::Error("org.rdmad1.Error.NotSupported", "not configurable");
+            throw errors::make(errors::NotSupported, "not configurable");
         controller_->set_port_type(sender(), view_.device_syspath, view_.state.number, type,
                                    persist, std::move(result));
     } catch (const sdbus::Error& e) {
         result.returnError(e);
     } catch (const std::exception& e) {
-        result.returnError(sdbus::Error("org.rdmad1.Error.Failed", e.what()));
+        result.returnError(errors::make(errors::Failed, e.what()));
     }
 }
 
@@ -88,13 +90,13 @@ void PortObject::SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> pri
                               bool persist) {
     try {
         if (!controller_)
-            throw sdbus::Error("org.rdmad1.Error.NotSupported", "not configurable");
+            throw errors::make(errors::NotSupported, "not configurable");
         controller_->set_pfc(sender(), view_.device_syspath, priorities, persist,
                              std::move(result));
     } catch (const sdbus::Error& e) {
         result.returnError(e);
     } catch (const std::exception& e) {
-        result.returnError(sdbus::Error("org.rdmad1.Error.Failed", e.what()));
+        result.returnError(errors::make(errors::Failed, e.what()));
     }
 }
 

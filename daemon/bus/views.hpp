@@ -19,7 +19,8 @@ struct PortView {
 };
 
 struct DeviceView {
-    DeviceState state;
+    DeviceState state;       ///< every string made valid UTF-8 for the bus
+    std::string kernel_name; ///< the name as the kernel has it (bytes), for GetDeviceByName
     std::string path;
     std::vector<PortView> ports;
     std::vector<std::string> link_paths;
@@ -28,7 +29,8 @@ struct DeviceView {
 };
 
 struct LinkView {
-    LinkState state;
+    LinkState state;         ///< every string made valid UTF-8 for the bus
+    std::string kernel_name; ///< the name as the kernel has it (bytes), for GetLinkByName
     std::string path;
     std::string device_path = "/";
     bool operator==(const LinkView&) const = default;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "util/log.hpp"
 
+#include "util/text.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <systemd/sd-journal.h>
@@ -20,9 +22,15 @@ bool to_journal() {
 
 void set_max_level(Level level) { max_level = level; }
 
-void write(Level level, const std::string& message, const Fields& fields) {
+void write(Level level, const std::string& raw_message, const Fields& raw_fields) {
     if (static_cast<int>(level) > static_cast<int>(max_level))
         return;
+    // Messages quote file and kernel names, which are bytes: the journal and a terminal get
+    // valid UTF-8 without control characters, as the bus does.
+    const std::string message = message_text(raw_message);
+    Fields fields;
+    for (const auto& [k, v] : raw_fields)
+        fields.emplace_back(k, valid_utf8(v));
     if (!to_journal()) {
         std::string line = "rdmad: " + message;
         for (const auto& [k, v] : fields)

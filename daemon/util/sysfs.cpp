@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "util/sysfs.hpp"
 
-#include "util/text.hpp"
-
 #include <algorithm>
 #include <cerrno>
 #include <dirent.h>
@@ -72,7 +70,7 @@ std::optional<std::string> read_text(const std::string& dir, std::string_view re
     ReadResult r = read_attribute(dir, relative);
     if (!r.ok())
         return std::nullopt;
-    return valid_utf8(r.text);
+    return std::move(r.text);
 }
 
 std::string link_basename(const std::string& dir, std::string_view relative) {

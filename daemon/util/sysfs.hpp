@@ -22,8 +22,9 @@ struct ReadResult {
 /// are at most one page). Never throws.
 ReadResult read_attribute(const std::string& dir, std::string_view relative, size_t limit = 4096);
 
-/// The text of `<dir>/<relative>` when it reads, made valid UTF-8 (valid_utf8()), std::nullopt
-/// otherwise.
+/// The text of `<dir>/<relative>` when it reads, as the kernel gave it (bytes: a netdev name
+/// in `gid_attrs/ndevs/<i>` must match the name of the netdev itself), std::nullopt otherwise.
+/// Text is made valid UTF-8 where it leaves rdmad (the bus model, error replies, the log).
 std::optional<std::string> read_text(const std::string& dir, std::string_view relative);
 
 /// basename of the target of the symlink `<dir>/<relative>` ("mlx5_core" for

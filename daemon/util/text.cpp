@@ -51,4 +51,17 @@ std::string valid_utf8(std::string_view s) {
     return out;
 }
 
+std::string shorten(std::string_view text, size_t max_bytes) {
+    if (text.size() <= max_bytes)
+        return std::string(text);
+    size_t cut = max_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80)
+        --cut; // text[cut] continues a character: cut before the character starts
+    return std::string(text.substr(0, cut)) + "...";
+}
+
+std::string message_text(std::string_view text) {
+    return valid_utf8(shorten(text, kMaxMessageBytes));
+}
+
 } // namespace rdmad

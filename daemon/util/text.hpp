@@ -13,4 +13,18 @@ namespace rdmad {
 /// sysfs text (node_desc, board_id) is whatever a driver or a user wrote.
 std::string valid_utf8(std::string_view text);
 
+/// `text` cut to at most `max_bytes` bytes plus "...", at a UTF-8 character boundary, when it
+/// is longer; as it is otherwise. For quoting outside input in messages: a 45 KB token in a bad
+/// line must not make a 45 KB problem.
+std::string shorten(std::string_view text, size_t max_bytes);
+
+/// Longest text of one problem, error reply or log message that rdmad sends: messages quote
+/// outside input (shorten()) and file names (at most PATH_MAX, 4,096 bytes); this bounds the
+/// sum.
+inline constexpr size_t kMaxMessageBytes = 8192;
+
+/// The rule for a message that leaves rdmad (a problem's text, an error reply, a log line):
+/// valid_utf8(shorten(text, kMaxMessageBytes)).
+std::string message_text(std::string_view text);
+
 } // namespace rdmad

@@ -421,6 +421,51 @@ TEST_CASE("hotplug: add, change and remove an RDMA device", "[hotplug]") {
     rig.stop_daemon();
 }
 
+TEST_CASE("hotplug: names holding a control character are matched as the kernel has them, "
+          "shown with '?'; a CA's ports/0 is not a port",
+          "[hotplug]") {
+    // Linux allows any byte but '/' and NUL in a netdev name (dev_valid_name() only refuses
+    // those, "." and ".." and whitespace) and in an RDMA device name. rdmad used to sanitize
+    // names when it read them, so the GID table's netdev ("ens\x01f0" read from sysfs became
+    // "ens?f0") never matched the netdev itself.
+    Rig rig("constructed-mlx5-roce");
+    SignalRecorder rec(*rig.client);
+    const std::string pci = "/devices/pci0000:3a/0000:3a:03.0/0000:3c:00.0";
+    const std::string netdev = std::string("ens\x01") + "f0";
+    Ib ib{pci, std::string("mlx5\x02") + "z", "0c42:a103:005b:30f0", netdev};
+    const std::string dev = device_path_for_guid(ib.guid);
+    const std::string link = link_path(1004);
+    // A CA counts ports from 1 (kernel rdma_start_port()); a stray ports/0 is not one.
+    std::string ib_with_port0 = ib_text(ib);
+    ib_with_port0.insert(ib_with_port0.find("A: sys_image_guid="),
+                         "A: ports/0/state=4: ACTIVE\\n\nA: ports/0/link_layer=Ethernet\\n\n");
+    rig.testbed.add(pci_text(pci, "1017") + aux_text(pci, 2, true) + net_text(pci, netdev, 1004) +
+                    ib_with_port0 + uverbs_text(pci, 2, ib.name));
+    for (auto sp : {"/sys" + pci, "/sys" + aux_devpath(pci, 2), "/sys" + net_devpath(pci, netdev),
+                    ib.syspath(), "/sys" + uverbs_devpath(pci, 2)})
+        rig.testbed.uevent(sp, "add");
+    REQUIRE(rec.eventually([&] { return rec.size() >= 3; }, kWait));
+    CHECK(rec.quiet(kSettle));
+    check_per_object(rec, 0,
+                     {"added " + link + " org.rdmad1.Link", "added " + dev + " org.rdmad1.Device",
+                      "added " + dev + "/port/1 org.rdmad1.Port"});
+    json d = rig.client->describe();
+    const json* device = find_by(d["Devices"], "Name", "mlx5?z");
+    REQUIRE(device != nullptr);
+    CHECK((*device)["Ports"].size() == 1);
+    CHECK((*device)["Ports"][0]["Number"] == 1);
+    CHECK((*device)["Ports"][0]["Link"] == link);
+    CHECK((*device)["VerbsDevice"] == "/dev/infiniband/uverbs2");
+    CHECK((*device)["Links"] == json({link}));
+    const json* l = find_by(d["Links"], "Name", "ens?f0");
+    REQUIRE(l != nullptr);
+    CHECK((*l)["RdmaCapable"] == "yes");
+    CHECK((*l)["RdmaDevice"] == dev);
+    CHECK(rig.client->device_by_name(ib.name) == dev);
+    CHECK(rig.client->link_by_name(netdev) == link);
+    rig.stop_daemon();
+}
+
 TEST_CASE("hotplug: add, rename and remove a netdev (object path by ifindex)", "[hotplug]") {
     Rig rig("constructed-mlx5-roce");
     SignalRecorder rec(*rig.client);

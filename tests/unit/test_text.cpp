@@ -112,3 +112,22 @@ TEST_CASE("noncharacters, which sd-bus refuses in a string, become '?'") {
     CHECK(valid_utf8("a\xf4\x8f\xbf\xbf" "b") == "a?b");   // U+10FFFF
     CHECK(valid_utf8("a\xef\xb7\xb0" "b") == "a\xef\xb7\xb0" "b"); // U+FDF0 is fine
 }
+
+TEST_CASE("shorten keeps short text and cuts long text at a character boundary") {
+    CHECK(shorten("mlx5_0", 64) == "mlx5_0");
+    CHECK(shorten(std::string(64, 'a'), 64) == std::string(64, 'a'));
+    CHECK(shorten(std::string(65, 'a'), 64) == std::string(64, 'a') + "...");
+    // "é" is 2 bytes (C3 A9): a cut after its first byte moves before it.
+    CHECK(shorten("abc\xc3\xa9xyz", 4) == "abc...");
+    CHECK(shorten("abc\xc3\xa9xyz", 5) == "abc\xc3\xa9...");
+    // U+1F600 is 4 bytes: no cut inside it.
+    CHECK(shorten("\xf0\x9f\x98\x80\xf0\x9f\x98\x80", 6) == "\xf0\x9f\x98\x80...");
+}
+
+TEST_CASE("a message that leaves rdmad is valid UTF-8 and at most kMaxMessageBytes plus '...'") {
+    const std::string name = "conf.d/\xff\xfe-bad.conf";
+    CHECK(message_text(name + ": bad") == "conf.d/?"
+                                          "?-bad.conf: bad"); // no trigraph
+    const std::string huge(100000, 'x');
+    CHECK(message_text(huge) == std::string(kMaxMessageBytes, 'x') + "...");
+}
