@@ -3,6 +3,7 @@
 
 #include "config/file_read.hpp"
 #include "inventory/attributes.hpp"
+#include "util/text.hpp"
 
 namespace rdmad {
 
@@ -35,7 +36,10 @@ bool is_port_type(std::string_view t) {
     return t == "auto" || t == "ib" || t == "eth";
 }
 
-std::string printable(std::string_view s) {
+/// A field quoted in a warning: control characters shown as '?', at most 64 bytes (a bad line
+/// may hold one 45 KB token).
+std::string printable(std::string_view field) {
+    const std::string s = shorten(field, 64);
     std::string out;
     for (char c : s)
         out.push_back(static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c);

@@ -293,4 +293,8 @@ bool is_pci_address(std::string_view text) {
     return rest[7] >= '0' && rest[7] <= '7';
 }
 
+bool is_port_number(std::string_view node_type, uint32_t number) {
+    return node_type == "switch" ? number == 0 : number >= 1;
+}
+
 } // namespace rdmad

@@ -36,6 +36,12 @@ std::string parse_phys_state(std::string_view text);
 /// "unspecified"; the number decides (1..7), the kernel's text otherwise.
 std::string parse_node_type(std::string_view text);
 
+/// True when `ports/<number>` can be a port of a device of `node_type` (parse_node_type()):
+/// port 0 on a switch (its management port) and only there, ports from 1 on anything else.
+/// Source: kernel include/rdma/ib_verbs.h rdma_start_port() / rdma_end_port(), which
+/// drivers/infiniband/core/sysfs.c uses to create `ports/<n>`.
+bool is_port_number(std::string_view node_type, uint32_t number);
+
 /// Port `rate` ("%d%s Gb/sec (%dX%s)"): the leading number in Gb/s.
 /// "100 Gb/sec (4X EDR)" -> 100, "2.5 Gb/sec (1X SDR)" -> 2.5, "0 GB/sec" -> 0,
 /// "10 Gb/sec (4X)" -> 10; nullopt when there is no leading non-negative number.

@@ -152,7 +152,7 @@ DeviceState read_device(udev_device* dev) {
 
     std::vector<uint32_t> numbers;
     for (const auto& name : sysfs::list_dir(sp, "ports"))
-        if (auto n = to_index(name))
+        if (auto n = to_index(name); n && is_port_number(d.node_type, *n))
             numbers.push_back(*n);
     std::sort(numbers.begin(), numbers.end());
     for (uint32_t n : numbers) {

@@ -937,6 +937,93 @@ TEST_CASE("reconcile: a drop-in over 1 MiB (or /dev/zero) is refused, not read t
     r.stop(); // exit status 0
 }
 
+// A 120 KB table header nesting 60,000 levels: toml++ 3.3 recursed once per level and rdmad
+// died with SIGSEGV (start-up, Reload, SIGHUP; rdmad.conf, conf.d and state.conf alike).
+std::string deep_header() {
+    std::string s = "[a";
+    for (int i = 1; i < 60000; ++i)
+        s += ".a";
+    return s + ".b]\n";
+}
+// Where the guard stops it: the 32nd '.' of line 2 (daemon/config/config_file.cpp kMaxKeyDepth).
+const std::string kDeepError = ":2:65: key nests tables more than 32 levels deep";
+
+TEST_CASE("reconcile: a 60,000-level table header is refused with its position at every entry "
+          "point, and rdmad keeps running",
+          "[reconcile][config]") {
+    RRig r(kHost);
+    // At start-up, in rdmad.conf: degraded, not a restart loop.
+    r.config("# deep\n" + deep_header());
+    r.start();
+    CHECK(r.manager_state() == "degraded");
+    {
+        json probs = r.manager_problems();
+        INFO(probs.dump());
+        REQUIRE(probs.size() == 1);
+        CHECK(probs[0][2].get<std::string>().rfind(r.config_file() + kDeepError, 0) == 0);
+    }
+    r.config(kEthEth);
+    CHECK(error_of([&] { r.reload(); }).first == "");
+    CHECK(r.manager_state() == "running");
+
+    // On Reload, in a drop-in; the last good rules stay.
+    const std::string dropins = (r.cfg.path() / "etc" / "conf.d").string();
+    fs::create_directories(dropins);
+    const std::string deep = dropins + "/50-deep.conf";
+    write_file(deep, "# deep\n" + deep_header());
+    auto e = error_of([&] { r.reload(); });
+    CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+    CHECK(e.second == deep + kDeepError);
+    CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "eth");
+    // On SIGHUP.
+    r.daemon->signal(SIGHUP);
+    CHECK(r.eventually([&] { return r.manager_state() == "degraded"; }));
+    fs::remove(deep);
+
+    // In state.conf, read by Reload.
+    write_file(r.state_file(), "# deep\n" + deep_header());
+    e = error_of([&] { r.reload(); });
+    CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+    CHECK(e.second == r.state_file() + kDeepError);
+    CHECK(r.manager_state() == "degraded");
+    fs::remove(r.state_file());
+    CHECK(error_of([&] { r.reload(); }).first == "");
+    CHECK(r.manager_state() == "running");
+    r.stop(); // exit status 0: it never crashed
+}
+
+TEST_CASE("reconcile: a drop-in whose name is not UTF-8 shows with '?' in DesiredStateSource, "
+          "and its error reply comes at once",
+          "[reconcile][config]") {
+    RRig r(kHost);
+    r.config(kEthEth);
+    r.start();
+    const std::string dropins = (r.cfg.path() / "etc" / "conf.d").string();
+    fs::create_directories(dropins);
+    const std::string name = dropins + "/50-\xff\xfe.conf"; // Latin-1 or a random byte string
+    const std::string shown = dropins + "/50-??.conf";
+    write_file(name, "[[rule]]\ndevice = \"mlx5_0\"\npfc_no_drop = [3]\n");
+    CHECK(error_of([&] { r.reload(); }).first == "");
+    auto sources =
+        variant_json(r.client->get("/org/rdmad1", "org.rdmad1.Manager", "DesiredStateSource"));
+    CHECK(sources == json({r.config_file(), shown}));
+    CHECK(r.describe()["DesiredStateSource"] == json({r.config_file(), shown}));
+    CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json({3}));
+
+    // Bad content: the reply quotes the name with '?', within a second (it used to be lost,
+    // and the caller waited for its timeout).
+    write_file(name, "[[rule]]\ndevice = 5\n");
+    const auto t0 = Clock::now();
+    auto e = error_of([&] { r.reload(); });
+    CHECK(Clock::now() - t0 < 1s);
+    CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+    CHECK(e.second == shown + ":2:10: device must be a string, not an integer");
+    CHECK(r.manager_state() == "degraded");
+    fs::remove(name);
+    CHECK(error_of([&] { r.reload(); }).first == "");
+    r.stop();
+}
+
 TEST_CASE("reconcile: 300,000 bad lines in the legacy mlx4.conf give 21 problems, not a "
           "message the bus refuses",
           "[reconcile][config]") {

@@ -350,3 +350,15 @@ TEST_CASE("PCI address checks do not trim or accept near misses") {
     CHECK_FALSE(is_pci_address("0000-3b:00.0"));
     CHECK_FALSE(is_pci_address("pci0000:80"));
 }
+
+TEST_CASE("ports count from 1 on a CA and an RNIC, and a switch has port 0 only") {
+    // kernel include/rdma/ib_verbs.h rdma_start_port()/rdma_end_port()
+    CHECK_FALSE(is_port_number("CA", 0));
+    CHECK(is_port_number("CA", 1));
+    CHECK(is_port_number("CA", 2));
+    CHECK_FALSE(is_port_number("RNIC", 0));
+    CHECK(is_port_number("RNIC", 1));
+    CHECK(is_port_number("switch", 0));
+    CHECK_FALSE(is_port_number("switch", 1));
+    CHECK_FALSE(is_port_number("", 0)); // node_type unreadable: not a switch we know of
+}

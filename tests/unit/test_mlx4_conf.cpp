@@ -113,3 +113,25 @@ TEST_CASE("at most 20 bad lines are listed one by one; one more warning counts t
     CHECK(warnings[19].line == 20);
     CHECK(warnings[20].to_string() == "m.conf: 30 more invalid lines skipped");
 }
+
+TEST_CASE("a 45 KB token is quoted in at most 64 bytes, so 23 such lines make small problems") {
+    // The hostile review's file: 23 lines of one 45 KB field made Manager.Problems ~900 KB.
+    std::string text;
+    for (int i = 0; i < 23; ++i)
+        text += std::string(45000, 'z') + "\n";
+    std::vector<ConfigError> warnings;
+    CHECK(parse_mlx4_conf(text, "m.conf", &warnings).empty());
+    REQUIRE(warnings.size() == 21); // kMaxMlx4Warnings, then the summary
+    CHECK(warnings[0].to_string() == "m.conf:1:1: \"" + std::string(64, 'z') +
+                                         "...\" is not a PCI address in the full form "
+                                         "\"0000:0b:00.0\"; line skipped");
+    size_t total = 0;
+    for (const auto& w : warnings)
+        total += w.to_string().size();
+    CHECK(total < 21 * 200);
+    warnings.clear();
+    parse_mlx4_conf("0000:0b:00.0 " + std::string(45000, 'q') + "\n", "m.conf", &warnings);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].to_string() == "m.conf:1:14: unknown port type \"" + std::string(64, 'q') +
+                                         "...\" (expected auto, ib or eth); line skipped");
+}
