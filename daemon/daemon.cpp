@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include <csignal>
+#include <ctime>
 #include <sdbus-c++/sdbus-c++.h>
 #include <stdexcept>
 #include <systemd/sd-daemon.h>
@@ -71,19 +72,20 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
                 if (auto renamed = scanner_->note(*ev); renamed && exporter_)
                     exporter_->rename_device(renamed->first, renamed->second);
             }
-            schedule_pass(options_.coalesce_usec);
+            // A "change" is complete in itself; every other action starts a burst.
+            note_change(overflow || !ev || ev->action != "change");
         });
     try {
         rtnl_ = std::make_unique<RtnlMonitor>(event_, [this](int32_t ifindex) {
             scanner_->note_link(ifindex);
-            schedule_pass(options_.coalesce_usec);
+            note_change(false);
         });
     } catch (const std::exception& e) {
         log::warning("{}: netdev carrier changes are seen through uevents only", e.what());
     }
     verbs_ = std::make_unique<VerbsEvents>(event_, [this](const std::string& device) {
         scanner_->note_device(device);
-        schedule_pass(options_.coalesce_usec);
+        note_change(false);
     });
     connection_ = sdbus::createSystemBusConnection();
     bus_source_ = std::make_unique<BusEventSource>(event_, *connection_);
@@ -135,17 +137,58 @@ Daemon::~Daemon() {
 }
 
 void Daemon::schedule_pass(uint64_t delay_usec) {
-    int enabled = SD_EVENT_OFF;
-    sd_event_source_get_enabled(timer_, &enabled);
-    if (enabled != SD_EVENT_OFF)
-        return; // a pass is already due; this event joins it
     uint64_t now = 0;
     sd_event_now(event_, CLOCK_MONOTONIC, &now);
-    sd_event_source_set_time(timer_, now + delay_usec);
+    const uint64_t at = now + delay_usec;
+    int enabled = SD_EVENT_OFF;
+    sd_event_source_get_enabled(timer_, &enabled);
+    uint64_t due = 0;
+    if (enabled != SD_EVENT_OFF && sd_event_source_get_time(timer_, &due) >= 0 && due <= at)
+        return; // a pass is already due by then; this joins it
+    sd_event_source_set_time(timer_, at);
     sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT);
 }
 
+void Daemon::note_change(bool starts_burst) {
+    if (draining_)
+        return; // the pass being run takes it
+    uint64_t now = 0;
+    sd_event_now(event_, CLOCK_MONOTONIC, &now);
+    int enabled = SD_EVENT_OFF;
+    sd_event_source_get_enabled(timer_, &enabled);
+    if (starts_burst) {
+        // An add, remove, move or (un)bind comes with its relatives (a PCI function's
+        // auxiliary device, netdev, RDMA device, uverbs device): gather them for a window,
+        // even when an isolated change had its pass due sooner.
+        if (enabled == SD_EVENT_OFF || lead_pending_) {
+            lead_pending_ = false;
+            sd_event_source_set_time(timer_, now + options_.coalesce_usec);
+            sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT);
+        }
+        return;
+    }
+    if (enabled != SD_EVENT_OFF)
+        return; // a pass is due: this joins it
+    if (last_pass_usec_ && now < last_pass_usec_ + options_.coalesce_usec) {
+        // Changes in quick succession (a storm of carrier flaps): one pass per window.
+        schedule_pass(last_pass_usec_ + options_.coalesce_usec - now);
+        return;
+    }
+    schedule_pass(options_.lead_usec); // an isolated change: at once
+    lead_pending_ = true;
+}
+
 void Daemon::pass() {
+    lead_pending_ = false;
+    // Uevents queued since the timer was set join this pass rather than start the next one.
+    draining_ = true;
+    try {
+        monitor_->drain();
+    } catch (...) {
+        draining_ = false;
+        throw;
+    }
+    draining_ = false;
     bool incomplete = false;
     if (full_resync_) {
         full_resync_ = false;
@@ -154,6 +197,9 @@ void Daemon::pass() {
         incomplete = scanner_->refresh();
     }
     publish();
+    struct timespec ts {};
+    clock_gettime(CLOCK_MONOTONIC, &ts); // the end of this pass, not the loop's wake-up time
+    last_pass_usec_ = uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
     if (incomplete)
         schedule_pass(options_.retry_usec);
 }

@@ -25,6 +25,7 @@ struct DaemonOptions {
     ScanOptions scan;
     ReconcilerOptions reconcile;
     uint64_t coalesce_usec = 50'000; ///< window that turns an event burst into one pass
+    uint64_t lead_usec = 0;          ///< wait before the pass of an isolated change
     uint64_t retry_usec = 100'000;   ///< wait before re-reading an incomplete device
 };
 
@@ -51,7 +52,13 @@ class Daemon final : public Controller {
     void reload(const std::string& sender, sdbus::Result<>&& result) override;
 
   private:
+    /// Run a pass `delay_usec` from now, or earlier if one is due earlier.
     void schedule_pass(uint64_t delay_usec);
+    /// A source noted a change. An isolated change (a "change" uevent, a carrier change, a
+    /// verbs event) gets its pass at once (lead_usec); changes in quick succession get one pass
+    /// when the window the last pass opened ends. An event that `starts_burst` (add, remove,
+    /// move, bind, unbind) gets its pass a window (coalesce_usec) later, with its relatives.
+    void note_change(bool starts_burst);
     /// Plan against `inv`, run the plan (unless `dry_run`), and fill the desired-state parts
     /// of `inv` (port Desired*, PFCNoDrop, InSync, problems). Returns the plan's changes.
     ChangeList reconcile_into(Inventory& inv, bool dry_run);
@@ -79,6 +86,9 @@ class Daemon final : public Controller {
     sd_event_source* timer_ = nullptr;
     sd_event_source* signals_[3] = {};
     bool full_resync_ = false;
+    bool lead_pending_ = false;  ///< the pass due is an isolated change's (lead_usec)
+    bool draining_ = false;      ///< in pass(), taking the queued uevents: no new pass for them
+    uint64_t last_pass_usec_ = 0; ///< CLOCK_MONOTONIC end of the last pass, 0 before the first
 };
 
 } // namespace rdmad

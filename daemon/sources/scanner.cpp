@@ -96,24 +96,29 @@ void Scanner::read_link_at(const std::string& syspath) {
 }
 
 void Scanner::read_verbs() {
+    verbs_.clear();
+    dirty_verbs_paths_.clear();
+    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "infiniband_verbs"))
+        read_verbs_at(path);
+}
+
+void Scanner::read_verbs_at(const std::string& syspath) {
     // Each uverbs char device names its RDMA device in `ibdev`; its number says nothing
     // (uverbs19 may serve mlx5_24). Source: DOMAIN.md §3.3.
-    verbs_.clear();
-    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "infiniband_verbs")) {
-        udev::Device dev(udev_device_new_from_syspath(udev_.get(), path.c_str()));
-        if (!dev)
-            continue;
-        auto ibdev = sysfs::read_text(path, "ibdev");
-        if (!ibdev)
-            continue;
-        std::string name = udev::str(udev_device_get_sysname(dev.get()));
-        std::string devname = udev::str(udev_device_get_property_value(dev.get(), "DEVNAME"));
-        if (devname.empty())
-            devname = "infiniband/" + name;
-        if (devname.front() != '/')
-            devname = "/dev/" + devname;
-        verbs_.emplace(std::string(trim_attribute(*ibdev)), devname);
-    }
+    verbs_.erase(syspath);
+    udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
+    if (!dev)
+        return;
+    auto ibdev = sysfs::read_text(syspath, "ibdev");
+    if (!ibdev)
+        return;
+    std::string name = udev::str(udev_device_get_sysname(dev.get()));
+    std::string devname = udev::str(udev_device_get_property_value(dev.get(), "DEVNAME"));
+    if (devname.empty())
+        devname = "infiniband/" + name;
+    if (devname.front() != '/')
+        devname = "/dev/" + devname;
+    verbs_[syspath] = {std::string(trim_attribute(*ibdev)), devname};
 }
 
 void Scanner::read_aux() {
@@ -142,7 +147,6 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         if (ev.subsystem == "infiniband") {
             devices_.erase(ev.syspath);
             dirty_devices_.erase(ev.syspath);
-            dirty_verbs_ = true;
         } else if (ev.subsystem == "net") {
             for (auto it = links_.begin(); it != links_.end(); ++it)
                 if (it->second.syspath == ev.syspath) {
@@ -151,7 +155,8 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
                 }
             dirty_links_.erase(ev.syspath);
         } else if (ev.subsystem == "infiniband_verbs") {
-            dirty_verbs_ = true;
+            verbs_.erase(ev.syspath);
+            dirty_verbs_paths_.erase(ev.syspath);
         } else if (ev.subsystem == "auxiliary" || ev.subsystem == "pci") {
             dirty_aux_ = true;
         }
@@ -171,7 +176,10 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             dirty_devices_.erase(old_syspath);
         }
         dirty_devices_.insert(ev.syspath);
-        dirty_verbs_ = true; // a new or renamed ibdev changes what `ibdev` files name
+        // A renamed RDMA device changes what its uverbs device's `ibdev` reads; a "change"
+        // (port state) leaves the names alone, and an add comes with its uverbs device's own.
+        if (ev.action == "move")
+            dirty_verbs_ = true;
     } else if (ev.subsystem == "net") {
         if (ev.action == "move" && !ev.devpath_old.empty()) {
             // A rename keeps the ifindex: forget the old path, the re-read takes its place.
@@ -185,7 +193,7 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         }
         dirty_links_.insert(ev.syspath);
     } else if (ev.subsystem == "infiniband_verbs") {
-        dirty_verbs_ = true;
+        dirty_verbs_paths_.insert(ev.syspath);
     } else if (ev.subsystem == "auxiliary") {
         dirty_aux_ = true;
     } else if (ev.subsystem == "pci") {
@@ -223,16 +231,18 @@ void Scanner::note_device(const std::string& name) {
 }
 
 std::set<std::string> Scanner::devices_with_verbs() const {
-    std::set<std::string> names;
+    std::set<std::string> ibdevs, names;
+    for (const auto& [_, v] : verbs_)
+        ibdevs.insert(v.first);
     for (const auto& [_, d] : devices_)
-        if (verbs_.count(d.name))
+        if (ibdevs.count(d.name))
             names.insert(d.name);
     return names;
 }
 
 bool Scanner::dirty() const {
-    return !dirty_devices_.empty() || !dirty_links_.empty() || dirty_verbs_ || dirty_aux_ ||
-           !incomplete_.empty();
+    return !dirty_devices_.empty() || !dirty_links_.empty() || dirty_verbs_ ||
+           !dirty_verbs_paths_.empty() || dirty_aux_ || !incomplete_.empty();
 }
 
 bool Scanner::refresh() {
@@ -251,8 +261,13 @@ bool Scanner::refresh() {
         read_device_at(syspath);
     for (const auto& syspath : links)
         read_link_at(syspath);
-    if (dirty_verbs_)
+    if (dirty_verbs_) {
         read_verbs();
+    } else {
+        for (const auto& syspath : dirty_verbs_paths_)
+            read_verbs_at(syspath);
+        dirty_verbs_paths_.clear();
+    }
     if (dirty_aux_)
         read_aux();
     dirty_verbs_ = dirty_aux_ = false;
@@ -266,9 +281,12 @@ Inventory Scanner::inventory() const {
         if (!incomplete_.count(syspath))
             inv.devices.emplace(syspath, d);
     inv.links = links_;
+    std::map<std::string, std::string> verbs_by_ibdev;
+    for (const auto& [_, v] : verbs_)
+        verbs_by_ibdev.emplace(v.first, v.second);
     std::map<std::string, bool> installed; // one look per provider and pass
     for (auto& [_, d] : inv.devices) {
-        if (auto it = verbs_.find(d.name); it != verbs_.end())
+        if (auto it = verbs_by_ibdev.find(d.name); it != verbs_by_ibdev.end())
             d.verbs_device = it->second;
         d.provider = provider_for_driver(d.kernel_driver);
         auto [it, fresh] = installed.emplace(d.provider, false);

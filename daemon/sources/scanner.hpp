@@ -69,6 +69,7 @@ class Scanner {
     void read_device_at(const std::string& syspath);
     void read_link_at(const std::string& syspath);
     void read_verbs();
+    void read_verbs_at(const std::string& syspath);
     void read_aux();
     void mark_pci_function(const std::string& pci_address);
 
@@ -80,13 +81,15 @@ class Scanner {
     // What was read, before derivation.
     std::map<std::string, DeviceState> devices_;     ///< by syspath
     std::map<int32_t, LinkState> links_;             ///< by ifindex
-    std::map<std::string, std::string> verbs_;       ///< ibdev name -> /dev path
+    /// uverbs syspath -> (ibdev name, /dev path)
+    std::map<std::string, std::pair<std::string, std::string>> verbs_;
     std::vector<AuxDevice> aux_;
 
     // Noted by uevents, done by refresh().
     std::set<std::string> dirty_devices_;
     std::set<std::string> dirty_links_;
-    bool dirty_verbs_ = false;
+    bool dirty_verbs_ = false;                ///< every uverbs device (RDMA device names moved)
+    std::set<std::string> dirty_verbs_paths_; ///< these uverbs devices only
     bool dirty_aux_ = false;
     std::map<std::string, int> incomplete_; ///< syspath -> retries so far
 };

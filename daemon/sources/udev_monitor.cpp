@@ -37,7 +37,12 @@ UdevMonitor::UdevMonitor(struct udev* ctx, sd_event* event, Handler handler)
 UdevMonitor::~UdevMonitor() { sd_event_source_disable_unref(source_); }
 
 int UdevMonitor::on_io(sd_event_source*, int, uint32_t, void* userdata) {
-    auto* self = static_cast<UdevMonitor*>(userdata);
+    static_cast<UdevMonitor*>(userdata)->drain();
+    return 0;
+}
+
+void UdevMonitor::drain() {
+    UdevMonitor* self = this;
     for (;;) {
         errno = 0;
         udev::Device dev(udev_monitor_receive_device(self->monitor_.get()));
@@ -60,7 +65,6 @@ int UdevMonitor::on_io(sd_event_source*, int, uint32_t, void* userdata) {
             log::error("uevent {} {}: {}", ev.action, ev.syspath, e.what());
         }
     }
-    return 0;
 }
 
 } // namespace rdmad

@@ -33,6 +33,11 @@ class UdevMonitor {
     UdevMonitor(const UdevMonitor&) = delete;
     UdevMonitor& operator=(const UdevMonitor&) = delete;
 
+    /// Hand every uevent already queued on the monitor to the handler, without waiting. The
+    /// daemon calls it right before a pass, so that the rest of a burst that has started joins
+    /// the pass its first event scheduled.
+    void drain();
+
   private:
     static int on_io(sd_event_source* s, int fd, uint32_t revents, void* userdata);
 
