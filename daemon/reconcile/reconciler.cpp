@@ -443,12 +443,14 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
         }
         if (o.ok) {
             failures_.erase(key);
-            log::info("{} {}: {} -> {}", action_subject(a), a.setting,
+            log::with(log::Level::info, log::about(a.device, a.netdev, a.pci_address, a.port),
+                      "{} {}: {} -> {}", action_subject(a), a.setting,
                       a.from.empty() ? "(none)" : a.from, a.to);
         } else {
             failures_[key] = o;
-            log::warning("{} {}: {} -> {} failed: {}", action_subject(a), a.setting,
-                         a.from.empty() ? "(none)" : a.from, a.to, o.message);
+            log::with(log::Level::warning, log::about(a.device, a.netdev, a.pci_address, a.port),
+                      "{} {}: {} -> {} failed: {}", action_subject(a), a.setting,
+                      a.from.empty() ? "(none)" : a.from, a.to, o.message);
         }
         outcomes.push_back(std::move(o));
     }

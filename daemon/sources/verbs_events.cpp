@@ -58,7 +58,8 @@ void VerbsEvents::track(const std::set<std::string>& devices) {
         if (!ctx) {
             unopenable_.insert(name);
             if (!fallback_logged_) {
-                log::info("{}: libibverbs cannot open it (no provider, no access to its uverbs "
+                log::with(log::Level::info, log::about(name),
+                          "{}: libibverbs cannot open it (no provider, no access to its uverbs "
                           "device, or emulated hardware): following its ports through change "
                           "uevents and link changes only",
                           name);

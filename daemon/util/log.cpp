@@ -22,6 +22,20 @@ bool to_journal() {
 
 void set_max_level(Level level) { max_level = level; }
 
+Fields about(const std::string& rdma_device, const std::string& netdev,
+             const std::string& pci_address, uint32_t port) {
+    Fields fields;
+    if (!rdma_device.empty())
+        fields.emplace_back("RDMA_DEVICE", rdma_device);
+    if (port)
+        fields.emplace_back("PORT", std::to_string(port));
+    if (!netdev.empty())
+        fields.emplace_back("NETDEV", netdev);
+    if (!pci_address.empty())
+        fields.emplace_back("PCI_ADDRESS", pci_address);
+    return fields;
+}
+
 void write(Level level, const std::string& raw_message, const Fields& raw_fields) {
     if (static_cast<int>(level) > static_cast<int>(max_level))
         return;

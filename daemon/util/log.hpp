@@ -5,6 +5,7 @@
 // stderr as "rdmad: <message>".
 #pragma once
 
+#include <cstdint>
 #include <fmt/format.h>
 #include <string>
 #include <utility>
@@ -21,6 +22,18 @@ void set_max_level(Level level);
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
 void write(Level level, const std::string& message, const Fields& fields = {});
+
+/// Fields naming the objects a message is about, as DESIGN.md names them: RDMA_DEVICE=,
+/// NETDEV=, PCI_ADDRESS=, PORT=; empty values are left out. `journalctl RDMA_DEVICE=mlx5_0`
+/// then finds every message about mlx5_0.
+Fields about(const std::string& rdma_device, const std::string& netdev = {},
+             const std::string& pci_address = {}, uint32_t port = 0);
+
+/// A message with structured fields: log::with(Level::info, about("mlx5_0"), "...", ...).
+template <typename... Args>
+void with(Level level, const Fields& fields, fmt::format_string<Args...> f, Args&&... args) {
+    write(level, fmt::format(f, std::forward<Args>(args)...), fields);
+}
 
 template <typename... Args>
 void error(fmt::format_string<Args...> f, Args&&... args) {
