@@ -264,10 +264,11 @@ def run_latency(args, n):
         state_file = bed.root + ib_sys + "/ports/1/state"
         # The port object of mlx5_0.
         port_path = None
-        for path, ifaces in w.managed_objects().items():
+        objects = w.managed_objects() # once: GetManagedObjects per port was O(n^2) at 1,024
+        for path, ifaces in objects.items():
             if "org.rdmad1.Port" in ifaces and "/port/" in path:
                 dev = path.rsplit("/port/", 1)[0]
-                if w.managed_objects()[dev]["org.rdmad1.Device"].get("Name") == "mlx5_0":
+                if objects[dev]["org.rdmad1.Device"].get("Name") == "mlx5_0":
                     port_path = path
                     break
         if not port_path:

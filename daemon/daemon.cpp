@@ -190,13 +190,14 @@ void Daemon::pass() {
     }
     draining_ = false;
     bool incomplete = false;
+    ScanChanges changes;
     if (full_resync_) {
         full_resync_ = false;
         scanner_->full_scan();
     } else {
-        incomplete = scanner_->refresh();
+        changes = scanner_->refresh(&incomplete);
     }
-    publish();
+    publish(std::move(changes));
     struct timespec ts {};
     clock_gettime(CLOCK_MONOTONIC, &ts); // the end of this pass, not the loop's wake-up time
     last_pass_usec_ = uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
@@ -204,8 +205,25 @@ void Daemon::pass() {
         schedule_pass(options_.retry_usec);
 }
 
-void Daemon::publish() {
-    Inventory inv = scanner_->inventory();
+void Daemon::publish(ScanChanges changes) {
+    const Inventory& derived = scanner_->derive(changes);
+    log::debug("pass: {} RDMA devices and {} netdevs re-read{}{}", changes.devices.size(),
+               changes.links.size(), changes.full ? ", everything derived again" : "",
+               reconciler_->idle() ? "" : ", rules in force");
+    if (!changes.full && reconciler_->idle()) {
+        // Re-reads of known objects, nothing to plan: this costs what the event changed.
+        for (const auto& syspath : changes.devices)
+            inventory_.devices[syspath] = derived.devices.at(syspath);
+        for (const int32_t index : changes.links)
+            inventory_.links[index] = derived.links.at(index);
+        if (!exporter_->update(inventory_, changes.devices, changes.links)) {
+            inventory_ = derived; // the exporter rebuilt its model from the whole state
+            verbs_->track(scanner_->devices_with_verbs());
+        }
+        notify_status();
+        return;
+    }
+    Inventory inv = derived;
     reconcile_into(inv, false);
     exporter_->publish(inv);
     inventory_ = std::move(inv);
@@ -226,6 +244,10 @@ void Daemon::publish() {
     manager.set_problems(problems);
     if (manager.state() != "starting")
         manager.set_state(reconciler_->config_error() ? "degraded" : "running");
+    notify_status();
+}
+
+void Daemon::notify_status() {
     sd_notifyf(false, "STATUS=%zu RDMA devices, %zu netdevs%s", inventory_.devices.size(),
                inventory_.links.size(), reconciler_->config_error() ? ", config error" : "");
 }
@@ -392,7 +414,8 @@ void Daemon::reconcile(const std::string& sender, bool dry_run,
     auto reply = std::make_shared<sdbus::Result<ChangeList>>(std::move(result));
     when_authorized(*authorizer_, sender, reply, [this](sdbus::Result<ChangeList>& r) {
         reconciler_->forget();
-        Inventory inv = scanner_->inventory();
+        ScanChanges everything;
+        Inventory inv = scanner_->derive(everything);
         ChangeList changes = reconcile_into(inv, false);
         schedule_pass(0);
         r.returnResults(changes);

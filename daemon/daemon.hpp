@@ -67,7 +67,11 @@ class Daemon final : public Controller {
     void publish_now();
     const DeviceState* device_at(const std::string& syspath) const;
     void pass();
-    void publish();
+    /// Export what `changes` names (everything when changes.full, or when rules are in force:
+    /// the plan then covers the whole host), plan and run the reconciler, update the Manager.
+    void publish(ScanChanges changes = {});
+    /// STATUS= for systemctl status; one per pass (bench/ counts passes by it).
+    void notify_status();
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_signal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
 

@@ -55,7 +55,58 @@ void sanitize(LinkState& l) {
         *s = valid_utf8(*s);
 }
 
+/// The port views of `v` from its state (before sanitizing: netdev names are matched raw).
+void set_port_views(DeviceView& v, const std::map<std::string, std::string>& link_path_by_name) {
+    v.ports.clear();
+    for (const auto& port : v.state.ports) {
+        PortView pv;
+        pv.state = port;
+        pv.path = v.path + "/port/" + std::to_string(port.number);
+        pv.device_syspath = v.state.syspath;
+        if (auto it = link_path_by_name.find(port.netdev); it != link_path_by_name.end())
+            pv.link_path = it->second;
+        v.ports.push_back(std::move(pv));
+    }
+}
+
+void finish_view(DeviceView& v) {
+    v.kernel_name = v.state.name;
+    sanitize(v.state);
+    for (auto& p : v.ports)
+        sanitize(p.state);
+}
+
+void finish_view(LinkView& l) {
+    l.kernel_name = l.state.name;
+    sanitize(l.state);
+}
+
 } // namespace
+
+bool refresh_device_view(DeviceView& view, const DeviceState& device,
+                         const std::map<std::string, std::string>& link_path_by_name) {
+    if (device.syspath != view.state.syspath || device.ports.size() != view.ports.size())
+        return false;
+    for (size_t i = 0; i < device.ports.size(); ++i)
+        if (device.ports[i].number != view.ports[i].state.number)
+            return false;
+    view.state = device;
+    set_port_views(view, link_path_by_name);
+    finish_view(view);
+    return true;
+}
+
+void refresh_link_view(LinkView& view, const LinkState& link) {
+    view.state = link;
+    finish_view(view);
+}
+
+std::map<std::string, std::string> link_paths_by_name(const BusModel& model) {
+    std::map<std::string, std::string> out;
+    for (const auto& l : model.links)
+        out.emplace(l.kernel_name, l.path);
+    return out;
+}
 
 std::string encode_path(const std::string& prefix, const std::string& id) {
     char* out = nullptr;
@@ -143,15 +194,7 @@ BusModel build_bus_model(const Inventory& inv, std::map<std::string, std::string
     }
 
     for (auto& v : model.devices) {
-        for (const auto& port : v.state.ports) {
-            PortView pv;
-            pv.state = port;
-            pv.path = v.path + "/port/" + std::to_string(port.number);
-            pv.device_syspath = v.state.syspath;
-            if (auto it = link_path_by_name.find(port.netdev); it != link_path_by_name.end())
-                pv.link_path = it->second;
-            v.ports.push_back(std::move(pv));
-        }
+        set_port_views(v, link_path_by_name);
         for (const auto& [_, link] : inv.links)
             if (link.rdma_device == v.state.name)
                 v.link_paths.push_back(link_path_by_name.at(link.name));
@@ -169,16 +212,10 @@ BusModel build_bus_model(const Inventory& inv, std::map<std::string, std::string
             lv.device_path = it->second;
         model.links.push_back(std::move(lv));
     }
-    for (auto& v : model.devices) {
-        v.kernel_name = v.state.name;
-        sanitize(v.state);
-        for (auto& p : v.ports)
-            sanitize(p.state);
-    }
-    for (auto& l : model.links) {
-        l.kernel_name = l.state.name;
-        sanitize(l.state);
-    }
+    for (auto& v : model.devices)
+        finish_view(v);
+    for (auto& l : model.links)
+        finish_view(l);
     return model;
 }
 

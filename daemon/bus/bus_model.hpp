@@ -31,4 +31,18 @@ std::string device_object_id(const Inventory& inventory, const DeviceState& devi
 BusModel build_bus_model(const Inventory& inventory,
                          std::map<std::string, std::string>* sticky_ids = nullptr);
 
+/// Make `view` show `device` (a re-read of the device it shows) without building the whole
+/// model: its path, Links and PhysicalFunction stay, ports are rebuilt with their Link from
+/// `link_path_by_name` (kernel name -> path). False, and `view` untouched, when the device
+/// is another one or its ports are not the same numbers: then the model must be rebuilt.
+bool refresh_device_view(DeviceView& view, const DeviceState& device,
+                         const std::map<std::string, std::string>& link_path_by_name);
+
+/// Make `view` show `link` (a re-read of the same netdev, classified as before): its path and
+/// RdmaDevice stay.
+void refresh_link_view(LinkView& view, const LinkState& link);
+
+/// Kernel name -> object path of every link of `model`.
+std::map<std::string, std::string> link_paths_by_name(const BusModel& model);
+
 } // namespace rdmad

@@ -87,6 +87,13 @@ void Exporter::rename_device(const std::string& old_syspath, const std::string& 
 
 void Exporter::publish(const Inventory& inventory) {
     model_ = build_bus_model(inventory, &ids_);
+    device_index_.clear();
+    link_index_.clear();
+    for (size_t i = 0; i < model_.devices.size(); ++i)
+        device_index_[model_.devices[i].state.syspath] = i;
+    for (size_t i = 0; i < model_.links.size(); ++i)
+        link_index_[model_.links[i].state.index] = i;
+    link_path_by_name_ = link_paths_by_name(model_);
     std::vector<const DeviceView*> devices;
     std::vector<const PortView*> ports;
     std::vector<const LinkView*> links;
@@ -106,6 +113,66 @@ void Exporter::publish(const Inventory& inventory) {
     add_or_update(connection_, controller_, devices_, devices);
     add_or_update(connection_, controller_, ports_, ports);
     add_or_update(connection_, controller_, links_, links);
+}
+
+bool Exporter::update(const Inventory& inventory, const std::set<std::string>& devices,
+                      const std::set<int32_t>& links) {
+    // Build every new view first: one that cannot be refreshed means a full publish, and
+    // nothing must have been emitted by then.
+    std::vector<std::pair<size_t, DeviceView>> device_views;
+    std::vector<std::pair<size_t, LinkView>> link_views;
+    for (const auto& syspath : devices) {
+        auto index = device_index_.find(syspath);
+        auto device = inventory.devices.find(syspath);
+        if (index == device_index_.end() || device == inventory.devices.end()) {
+            publish(inventory);
+            return false;
+        }
+        DeviceView view = model_.devices[index->second];
+        if (!refresh_device_view(view, device->second, link_path_by_name_)) {
+            publish(inventory);
+            return false;
+        }
+        device_views.emplace_back(index->second, std::move(view));
+    }
+    for (const int32_t ifindex : links) {
+        auto index = link_index_.find(ifindex);
+        auto link = inventory.links.find(ifindex);
+        if (index == link_index_.end() || link == inventory.links.end() ||
+            link->second.name != model_.links[index->second].kernel_name) {
+            publish(inventory);
+            return false;
+        }
+        LinkView view = model_.links[index->second];
+        refresh_link_view(view, link->second);
+        link_views.emplace_back(index->second, std::move(view));
+    }
+    for (auto& [i, view] : device_views) {
+        model_.devices[i] = std::move(view);
+        const DeviceView& v = model_.devices[i];
+        auto update = [](auto& objects, const auto& v) {
+            try {
+                if (auto it = objects.find(v.path); it != objects.end())
+                    it->second->update(v);
+            } catch (const std::exception& e) {
+                log::error("{}: {}", v.path, e.what());
+            }
+        };
+        update(devices_, v);
+        for (const auto& p : v.ports)
+            update(ports_, p);
+    }
+    for (auto& [i, view] : link_views) {
+        model_.links[i] = std::move(view);
+        const LinkView& v = model_.links[i];
+        try {
+            if (auto it = links_.find(v.path); it != links_.end())
+                it->second->update(v);
+        } catch (const std::exception& e) {
+            log::error("{}: {}", v.path, e.what());
+        }
+    }
+    return true;
 }
 
 } // namespace rdmad

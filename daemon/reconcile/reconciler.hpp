@@ -51,6 +51,13 @@ class Reconciler {
     /// Files in effect, lowest precedence first (the legacy file, rdmad.conf, conf.d/*,
     /// the state file).
     std::vector<std::string> sources() const;
+    /// True when no rule is in force (no file, legacy or state.conf rule, no D-Bus override)
+    /// and no action failed: a plan then asks nothing of any device, and a pass need not
+    /// plan (each device's desired-state properties are their defaults).
+    bool idle() const {
+        return config_.rules.empty() && persisted_.empty() && runtime_.empty() && failures_.empty();
+    }
+
     /// `[daemon] apply`: false means observe and report, never write.
     bool apply_enabled() const { return config_.apply; }
 

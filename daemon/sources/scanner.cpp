@@ -8,6 +8,8 @@
 #include "util/log.hpp"
 #include "util/sysfs.hpp"
 
+#include <algorithm>
+
 namespace rdmad {
 namespace {
 
@@ -30,6 +32,7 @@ Scanner::Scanner(ScanOptions options) : options_(std::move(options)), udev_(udev
 }
 
 void Scanner::full_scan() {
+    structural_ = true;
     devices_.clear();
     links_.clear();
     dirty_devices_.clear();
@@ -56,8 +59,9 @@ void Scanner::read_device_at(const std::string& syspath) {
         ++incomplete_[syspath];
     } else {
         if (looks_incomplete(d) && incomplete_.count(syspath))
-            log::warning("{}: still incomplete after {} reads; exporting what is there", d.name,
-                         kMaxRetries + 1);
+            log::with(log::Level::warning, log::about(d.name, {}, d.pci_address),
+                      "{}: still incomplete after {} reads; exporting what is there", d.name,
+                      kMaxRetries + 1);
         incomplete_.erase(syspath);
     }
     devices_[syspath] = std::move(d);
@@ -141,6 +145,15 @@ void Scanner::mark_pci_function(const std::string& pci_address) {
 
 std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& ev) {
     std::optional<std::pair<std::string, std::string>> renamed;
+    // A "change" of a device or netdev already known only needs it re-read; anything else
+    // (and a change of something not known yet) may add, remove or relate objects.
+    const bool known =
+        (ev.subsystem == "infiniband" && devices_.count(ev.syspath)) ||
+        (ev.subsystem == "net" && std::any_of(links_.begin(), links_.end(), [&](const auto& l) {
+             return l.second.syspath == ev.syspath;
+         }));
+    if (ev.action != "change" || !known)
+        structural_ = true;
     if (ev.action == "remove") {
         // Gone now, whatever sysfs still shows when the pass runs (udev sends "remove" before
         // the directory disappears).
@@ -207,6 +220,8 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
 }
 
 void Scanner::note_link(int32_t ifindex) {
+    if (ifindex == 0)
+        structural_ = true;
     for (const auto& [index, link] : links_) {
         if (ifindex != 0 && index != ifindex)
             continue;
@@ -245,7 +260,10 @@ bool Scanner::dirty() const {
            !dirty_verbs_paths_.empty() || dirty_aux_ || !incomplete_.empty();
 }
 
-bool Scanner::refresh() {
+ScanChanges Scanner::refresh(bool* incomplete) {
+    ScanChanges changes;
+    changes.full = structural_ || !incomplete_.empty();
+    structural_ = false;
     // Retry what was incomplete last time along with what events named.
     for (const auto& [syspath, _] : incomplete_) {
         if (devices_.count(syspath))
@@ -261,6 +279,12 @@ bool Scanner::refresh() {
         read_device_at(syspath);
     for (const auto& syspath : links)
         read_link_at(syspath);
+    changes.devices = devices;
+    for (const auto& [index, link] : links_)
+        if (links.count(link.syspath))
+            changes.links.insert(index);
+    // A netdev that did not read back (gone, no ifindex) changes the set of objects.
+    changes.full = changes.full || changes.links.size() != links.size();
     if (dirty_verbs_) {
         read_verbs();
     } else {
@@ -271,7 +295,29 @@ bool Scanner::refresh() {
     if (dirty_aux_)
         read_aux();
     dirty_verbs_ = dirty_aux_ = false;
-    return !incomplete_.empty();
+    changes.full = changes.full || !incomplete_.empty();
+    if (incomplete)
+        *incomplete = !incomplete_.empty();
+    return changes;
+}
+
+std::map<std::string, std::string> Scanner::verbs_by_ibdev() const {
+    std::map<std::string, std::string> out;
+    for (const auto& [_, v] : verbs_)
+        out.emplace(v.first, v.second);
+    return out;
+}
+
+void Scanner::derive_device(DeviceState& d, std::map<std::string, bool>& installed,
+                            const std::map<std::string, std::string>& verbs_by_ibdev) const {
+    if (auto it = verbs_by_ibdev.find(d.name); it != verbs_by_ibdev.end())
+        d.verbs_device = it->second;
+    d.provider = provider_for_driver(d.kernel_driver);
+    auto [it, fresh] = installed.emplace(d.provider, false);
+    if (fresh)
+        it->second = provider_installed(options_.providers, d.provider);
+    d.provider_installed = it->second;
+    d.provider_package = provider_package(d.provider, family_);
 }
 
 Inventory Scanner::inventory() const {
@@ -281,24 +327,96 @@ Inventory Scanner::inventory() const {
         if (!incomplete_.count(syspath))
             inv.devices.emplace(syspath, d);
     inv.links = links_;
-    std::map<std::string, std::string> verbs_by_ibdev;
-    for (const auto& [_, v] : verbs_)
-        verbs_by_ibdev.emplace(v.first, v.second);
+    const auto verbs = verbs_by_ibdev();
     std::map<std::string, bool> installed; // one look per provider and pass
-    for (auto& [_, d] : inv.devices) {
-        if (auto it = verbs_by_ibdev.find(d.name); it != verbs_by_ibdev.end())
-            d.verbs_device = it->second;
-        d.provider = provider_for_driver(d.kernel_driver);
-        auto [it, fresh] = installed.emplace(d.provider, false);
-        if (fresh)
-            it->second = provider_installed(options_.providers, d.provider);
-        d.provider_installed = it->second;
-        d.provider_package = provider_package(d.provider, family_);
-    }
+    for (auto& [_, d] : inv.devices)
+        derive_device(d, installed, verbs);
     classify_links(inv, aux_, modules_.lookup());
     for (auto& [_, d] : inv.devices)
         d.problems = device_problems(d);
     return inv;
+}
+
+namespace {
+
+/// What classify_links() reads of a device (rdma_capability.cpp): when it is the same after
+/// a re-read, every netdev keeps its classification.
+bool same_link_facts(const DeviceState& a, const DeviceState& b) {
+    if (a.name != b.name || a.pci_address != b.pci_address || a.parent_netdev != b.parent_netdev ||
+        a.kernel_driver != b.kernel_driver || a.provider != b.provider ||
+        a.provider_installed != b.provider_installed || a.provider_package != b.provider_package ||
+        a.ports.size() != b.ports.size())
+        return false;
+    for (size_t i = 0; i < a.ports.size(); ++i) {
+        const auto& pa = a.ports[i];
+        const auto& pb = b.ports[i];
+        if (pa.number != pb.number || pa.gids.size() != pb.gids.size())
+            return false;
+        for (size_t k = 0; k < pa.gids.size(); ++k)
+            if (pa.gids[k].netdev != pb.gids[k].netdev)
+                return false;
+    }
+    return true;
+}
+
+bool same_link_facts(const LinkState& a, const LinkState& b) {
+    return a.name == b.name && a.syspath == b.syspath && a.pci_address == b.pci_address &&
+           a.driver == b.driver && a.master == b.master && a.dev_port == b.dev_port &&
+           a.type == b.type;
+}
+
+} // namespace
+
+const Inventory& Scanner::derive(ScanChanges& changes) {
+    if (!changes.full) {
+        const auto verbs = verbs_by_ibdev();
+        std::map<std::string, bool> installed;
+        std::map<std::string, DeviceState> devices;
+        std::map<int32_t, LinkState> links;
+        for (const auto& syspath : changes.devices) {
+            auto raw = devices_.find(syspath);
+            auto old = derived_.devices.find(syspath);
+            if (raw == devices_.end() || old == derived_.devices.end()) {
+                changes.full = true;
+                break;
+            }
+            DeviceState d = raw->second;
+            derive_device(d, installed, verbs);
+            if (!same_link_facts(d, old->second)) {
+                changes.full = true;
+                break;
+            }
+            // classify_links() fills a port's netdev the GID table does not name.
+            for (size_t i = 0; i < d.ports.size(); ++i)
+                d.ports[i].netdev = old->second.ports[i].netdev;
+            d.problems = device_problems(d);
+            devices.emplace(syspath, std::move(d));
+        }
+        for (const int32_t index : changes.links) {
+            auto raw = links_.find(index);
+            auto old = derived_.links.find(index);
+            if (changes.full || raw == links_.end() || old == derived_.links.end() ||
+                !same_link_facts(raw->second, old->second)) {
+                changes.full = true;
+                break;
+            }
+            LinkState l = raw->second;
+            l.rdma_capable = old->second.rdma_capable;
+            l.rdma_device = old->second.rdma_device;
+            l.hint = old->second.hint;
+            links.emplace(index, std::move(l));
+        }
+        if (!changes.full) {
+            for (auto& [syspath, d] : devices)
+                derived_.devices[syspath] = std::move(d);
+            for (auto& [index, l] : links)
+                derived_.links[index] = std::move(l);
+            return derived_;
+        }
+    }
+    changes.full = true;
+    derived_ = inventory();
+    return derived_;
 }
 
 } // namespace rdmad

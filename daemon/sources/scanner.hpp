@@ -24,6 +24,15 @@
 
 namespace rdmad {
 
+/// What one refresh() read: the objects to export again. `full` when anything beyond
+/// re-reading existing devices and netdevs happened (an add, a remove, a rename, uverbs or
+/// auxiliary devices, a retry, a full scan): then every object may have changed.
+struct ScanChanges {
+    std::set<std::string> devices; ///< RDMA devices re-read, by syspath
+    std::set<int32_t> links;       ///< netdevs re-read, by ifindex
+    bool full = true;
+};
+
 struct ScanOptions {
     ProviderPaths providers;
     std::string os_release_path = "/etc/os-release"; ///< os-release(5); /usr/lib/os-release
@@ -53,15 +62,22 @@ class Scanner {
     /// Names of the RDMA devices that have a verbs char device (for verbs async events).
     std::set<std::string> devices_with_verbs() const;
 
-    /// Re-read everything noted since the last refresh. Returns true when some device was
-    /// incomplete (an attribute not there yet right after "add"): call again later.
-    bool refresh();
+    /// Re-read everything noted since the last refresh. `incomplete` is set when some device
+    /// was incomplete (an attribute not there yet right after "add"): call again later.
+    ScanChanges refresh(bool* incomplete = nullptr);
 
     /// True when note() has queued work that refresh() has not done.
     bool dirty() const;
 
     /// The inventory as exported: what was read plus everything derived from it.
     Inventory inventory() const;
+
+    /// Bring the derived inventory up to date with what `changes` re-read and return it.
+    /// Derived values (provider, verbs device, problems) are recomputed for those objects
+    /// only, and the netdev classification is kept, as long as nothing it depends on changed
+    /// (names, PCI addresses, GID netdevs, drivers, uppers); otherwise, or when changes.full,
+    /// everything is derived again and `changes.full` is set. The result equals inventory().
+    const Inventory& derive(ScanChanges& changes);
 
     struct udev* udev_context() const { return udev_.get(); }
 
@@ -85,7 +101,15 @@ class Scanner {
     std::map<std::string, std::pair<std::string, std::string>> verbs_;
     std::vector<AuxDevice> aux_;
 
+    /// `d` with its provider, verbs device and package filled (not its problems).
+    void derive_device(DeviceState& d, std::map<std::string, bool>& installed,
+                       const std::map<std::string, std::string>& verbs_by_ibdev) const;
+    std::map<std::string, std::string> verbs_by_ibdev() const;
+
+    Inventory derived_; ///< as last derive() returned it
+
     // Noted by uevents, done by refresh().
+    bool structural_ = true; ///< since the last refresh: more than re-reads of known objects
     std::set<std::string> dirty_devices_;
     std::set<std::string> dirty_links_;
     bool dirty_verbs_ = false;                ///< every uverbs device (RDMA device names moved)

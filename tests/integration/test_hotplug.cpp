@@ -535,6 +535,76 @@ TEST_CASE("hotplug: an isolated port change is handled at once, not at the end o
     rig.stop_daemon();
 }
 
+TEST_CASE("hotplug: after random change events (port state, rate, carrier, node "
+          "description, GID netdevs) the bus equals a full rescan and a fresh start",
+          "[hotplug]") {
+    // Change events of known objects take the pass that re-derives only them; a GID that
+    // names another netdev changes the netdev classification and takes the full pass. Both
+    // must end where reading everything again ends.
+    Rig rig("constructed-mlx5-roce");
+    SignalRecorder rec(*rig.client);
+    const std::string pci = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.";
+    const std::string ibs[2] = {pci + "0/infiniband/mlx5_0", pci + "1/infiniband/mlx5_1"};
+    const std::string nets[2] = {pci + "0/net/ens1f0np0", pci + "1/net/ens1f1np1"};
+    const char* netdevs[2] = {"ens1f0np0", "ens1f1np1"};
+    std::mt19937 rng(20261201);
+    INFO("seed 20261201");
+    for (int step = 0; step < 60; ++step) {
+        const int k = int(rng() % 2);
+        switch (rng() % 5) {
+        case 0:
+            rig.testbed.set_attr(ibs[k], "ports/1/state", rng() % 2 ? "1: DOWN\n" : "4: ACTIVE\n");
+            rig.testbed.set_attr(ibs[k], "ports/1/phys_state",
+                                 rng() % 2 ? "3: Disabled\n" : "5: LinkUp\n");
+            rig.testbed.uevent(ibs[k], "change");
+            break;
+        case 1:
+            rig.testbed.set_attr(ibs[k], "ports/1/rate",
+                                 rng() % 2 ? "25 Gb/sec (1X EDR)\n" : "100 Gb/sec (4X EDR)\n");
+            rig.testbed.set_attr(ibs[k], "node_desc", "host1 step " + std::to_string(step) + "\n");
+            rig.testbed.uevent(ibs[k], "change");
+            break;
+        case 2:
+            rig.testbed.set_attr(nets[k], "operstate", rng() % 2 ? "down\n" : "up\n");
+            rig.testbed.uevent(nets[k], "change");
+            break;
+        case 3: // GID 0 names the other function's netdev, or its own again
+            rig.testbed.set_attr(ibs[k], "ports/1/gid_attrs/ndevs/0",
+                                 std::string(netdevs[rng() % 2]) + "\n");
+            rig.testbed.uevent(ibs[k], "change");
+            break;
+        default:
+            std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 80));
+            break;
+        }
+    }
+    // End with isolated changes of each device (the pass that re-derives only it): the port
+    // goes down, which is a problem of the device.
+    for (int k = 0; k < 2; ++k) {
+        for (int i = 0; i < 20 && !rec.quiet(kSettle); ++i) {
+        }
+        rig.testbed.set_attr(ibs[k], "ports/1/state", "1: DOWN\n");
+        rig.testbed.set_attr(ibs[k], "ports/1/phys_state", "2: Polling\n");
+        rig.testbed.uevent(ibs[k], "change");
+    }
+    // The last changes' pass comes at the end of a window: wait until rdmad is quiet.
+    for (int i = 0; i < 20 && !rec.quiet(kSettle); ++i) {
+    }
+    CHECK(rec.quiet(kSettle));
+    const json d = rig.client->describe();
+    const size_t before_hup = rec.size();
+    rig.daemon->signal(SIGHUP);
+    CHECK(rec.quiet(800ms));
+    check_signals(rec, before_hup, {});
+    CHECK(rig.client->describe() == d);
+    rig.client.reset();
+    REQUIRE(rig.daemon->stop() == 0);
+    rig.daemon = std::make_unique<DaemonProcess>();
+    Client fresh;
+    CHECK(fresh.describe() == d);
+    REQUIRE(rig.daemon->stop() == 0);
+}
+
 TEST_CASE("hotplug: add, rename and remove a netdev (object path by ifindex)", "[hotplug]") {
     Rig rig("constructed-mlx5-roce");
     SignalRecorder rec(*rig.client);
