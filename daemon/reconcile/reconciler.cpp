@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <ctime>
 
 namespace rdmad {
 namespace {
@@ -78,6 +79,12 @@ bool lldpad_running() {
 
 Reconciler::Reconciler(ReconcilerOptions options, std::unique_ptr<dcb::NetlinkTransport> transport)
     : options_(std::move(options)), transport_(std::move(transport)) {
+    if (!options_.now_usec)
+        options_.now_usec = [] {
+            struct timespec ts {};
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            return uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
+        };
     if (transport_)
         dcb_ = std::make_unique<dcb::DcbClient>(*transport_);
 }
@@ -416,10 +423,31 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
                 o.message = "no netlink socket";
                 break;
             }
+            if (pfc_set_.count(a.netdev) && !contested_.count(a.netdev)) {
+                // rdmad set it before, so someone else changed it since: a correction.
+                auto& times = pfc_corrections_[a.netdev];
+                const uint64_t now = options_.now_usec();
+                std::erase_if(times, [&](uint64_t t) { return now - t > kPfcContestUsec; });
+                times.push_back(now);
+                if (times.size() > kMaxPfcCorrections)
+                    contested_.insert(a.netdev);
+            }
+            if (contested_.count(a.netdev)) {
+                o.error = EBUSY;
+                o.message = fmt::format(
+                    "{} was changed back by another writer more than {} times within {} s (an "
+                    "LLDP agent such as lldpad, willing DCBX taking the switch's settings, dcb "
+                    "or mlnx_qos); rdmad stopped setting it: stop the other writer or drop the "
+                    "rule, then run rdmactl reconcile",
+                    a.netdev, kMaxPfcCorrections, kPfcContestUsec / 1'000'000);
+                break;
+            }
             dcb::DcbResult r = dcb_->set_pfc(a.netdev, a.mask);
             o.ok = r.ok();
             o.error = r.error;
             o.message = r.message;
+            if (o.ok)
+                pfc_set_.insert(a.netdev);
             break;
         }
         case Action::Kind::mlx4_modprobe:
@@ -476,9 +504,30 @@ std::map<std::string, std::vector<Problem>> Reconciler::unconfirmed_problems(con
     return out;
 }
 
+void Reconciler::forget() {
+    attempted_.clear();
+    pfc_set_.clear();
+    pfc_corrections_.clear();
+    contested_.clear();
+    std::erase_if(failures_, [](const auto& f) { return f.second.error == EBUSY; });
+}
+
+void Reconciler::pfc_changed(const std::string& netdev) {
+    if (contested_.count(netdev))
+        return; // stays stopped until forget()
+    std::erase_if(attempted_, [&](const std::string& key) {
+        return key.rfind(std::to_string(static_cast<int>(Action::Kind::pfc)) + "|", 0) == 0 &&
+               key.find("|" + netdev + "|") != std::string::npos;
+    });
+}
+
 std::map<std::string, std::vector<Problem>> Reconciler::failure_problems() const {
     std::map<std::string, std::vector<Problem>> out;
     for (const auto& [_, o] : failures_) {
+        if (o.action.kind == Action::Kind::pfc && o.error == EBUSY) {
+            out[o.action.syspath].push_back({"pfc-contested", "warning", o.message});
+            continue;
+        }
         std::string code = "apply-failed";
         if (o.action.kind == Action::Kind::mlx4_port_type && o.error == EACCES)
             code = "port-type-read-only"; // 0444 in SR-IOV mode (DOMAIN.md §7.1)

@@ -11,6 +11,7 @@
 #include "config/desired.hpp"
 #include "reconcile/plan.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,7 +26,14 @@ struct ReconcilerOptions {
     std::string state_dir = "/var/lib/rdmad";            ///< state.conf (persisted overrides)
     std::string legacy_mlx4_conf = "/etc/rdma/mlx4.conf"; ///< read at lowest precedence
     std::string modprobe_dir = "/etc/modprobe.d";        ///< rdmad-mlx4.conf goes here
+    /// CLOCK_MONOTONIC in microseconds; tests inject their own.
+    std::function<uint64_t()> now_usec;
 };
+
+/// How often rdmad sets a netdev's PFC back after another writer changed it before it calls
+/// the port contested and stops: more than this many corrections within kPfcContestUsec.
+inline constexpr size_t kMaxPfcCorrections = 3;
+inline constexpr uint64_t kPfcContestUsec = 60'000'000;
 
 class Reconciler {
   public:
@@ -100,8 +108,16 @@ class Reconciler {
     /// Run `plan`'s actions not tried since the last forget(); failures are remembered and
     /// not retried until forget(). Nothing runs when apply is off.
     std::vector<Outcome> execute(const Plan& plan);
-    /// Allow every action to be tried again (Reload, Reconcile, a Set*, a device re-added).
-    void forget() { attempted_.clear(); }
+    /// Allow every action to be tried again (Reload, Reconcile, a Set*, a device re-added),
+    /// contested netdevs included.
+    void forget();
+
+    /// The PFC of `netdev` changed (a DCB notification: another tool, an LLDP agent, or
+    /// rdmad's own SET): its PFC action may run again at the next plan. A netdev rdmad has
+    /// set back more than kMaxPfcCorrections times within kPfcContestUsec is contested:
+    /// execute() no longer sets it and failure_problems() reports "pfc-contested", until
+    /// forget().
+    void pfc_changed(const std::string& netdev);
 
     /// mlx4 port type writes of `plan` that were made without an error since the last
     /// forget() but are still not read back, by device syspath, as "port-type-unconfirmed"
@@ -133,6 +149,9 @@ class Reconciler {
     std::vector<ConfigError> legacy_warnings_;
     std::set<std::string> attempted_;
     std::map<std::string, Outcome> failures_; ///< by action key
+    std::set<std::string> pfc_set_;           ///< netdevs rdmad set since forget()
+    std::map<std::string, std::vector<uint64_t>> pfc_corrections_; ///< netdev -> times (µs)
+    std::set<std::string> contested_;         ///< netdevs rdmad stopped setting
 };
 
 } // namespace rdmad
