@@ -7,6 +7,7 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <csignal>
 #include <ctime>
@@ -76,10 +77,35 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
             note_change(overflow || !ev || ev->action != "change");
         });
     try {
-        rtnl_ = std::make_unique<RtnlMonitor>(event_, [this](int32_t ifindex) {
+        dcb_transport_ = std::make_unique<dcb::MnlTransport>();
+        dcb_ = std::make_unique<dcb::DcbClient>(*dcb_transport_);
+    } catch (const std::exception& e) {
+        log::warning("{}: PFC cannot be read or set", e.what());
+    }
+    scanner_->set_dcb_client(dcb_.get());
+    try {
+        RtnlMonitor::Handlers on;
+        on.link = [this](int32_t ifindex) {
             scanner_->note_link(ifindex);
             note_change(false);
-        });
+        };
+        on.dcb = [this](const dcb::DcbNotification& n) {
+            // Another tool (dcb, mlnx_qos, an LLDP agent) or the firmware changed a netdev's
+            // DCB, or the echo of rdmad's own SET (no change: nothing to do).
+            if (!scanner_->note_pfc(n))
+                return;
+            log::with(log::Level::info, log::about("", n.ifname, "", 0), "{}: DCB changed (PFC {})",
+                      n.ifname, n.pfc ? fmt::format("{:#04x}", n.pfc->pfc_en) : "to be read");
+            if (reconciler_)
+                reconciler_->pfc_changed(n.ifname);
+            note_change(false);
+        };
+        on.overflow = [this] {
+            scanner_->note_link(0);
+            scanner_->note_pfc_lost();
+            note_change(true);
+        };
+        rtnl_ = std::make_unique<RtnlMonitor>(event_, std::move(on));
     } catch (const std::exception& e) {
         log::warning("{}: netdev carrier changes are seen through uevents only", e.what());
     }
@@ -91,13 +117,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     bus_source_ = std::make_unique<BusEventSource>(event_, *connection_);
     exporter_ = std::make_unique<Exporter>(*connection_);
     authorizer_ = std::make_unique<Authorizer>(*connection_);
-    std::unique_ptr<dcb::NetlinkTransport> transport;
-    try {
-        transport = std::make_unique<dcb::MnlTransport>();
-    } catch (const std::exception& e) {
-        log::warning("{}: PFC cannot be read or set", e.what());
-    }
-    reconciler_ = std::make_unique<Reconciler>(options_.reconcile, std::move(transport));
+    reconciler_ = std::make_unique<Reconciler>(options_.reconcile, dcb_.get());
     exporter_->set_controller(this);
 
     // Accuracy 1 ms: 0 would mean sd-event's default slack of 250 ms (sd_event_add_time(3)),
@@ -129,6 +149,8 @@ Daemon::~Daemon() {
     reconciler_.reset();
     verbs_.reset();
     rtnl_.reset();
+    dcb_.reset();
+    dcb_transport_.reset();
     bus_source_.reset();
     connection_.reset();
     monitor_.reset();
@@ -254,13 +276,31 @@ void Daemon::notify_status() {
 
 ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
     Plan plan = reconciler_->plan(inv);
+    const std::vector<Action> actions = plan.actions; // what Reconcile() reports
+    // Before execute(): writes made by earlier passes that still do not read back.
     auto unconfirmed = reconciler_->unconfirmed_problems(plan);
     if (!dry_run) {
         bool acted = false;
+        std::set<std::string> read_back; // netdevs whose PFC the executor read back
         for (const auto& o : reconciler_->execute(plan)) {
+            if (o.read_back) {
+                // Verified by the executor's IEEE_GET: the netdev's state now, no re-read.
+                if (scanner_->update_pfc(o.action.netdev, *o.read_back))
+                    read_back.insert(o.action.netdev);
+                continue;
+            }
             acted = true;
             if (o.ok && !o.action.device.empty())
                 scanner_->note_device(o.action.device); // verify through the read path
+        }
+        if (!read_back.empty()) {
+            // Plan again from the state read back, so PFCNoDrop and InSync go on the bus once,
+            // with the verified value (no false, then true, a pass later).
+            for (auto& [_, d] : inv.devices)
+                if (std::any_of(d.ports.begin(), d.ports.end(),
+                                [&](const PortState& p) { return read_back.count(p.netdev); }))
+                    scanner_->fill_pfc(d);
+            plan = reconciler_->plan(inv);
         }
         if (acted)
             schedule_pass(options_.coalesce_usec);
@@ -291,12 +331,12 @@ ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
     }
     // (object, setting, from, to) of every difference, for Manager.Reconcile().
     ChangeList changes;
-    if (plan.actions.empty())
+    if (actions.empty())
         return changes;
     std::map<std::string, std::string> device_paths; // syspath -> object path
     for (const auto& v : exporter_->model().devices)
         device_paths.emplace(v.state.syspath, v.path);
-    for (const auto& a : plan.actions) {
+    for (const auto& a : actions) {
         std::string path = kManagerPath;
         if (auto it = device_paths.find(a.syspath); it != device_paths.end())
             path = a.port ? it->second + "/port/" + std::to_string(a.port) : it->second;

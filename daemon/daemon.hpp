@@ -81,6 +81,8 @@ class Daemon final : public Controller {
     std::unique_ptr<UdevMonitor> monitor_;
     std::unique_ptr<RtnlMonitor> rtnl_;
     std::unique_ptr<VerbsEvents> verbs_;
+    std::unique_ptr<dcb::NetlinkTransport> dcb_transport_; ///< null without netlink
+    std::unique_ptr<dcb::DcbClient> dcb_;                  ///< PFC reads (scanner), SETs
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<BusEventSource> bus_source_;
     std::unique_ptr<Exporter> exporter_;

@@ -257,8 +257,18 @@ DcbResult DcbClient::get_pfc(std::string_view ifname) {
     return r;
 }
 
-DcbResult DcbClient::set_pfc(std::string_view ifname, uint8_t mask) {
-    DcbResult current = get_pfc(ifname);
+DcbResult DcbClient::set_pfc(std::string_view ifname, uint8_t mask,
+                             const std::optional<PfcState>& known) {
+    DcbResult current;
+    if (known) {
+        if (!valid_ifname(ifname))
+            return failure(DcbResult::Status::failed, EINVAL,
+                           fmt::format("\"{}\" is not a netdev name", ifname));
+        current.status = DcbResult::Status::ok;
+        current.state = *known;
+    } else {
+        current = get_pfc(ifname);
+    }
     if (!current.ok())
         return current;
     if (current.state.pfc_en == mask) {

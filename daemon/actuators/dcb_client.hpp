@@ -81,10 +81,12 @@ class DcbClient {
     /// reports one).
     DcbResult get_pfc(std::string_view ifname);
 
-    /// Make `mask` (bit i = priority i) the no-drop priorities of `ifname`: IEEE_GET, then
-    /// IEEE_SET only when the mask differs (keeping pfc_cap/mbc/delay as read), then IEEE_GET
-    /// again. ok only when the read-back shows `mask`.
-    DcbResult set_pfc(std::string_view ifname, uint8_t mask);
+    /// Make `mask` (bit i = priority i) the no-drop priorities of `ifname`: IEEE_SET only
+    /// when the mask differs (keeping pfc_cap/mbc/delay as read), then one IEEE_GET read-back.
+    /// `current` is the state already known (the inventory's); without it an IEEE_GET reads
+    /// it first. ok only when the read-back shows `mask`.
+    DcbResult set_pfc(std::string_view ifname, uint8_t mask,
+                      const std::optional<PfcState>& current = std::nullopt);
 
     /// GDCBX: the DCBX mode. not_supported when the driver has no getdcbx.
     DcbResult get_dcbx(std::string_view ifname);

@@ -205,13 +205,20 @@ Parsed<int> parse_nlmsg_error(std::span<const uint8_t> payload) {
     return Parsed<int>{-error, {}};
 }
 
-Parsed<IeeeGetReply> parse_ieee_get_reply(std::span<const uint8_t> payload) {
+namespace {
+
+/// The attributes of dcbnl_ieee_fill() (DCB_ATTR_IFNAME, DCB_ATTR_IEEE { DCB_ATTR_IEEE_PFC },
+/// DCB_ATTR_DCBX), shared by the IEEE_GET reply and the RTNLGRP_DCB notification.
+Parsed<IeeeGetReply> parse_ieee_fill(const std::vector<Attr>& attrs) {
     using R = Parsed<IeeeGetReply>;
-    auto top = dcb_attrs(payload, DCB_CMD_IEEE_GET);
-    if (!top.ok())
-        return R::fail(top.error);
     IeeeGetReply reply;
-    for (const Attr& a : *top.value) {
+    for (const Attr& a : attrs) {
+        if (a.type == DCB_ATTR_IFNAME) {
+            // NLA_STRING, NUL-terminated by nla_put_string(); keep the bytes before the NUL.
+            std::string_view name(reinterpret_cast<const char*>(a.value.data()), a.value.size());
+            reply.ifname = std::string(name.substr(0, name.find('\0')));
+            continue;
+        }
         if (a.type == DCB_ATTR_DCBX) {
             if (a.value.empty())
                 return R::fail("empty DCB_ATTR_DCBX");
@@ -234,6 +241,40 @@ Parsed<IeeeGetReply> parse_ieee_get_reply(std::span<const uint8_t> payload) {
         }
     }
     return R{reply, {}};
+}
+
+} // namespace
+
+Parsed<IeeeGetReply> parse_ieee_get_reply(std::span<const uint8_t> payload) {
+    auto top = dcb_attrs(payload, DCB_CMD_IEEE_GET);
+    if (!top.ok())
+        return Parsed<IeeeGetReply>::fail(top.error);
+    return parse_ieee_fill(*top.value);
+}
+
+Parsed<DcbNotification> parse_dcb_notification(std::span<const uint8_t> payload) {
+    using R = Parsed<DcbNotification>;
+    if (payload.size() < sizeof(struct dcbmsg))
+        return R::fail("DCB notification shorter than struct dcbmsg");
+    DcbNotification n;
+    n.cmd = load<struct dcbmsg>(payload, 0).cmd;
+    auto attrs = split_attrs(payload.subspan(align4(sizeof(struct dcbmsg))));
+    if (!attrs.ok())
+        return R::fail(attrs.error);
+    auto fill = parse_ieee_fill(*attrs.value);
+    if (!fill.ok())
+        return R::fail(fill.error);
+    if (fill.value->ifname.empty())
+        return R::fail("DCB notification without DCB_ATTR_IFNAME");
+    n.ifname = fill.value->ifname;
+    // net/dcb/dcbnl.c dcbnl_notify(): dcbnl_ieee_fill() for IEEE commands (IEEE_SET, IEEE_DEL,
+    // and IEEE_GET from drivers' dcbnl_ieee_notify()), dcbnl_cee_fill() otherwise. Only the
+    // IEEE form carries struct ieee_pfc.
+    if (n.cmd == DCB_CMD_IEEE_SET || n.cmd == DCB_CMD_IEEE_GET || n.cmd == DCB_CMD_IEEE_DEL) {
+        n.pfc = fill.value->pfc;
+        n.dcbx = fill.value->dcbx;
+    }
+    return R{std::move(n), {}};
 }
 
 Parsed<int> parse_ieee_set_reply(std::span<const uint8_t> payload) {

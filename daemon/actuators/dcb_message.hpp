@@ -53,8 +53,18 @@ struct Message {
 /// What an IEEE_GET reply says (dcbnl_ieee_fill). Absent attributes stay std::nullopt: a driver
 /// without ieee_getpfc sends no DCB_ATTR_IEEE_PFC, one without getdcbx no DCB_ATTR_DCBX.
 struct IeeeGetReply {
+    std::string ifname; ///< DCB_ATTR_IFNAME, "" when absent (a GET reply need not echo it)
     std::optional<PfcState> pfc;
     std::optional<uint8_t> dcbx;
+};
+
+/// What an RTNLGRP_DCB notification says (net/dcb/dcbnl.c dcbnl_notify(), sent by the kernel
+/// after every DCB SET/DEL, whoever sent it, and by drivers through dcbnl_ieee_notify()).
+struct DcbNotification {
+    uint8_t cmd = 0;             ///< the DCB command it reports (DCB_CMD_IEEE_SET, ...)
+    std::string ifname;          ///< the netdev, from DCB_ATTR_IFNAME
+    std::optional<PfcState> pfc; ///< the PFC state now, when the IEEE form carried it
+    std::optional<uint8_t> dcbx; ///< DCB_CAP_DCBX_* flags, when the IEEE form carried them
 };
 
 /// The longest interface name DCB_ATTR_IFNAME takes (IFNAMSIZ - 1).
@@ -89,6 +99,11 @@ Parsed<int> parse_nlmsg_error(std::span<const uint8_t> payload);
 
 /// The payload of the RTM_GETDCB reply to DCB_CMD_IEEE_GET.
 Parsed<IeeeGetReply> parse_ieee_get_reply(std::span<const uint8_t> payload);
+
+/// The payload of an RTM_GETDCB/RTM_SETDCB notification on RTNLGRP_DCB. Refused without
+/// DCB_ATTR_IFNAME. `pfc` is set only for the IEEE commands whose fill carries it; a CEE
+/// notification (dcbnl_cee_fill) names the netdev only, which must then be read.
+Parsed<DcbNotification> parse_dcb_notification(std::span<const uint8_t> payload);
 
 /// The payload of the RTM_SETDCB reply to DCB_CMD_IEEE_SET: the driver's status, carried as the
 /// u8 DCB_ATTR_IEEE (its negative errno truncated to 8 bits; NLMSG_ERROR is 0 all the same).

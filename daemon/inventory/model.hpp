@@ -33,6 +33,21 @@ struct Problem {
     auto operator<=>(const Problem&) const = default;
 };
 
+/// The IEEE PFC state of a port's netdev, as DCB netlink reported it (an IEEE_GET reply, the
+/// read-back after rdmad's SET, or an RTNLGRP_DCB notification). Source: uapi linux/dcbnl.h
+/// struct ieee_pfc; net/dcb/dcbnl.c dcbnl_ieee_fill().
+struct PfcActual {
+    enum class Status { unknown, ok, not_supported, failed } status = Status::unknown;
+    std::vector<uint8_t> priorities; ///< pfc_en as priorities 0-7, ascending, when ok
+    uint8_t pfc_cap = 0;             ///< ieee_pfc.pfc_cap, kept by a SET (read-modify-write)
+    uint8_t mbc = 0;                 ///< ieee_pfc.mbc, kept by a SET
+    uint16_t delay = 0;              ///< ieee_pfc.delay (bit times), kept by a SET
+    bool willing = false;            ///< firmware DCBX in willing mode: the switch may override
+    bool lldpad = false;             ///< an lldpad process owns DCB on this host (reconciler)
+    std::string message;             ///< why not ok, for the admin
+    bool operator==(const PfcActual&) const = default;
+};
+
 /// One port of an RDMA device (`/sys/class/infiniband/<dev>/ports/<n>/`).
 struct PortState {
     uint32_t number = 0;
@@ -48,9 +63,11 @@ struct PortState {
     std::vector<GidEntry> gids;
     std::string netdev;         ///< the port's netdev name, "" when none is known
     std::string port_type;      ///< mlx4 `mlx4_port<n>`: "ib", "eth", "auto (ib)", "auto (eth)"; ""
+    /// DCB PFC of its netdev, read for every Ethernet port with a netdev (unknown otherwise)
+    PfcActual pfc;
+    std::vector<uint8_t> pfc_no_drop; ///< pfc.priorities when pfc is ok, else empty
     // Filled by the reconciler, not read from sysfs:
-    std::string desired_port_type;       ///< "ib", "eth", "auto", "" when nothing asked
-    std::vector<uint8_t> pfc_no_drop;    ///< no-drop priorities now on its netdev (DCB)
+    std::string desired_port_type;            ///< "ib", "eth", "auto", "" when nothing asked
     std::vector<uint8_t> desired_pfc_no_drop; ///< empty when nothing asked
     bool in_sync = true;                 ///< actual equals desired (true when nothing asked)
     bool operator==(const PortState&) const = default;

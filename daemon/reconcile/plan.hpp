@@ -17,15 +17,6 @@
 
 namespace rdmad {
 
-/// What DCB netlink read for one netdev (IEEE_GET).
-struct PfcActual {
-    enum class Status { unknown, ok, not_supported, failed } status = Status::unknown;
-    std::vector<uint8_t> priorities; ///< pfc_en as priorities, when ok
-    bool willing = false;            ///< firmware DCBX in willing mode: the switch may override
-    bool lldpad = false;             ///< an lldpad process owns DCB on this host
-    std::string message;
-};
-
 /// mlx4 module state for PFC (DOMAIN.md §1, §7.3: pfctx/pfcrx are load-time module options).
 struct Mlx4ModuleState {
     std::optional<uint8_t> loaded_pfctx;  ///< /sys/module/mlx4_en/parameters/pfctx, if loaded
@@ -65,6 +56,8 @@ struct Plan {
     std::map<std::string, std::vector<Problem>> problems;  ///< by device syspath
     std::map<std::string, std::map<uint32_t, PortPlan>> ports; ///< device syspath -> port
     std::map<std::string, DeviceDesired> desired; ///< what the plan was made for, by syspath
+    std::map<std::string, PfcActual> pfc;         ///< the PFC it read, by netdev (for a SET's
+                                                  ///< read-modify-write)
 };
 
 /// mlx4 (ConnectX-3 VPI): port 1 Ethernet needs port 2 Ethernet (rdma-core

@@ -77,16 +77,14 @@ bool lldpad_running() {
 
 } // namespace
 
-Reconciler::Reconciler(ReconcilerOptions options, std::unique_ptr<dcb::NetlinkTransport> transport)
-    : options_(std::move(options)), transport_(std::move(transport)) {
+Reconciler::Reconciler(ReconcilerOptions options, dcb::DcbClient* dcb)
+    : options_(std::move(options)), dcb_(dcb) {
     if (!options_.now_usec)
         options_.now_usec = [] {
             struct timespec ts {};
             clock_gettime(CLOCK_MONOTONIC, &ts);
             return uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
         };
-    if (transport_)
-        dcb_ = std::make_unique<dcb::DcbClient>(*transport_);
 }
 
 std::optional<ConfigError> Reconciler::reload() {
@@ -330,37 +328,16 @@ Plan Reconciler::plan(const Inventory& inv) {
                 return lldpad_running();
         return false;
     }();
+    // PFC as the inventory has it (sources/pfc_reader.hpp): no DCB read here.
     for (const auto& [syspath, w] : want) {
         if (w.pfc_no_drop.empty())
             continue;
-        const DeviceState& d = inv.devices.at(syspath);
-        for (const auto& port : d.ports) {
+        for (const auto& port : inv.devices.at(syspath).ports) {
             if (port.netdev.empty() || pfc.count(port.netdev))
                 continue;
             PfcActual& now = pfc[port.netdev];
+            now = port.pfc;
             now.lldpad = lldpad;
-            if (!dcb_) {
-                now.status = PfcActual::Status::failed;
-                now.message = "no netlink socket";
-                continue;
-            }
-            dcb::DcbResult r = dcb_->get_pfc(port.netdev);
-            now.message = r.message;
-            switch (r.status) {
-            case dcb::DcbResult::Status::ok:
-                now.status = PfcActual::Status::ok;
-                now.priorities = pfc_priorities(r.state.pfc_en);
-                // DCB_CAP_DCBX_HOST 0x01: host-managed; firmware (auto) DCBX in willing
-                // mode may be overridden by the switch (DOMAIN.md §2.3, mlx5).
-                now.willing = r.dcbx && !(*r.dcbx & 0x01) && (*r.dcbx & 0x02);
-                break;
-            case dcb::DcbResult::Status::not_supported:
-                now.status = PfcActual::Status::not_supported;
-                break;
-            default:
-                now.status = PfcActual::Status::failed;
-                break;
-            }
         }
     }
     Mlx4ModuleState mlx4;
@@ -386,6 +363,7 @@ Plan Reconciler::plan(const Inventory& inv) {
     if (mlx4_pfc)
         mlx4.loaded_pfctx = loaded_mlx4_pfctx();
     Plan p = make_plan(inv, want, pfc, mlx4);
+    p.pfc = std::move(pfc);
     for (auto& [syspath, probs] : conflicts)
         p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
     return p;
@@ -400,7 +378,7 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
         const std::string key = action_key(a);
         if (!attempted_.insert(key).second)
             continue;
-        Outcome o{a, false, 0, ""};
+        Outcome o{a, false, 0, "", std::nullopt};
         switch (a.kind) {
         case Action::Kind::mlx4_port_type: {
             // The plan orders a card's writes so that no step is eth/ib (port 2 first when
@@ -442,10 +420,24 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
                     a.netdev, kMaxPfcCorrections, kPfcContestUsec / 1'000'000);
                 break;
             }
-            dcb::DcbResult r = dcb_->set_pfc(a.netdev, a.mask);
+            // The state the plan read keeps pfc_cap, mbc and delay for the SET: one SET, one
+            // read-back.
+            std::optional<dcb::PfcState> known;
+            if (auto it = plan.pfc.find(a.netdev);
+                it != plan.pfc.end() && it->second.status == PfcActual::Status::ok) {
+                const auto mask = pfc_mask(it->second.priorities);
+                known = dcb::PfcState{};
+                known->pfc_cap = it->second.pfc_cap;
+                known->pfc_en = mask.value_or(0);
+                known->mbc = it->second.mbc;
+                known->delay = it->second.delay;
+            }
+            dcb::DcbResult r = dcb_->set_pfc(a.netdev, a.mask, known);
             o.ok = r.ok();
             o.error = r.error;
             o.message = r.message;
+            if (r.ok() || r.status == dcb::DcbResult::Status::not_applied)
+                o.read_back = r; // verified: the inventory takes it
             if (o.ok)
                 pfc_set_.insert(a.netdev);
             break;

@@ -37,8 +37,8 @@ inline constexpr uint64_t kPfcContestUsec = 60'000'000;
 
 class Reconciler {
   public:
-    /// `transport` may be null (no netlink): PFC then reads as failed.
-    Reconciler(ReconcilerOptions options, std::unique_ptr<dcb::NetlinkTransport> transport);
+    /// `dcb` may be null (no netlink): PFC then cannot be set. It must outlive the reconciler.
+    Reconciler(ReconcilerOptions options, dcb::DcbClient* dcb);
 
     /// Read every config file again: /etc (rdmad.conf, conf.d/*.conf, the legacy mlx4.conf) as
     /// one unit and <state_dir>/state.conf as another. A unit with an error keeps its last
@@ -95,8 +95,9 @@ class Reconciler {
                                                  std::map<std::string, std::vector<Problem>>*
                                                      conflicts = nullptr) const;
 
-    /// Read what the plan needs (PFC of the netdevs that have a desired PFC, mlx4 module
-    /// options) and make the plan. Problems include legacy-file conflicts.
+    /// Make the plan from `inventory` (its ports' PFC included) and what only the reconciler
+    /// reads (mlx4 module options, whether lldpad runs). Problems include legacy-file
+    /// conflicts.
     Plan plan(const Inventory& inventory);
 
     struct Outcome {
@@ -104,6 +105,9 @@ class Reconciler {
         bool ok = false;
         int error = 0;
         std::string message;
+        /// A PFC action's read-back (IEEE_GET after the SET), when there was one: the
+        /// netdev's actual state now, for the inventory.
+        std::optional<dcb::DcbResult> read_back;
     };
     /// Run `plan`'s actions not tried since the last forget(); failures are remembered and
     /// not retried until forget(). Nothing runs when apply is off.
@@ -136,8 +140,7 @@ class Reconciler {
     void write_state_file();
 
     ReconcilerOptions options_;
-    std::unique_ptr<dcb::NetlinkTransport> transport_;
-    std::unique_ptr<dcb::DcbClient> dcb_;
+    dcb::DcbClient* dcb_;
     DesiredConfig config_;                 ///< last good: legacy + /etc files
     std::vector<Rule> legacy_rules_;
     std::vector<Rule> persisted_;          ///< state.conf

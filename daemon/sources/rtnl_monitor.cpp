@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: MIT
 #include "sources/rtnl_monitor.hpp"
 
+#include "sources/rtnl_message.hpp"
 #include "util/log.hpp"
 
 #include <cerrno>
 #include <libmnl/libmnl.h>
+#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <stdexcept>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <vector>
 
 namespace rdmad {
 
-RtnlMonitor::RtnlMonitor(sd_event* event, Handler handler) : handler_(std::move(handler)) {
+RtnlMonitor::RtnlMonitor(sd_event* event, Handlers handlers) : handlers_(std::move(handlers)) {
     socket_ = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (!socket_)
         throw std::runtime_error("cannot open an rtnetlink socket");
-    // RTMGRP_LINK: RTM_NEWLINK/RTM_DELLINK multicasts (uapi linux/rtnetlink.h).
-    if (mnl_socket_bind(socket_, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0) {
+    // RTMGRP_LINK and RTNLGRP_DCB (23, so bit 22 of the legacy group mask): uapi
+    // linux/rtnetlink.h. Multicast to RTNLGRP_DCB needs no capability to receive
+    // (rtnetlink is NL_CFG_F_NONROOT_RECV).
+    const unsigned groups = RTMGRP_LINK | (1u << (RTNLGRP_DCB - 1));
+    if (mnl_socket_bind(socket_, groups, MNL_SOCKET_AUTOPID) < 0) {
         mnl_socket_close(socket_);
         throw std::runtime_error("cannot bind the rtnetlink socket");
     }
@@ -33,30 +39,54 @@ RtnlMonitor::~RtnlMonitor() {
         mnl_socket_close(socket_);
 }
 
-int RtnlMonitor::on_io(sd_event_source*, int, uint32_t, void* userdata) {
+int RtnlMonitor::on_io(sd_event_source*, int fd, uint32_t, void* userdata) {
     auto* self = static_cast<RtnlMonitor*>(userdata);
-    std::vector<char> buf(MNL_SOCKET_BUFFER_SIZE);
+    std::vector<uint8_t> buf(MNL_SOCKET_BUFFER_SIZE);
     for (;;) {
-        ssize_t n = mnl_socket_recvfrom(self->socket_, buf.data(), buf.size());
+        struct sockaddr_nl from {};
+        struct iovec iov {
+            buf.data(), buf.size()
+        };
+        struct msghdr msg {};
+        msg.msg_name = &from;
+        msg.msg_namelen = sizeof from;
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        const ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT);
         if (n < 0) {
+            if (errno == EINTR)
+                continue;
             if (errno == ENOBUFS) {
-                log::warning("rtnetlink overflowed: rereading every link");
-                self->handler_(0);
+                log::warning("rtnetlink overflowed: rereading every link and its DCB state");
+                if (self->handlers_.overflow)
+                    self->handlers_.overflow();
                 continue;
             }
             break; // EAGAIN: drained
         }
-        auto* nlh = reinterpret_cast<const struct nlmsghdr*>(buf.data());
-        int len = static_cast<int>(n);
-        for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-            if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
-                continue;
-            if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
-                continue;
-            auto* ifi = static_cast<const struct ifinfomsg*>(mnl_nlmsg_get_payload(nlh));
-            if (ifi->ifi_index > 0)
-                self->handler_(ifi->ifi_index);
+        // A process with CAP_NET_ADMIN may send to our port or multicast to the groups:
+        // only the kernel (port id 0) speaks for the hardware.
+        if (msg.msg_namelen != sizeof from || from.nl_family != AF_NETLINK || from.nl_pid != 0) {
+            log::debug("rtnetlink: ignored a datagram from port id {}", from.nl_pid);
+            continue;
         }
+        if (msg.msg_flags & MSG_TRUNC) {
+            log::warning("rtnetlink: a datagram did not fit {} bytes; rereading every link",
+                         buf.size());
+            if (self->handlers_.overflow)
+                self->handlers_.overflow();
+            continue;
+        }
+        const RtnlNotices notices =
+            parse_rtnl_datagram(std::span<const uint8_t>(buf.data(), static_cast<size_t>(n)));
+        if (notices.malformed)
+            log::debug("rtnetlink: skipped {} malformed messages", notices.malformed);
+        for (const int32_t ifindex : notices.links)
+            if (self->handlers_.link)
+                self->handlers_.link(ifindex);
+        for (const auto& d : notices.dcb)
+            if (self->handlers_.dcb)
+                self->handlers_.dcb(d);
     }
     return 0;
 }

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 //
-// Link changes from rtnetlink (RTMGRP_LINK): carrier and operstate changes of RoCE and iWARP
-// netdevs come only this way, not as uevents. libmnl on the sd-event loop.
+// rtnetlink multicasts on the sd-event loop: link changes (RTMGRP_LINK: carrier and operstate
+// of RoCE and iWARP netdevs come only this way, not as uevents) and DCB changes (RTNLGRP_DCB:
+// the kernel reports every DCB SET, whoever made it: dcb, mlnx_qos, lldpad, rdmad itself).
+// Only datagrams the kernel sent (source port id 0) are taken.
 #pragma once
+
+#include "actuators/dcb_message.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -14,11 +18,17 @@ namespace rdmad {
 
 class RtnlMonitor {
   public:
-    /// Called with the ifindex of every RTM_NEWLINK / RTM_DELLINK.
-    using Handler = std::function<void(int32_t ifindex)>;
+    struct Handlers {
+        /// Every RTM_NEWLINK / RTM_DELLINK, by ifindex (> 0).
+        std::function<void(int32_t ifindex)> link;
+        /// Every DCB notification that names a netdev.
+        std::function<void(const dcb::DcbNotification&)> dcb;
+        /// Notifications were lost (ENOBUFS): every link and every netdev's DCB must be read.
+        std::function<void()> overflow;
+    };
 
     /// Throws std::runtime_error when the socket cannot be opened or bound.
-    RtnlMonitor(sd_event* event, Handler handler);
+    RtnlMonitor(sd_event* event, Handlers handlers);
     ~RtnlMonitor();
     RtnlMonitor(const RtnlMonitor&) = delete;
     RtnlMonitor& operator=(const RtnlMonitor&) = delete;
@@ -28,7 +38,7 @@ class RtnlMonitor {
 
     mnl_socket* socket_ = nullptr;
     sd_event_source* source_ = nullptr;
-    Handler handler_;
+    Handlers handlers_;
 };
 
 } // namespace rdmad

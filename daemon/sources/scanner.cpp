@@ -255,9 +255,45 @@ std::set<std::string> Scanner::devices_with_verbs() const {
     return names;
 }
 
+bool Scanner::note_pfc(const dcb::DcbNotification& n) {
+    if (!pfc_.note(n))
+        return false;
+    if (auto it = pfc_ports_.find(n.ifname); it != pfc_ports_.end())
+        pfc_devices_.insert(it->second.begin(), it->second.end());
+    return true;
+}
+
+void Scanner::note_pfc_lost() {
+    pfc_.note_all();
+    for (const auto& [_, syspaths] : pfc_ports_)
+        pfc_devices_.insert(syspaths.begin(), syspaths.end());
+}
+
+bool Scanner::update_pfc(const std::string& netdev, const dcb::DcbResult& r) {
+    if (!pfc_.update(netdev, r))
+        return false;
+    if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())
+        for (const auto& syspath : it->second)
+            if (auto d = derived_.devices.find(syspath); d != derived_.devices.end())
+                fill_pfc(d->second);
+    return true;
+}
+
+void Scanner::fill_pfc(DeviceState& d) const {
+    for (auto& port : d.ports) {
+        port.pfc = port.link_layer == "Ethernet" && !port.netdev.empty() ? pfc_.get(port.netdev)
+                                                                         : PfcActual{};
+        if (port.pfc.status == PfcActual::Status::ok)
+            port.pfc_no_drop = port.pfc.priorities;
+        else
+            port.pfc_no_drop.clear();
+    }
+}
+
 bool Scanner::dirty() const {
     return !dirty_devices_.empty() || !dirty_links_.empty() || dirty_verbs_ ||
-           !dirty_verbs_paths_.empty() || dirty_aux_ || !incomplete_.empty();
+           !dirty_verbs_paths_.empty() || dirty_aux_ || !incomplete_.empty() ||
+           !pfc_devices_.empty() || pfc_.noted();
 }
 
 ScanChanges Scanner::refresh(bool* incomplete) {
@@ -296,6 +332,14 @@ ScanChanges Scanner::refresh(bool* incomplete) {
         read_aux();
     dirty_verbs_ = dirty_aux_ = false;
     changes.full = changes.full || !incomplete_.empty();
+    // PFC noted without its state (a CEE notification, a lost one): one IEEE_GET each.
+    for (const auto& netdev : pfc_.refresh_noted())
+        if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())
+            pfc_devices_.insert(it->second.begin(), it->second.end());
+    for (const auto& syspath : pfc_devices_)
+        if (devices_.count(syspath))
+            changes.devices.insert(syspath); // derived again, not re-read
+    pfc_devices_.clear();
     if (incomplete)
         *incomplete = !incomplete_.empty();
     return changes;
@@ -332,8 +376,10 @@ Inventory Scanner::inventory() const {
     for (auto& [_, d] : inv.devices)
         derive_device(d, installed, verbs);
     classify_links(inv, aux_, modules_.lookup());
-    for (auto& [_, d] : inv.devices)
+    for (auto& [_, d] : inv.devices) {
+        fill_pfc(d);
         d.problems = device_problems(d);
+    }
     return inv;
 }
 
@@ -389,6 +435,7 @@ const Inventory& Scanner::derive(ScanChanges& changes) {
             // classify_links() fills a port's netdev the GID table does not name.
             for (size_t i = 0; i < d.ports.size(); ++i)
                 d.ports[i].netdev = old->second.ports[i].netdev;
+            fill_pfc(d);
             d.problems = device_problems(d);
             devices.emplace(syspath, std::move(d));
         }
@@ -416,6 +463,20 @@ const Inventory& Scanner::derive(ScanChanges& changes) {
     }
     changes.full = true;
     derived_ = inventory();
+    // Every Ethernet port's netdev is tracked for PFC: read the new ones, drop the gone ones.
+    std::set<std::string> netdevs;
+    pfc_ports_.clear();
+    for (const auto& [syspath, d] : derived_.devices)
+        for (const auto& port : d.ports)
+            if (port.link_layer == "Ethernet" && !port.netdev.empty()) {
+                netdevs.insert(port.netdev);
+                pfc_ports_[port.netdev].insert(syspath);
+            }
+    std::set<std::string> refill;
+    for (const auto& netdev : pfc_.refresh(netdevs))
+        refill.insert(pfc_ports_[netdev].begin(), pfc_ports_[netdev].end());
+    for (const auto& syspath : refill)
+        fill_pfc(derived_.devices.at(syspath));
     return derived_;
 }
 

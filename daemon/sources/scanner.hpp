@@ -11,6 +11,7 @@
 #include "inventory/provider.hpp"
 #include "inventory/rdma_capability.hpp"
 #include "sources/modules.hpp"
+#include "sources/pfc_reader.hpp"
 #include "sources/provider_probe.hpp"
 #include "sources/udev.hpp"
 #include "sources/udev_monitor.hpp"
@@ -58,6 +59,20 @@ class Scanner {
 
     /// A verbs async event on the RDMA device `name`: re-read it.
     void note_device(const std::string& name);
+
+    /// Where PFC is read (DCB netlink); null: every port's PFC reads as failed.
+    void set_dcb_client(dcb::DcbClient* client) { pfc_.set_client(client); }
+    /// A DCB notification (RTNLGRP_DCB). Returns true when it changed (or made unknown) the
+    /// PFC of a netdev that serves an RDMA port: refresh() then names that port's device.
+    bool note_pfc(const dcb::DcbNotification& n);
+    /// DCB notifications were lost: read every port's PFC again at the next refresh().
+    void note_pfc_lost();
+    /// The verified read-back of rdmad's own PFC SET on `netdev`: taken into the inventory at
+    /// once (no read). Returns true when it changed a port's PFC.
+    bool update_pfc(const std::string& netdev, const dcb::DcbResult& r);
+    /// Set each port's PFC (and pfc_no_drop) of `d` as the source has it: Ethernet ports with
+    /// a netdev; other ports unknown.
+    void fill_pfc(DeviceState& d) const;
 
     /// Names of the RDMA devices that have a verbs char device (for verbs async events).
     std::set<std::string> devices_with_verbs() const;
@@ -116,6 +131,12 @@ class Scanner {
     std::set<std::string> dirty_verbs_paths_; ///< these uverbs devices only
     bool dirty_aux_ = false;
     std::map<std::string, int> incomplete_; ///< syspath -> retries so far
+
+    PfcReader pfc_;
+    /// netdev -> syspaths of the devices with an Ethernet port on it (as of the last full
+    /// derive; the fast path keeps port netdevs as they were)
+    std::map<std::string, std::set<std::string>> pfc_ports_;
+    std::set<std::string> pfc_devices_; ///< devices whose port PFC changed since refresh()
 };
 
 } // namespace rdmad

@@ -16,6 +16,14 @@
 // daemon parses the same), so the file then holds exactly what the daemon wrote.
 #include "harness.hpp"
 
+#include <cstring>
+#include <linux/dcbnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -136,16 +144,18 @@ struct RRig {
     std::string tb(const std::string& syspath) const { return testbed.root() + syspath; }
     void config(const std::string& text) { write_file(config_file(), text); }
 
+    std::map<std::string, std::string> extra_env; ///< more environment for rdmad
+
     void start(std::vector<std::string> wrapper = {}) {
         DaemonOptions o;
         o.args = {"--legacy-mlx4-conf=" + (cfg.path() / "no-mlx4.conf").string(),
                   "--modprobe-dir=" + modprobe_dir()};
         o.wrapper = std::move(wrapper);
-        daemon = std::make_unique<DaemonProcess>(
-            std::move(o), std::function<void()>{},
-            std::map<std::string, std::string>{
-                {"CONFIGURATION_DIRECTORY", (cfg.path() / "etc").string()},
-                {"STATE_DIRECTORY", state_dir()}});
+        auto env = extra_env;
+        env["CONFIGURATION_DIRECTORY"] = (cfg.path() / "etc").string();
+        env["STATE_DIRECTORY"] = state_dir();
+        daemon =
+            std::make_unique<DaemonProcess>(std::move(o), std::function<void()>{}, std::move(env));
         client = std::make_unique<Client>();
     }
     void stop() {
@@ -534,6 +544,32 @@ TEST_CASE("reconcile: the RDMA device re-created by the port type change is veri
 
 // ---- 4. PFC -----------------------------------------------------------------------------
 
+namespace {
+
+/// A RoCE mlx5 function whose port 1 GID table names the netdev rdmav0 (DOMAIN.md §3.4).
+void add_roce_mlx5_9(Testbed& testbed) {
+    const std::string pci = "/devices/pci0000:08/0000:08:00.0/0000:09:00.0";
+    testbed.add("P: " + pci +
+                "\nE: SUBSYSTEM=pci\nE: DRIVER=mlx5_core\nE: PCI_CLASS=20000\n"
+                "E: PCI_ID=15B3:1017\nE: PCI_SLOT_NAME=0000:09:00.0\nA: class=0x020000\\n\n"
+                "A: device=0x1017\\n\nL: driver=../../../../bus/pci/drivers/mlx5_core\n"
+                "A: vendor=0x15b3\\n\n\n"
+                "P: " +
+                pci +
+                "/infiniband/mlx5_9\nE: SUBSYSTEM=infiniband\nE: NAME=mlx5_9\n"
+                "L: device=../../../0000:09:00.0\nA: fw_ver=16.35.2000\\n\n"
+                "A: hca_type=MT4119\\n\nA: node_guid=0c42:a103:0099:0001\\n\n"
+                "A: node_type=1: CA\\n\n"
+                "A: ports/1/gid_attrs/ndevs/0=rdmav0\\n\n"
+                "A: ports/1/gid_attrs/types/0=IB/RoCE v1\\n\n"
+                "A: ports/1/gids/0=fe80:0000:0000:0000:0e42:a1ff:fe99:0001\\n\n"
+                "A: ports/1/lid=0x0\\n\nA: ports/1/link_layer=Ethernet\\n\n"
+                "A: ports/1/phys_state=5: LinkUp\\n\nA: ports/1/rate=25 Gb/sec (1X EDR)\\n\n"
+                "A: ports/1/sm_lid=0x0\\n\nA: ports/1/state=4: ACTIVE\\n\n\n");
+}
+
+} // namespace
+
 TEST_CASE("reconcile: PFC on a real veth (no dcbnl_ops) is no-dcb, not in sync, no crash",
           "[reconcile][pfc]") {
     struct Veth {
@@ -548,23 +584,7 @@ TEST_CASE("reconcile: PFC on a real veth (no dcbnl_ops) is no-dcb, not in sync, 
     };
     RRig r(kHost);
     Veth veth;
-    // A RoCE device whose GID table names the netdev rdmav0 (DOMAIN.md §3.4).
-    const std::string pci = "/devices/pci0000:08/0000:08:00.0/0000:09:00.0";
-    r.testbed.add("P: " + pci +
-                  "\nE: SUBSYSTEM=pci\nE: DRIVER=mlx5_core\nE: PCI_CLASS=20000\n"
-                  "E: PCI_ID=15B3:1017\nE: PCI_SLOT_NAME=0000:09:00.0\nA: class=0x020000\\n\n"
-                  "A: device=0x1017\\n\nL: driver=../../../../bus/pci/drivers/mlx5_core\n"
-                  "A: vendor=0x15b3\\n\n\n"
-                  "P: " + pci + "/infiniband/mlx5_9\nE: SUBSYSTEM=infiniband\nE: NAME=mlx5_9\n"
-                  "L: device=../../../0000:09:00.0\nA: fw_ver=16.35.2000\\n\n"
-                  "A: hca_type=MT4119\\n\nA: node_guid=0c42:a103:0099:0001\\n\n"
-                  "A: node_type=1: CA\\n\n"
-                  "A: ports/1/gid_attrs/ndevs/0=rdmav0\\n\n"
-                  "A: ports/1/gid_attrs/types/0=IB/RoCE v1\\n\n"
-                  "A: ports/1/gids/0=fe80:0000:0000:0000:0e42:a1ff:fe99:0001\\n\n"
-                  "A: ports/1/lid=0x0\\n\nA: ports/1/link_layer=Ethernet\\n\n"
-                  "A: ports/1/phys_state=5: LinkUp\\n\nA: ports/1/rate=25 Gb/sec (1X EDR)\\n\n"
-                  "A: ports/1/sm_lid=0x0\\n\nA: ports/1/state=4: ACTIVE\\n\n\n");
+    add_roce_mlx5_9(r.testbed);
     r.config("[[rule]]\ndevice = \"mlx5_9\"\npfc_no_drop = [3, 4]\n\n"
              "[[rule]]\npci_address = \"0000:03:00.0\"\npfc_no_drop = [3, 4]\n");
     r.start();
@@ -582,6 +602,211 @@ TEST_CASE("reconcile: PFC on a real veth (no dcbnl_ops) is no-dcb, not in sync, 
     CHECK(read_file(modprobe).find("options mlx4_en pfctx=0x18 pfcrx=0x18\n") != std::string::npos);
     CHECK(r.manager_state() == "running");
     r.stop(); // exit status 0: no crash
+}
+
+// ---- 4b. PFC as actual state: DCB emulated at the socket level -------------------------
+//
+// tests/integration/fake_dcbnl.c, preloaded into rdmad, gives the netdev rdmav0 IEEE DCB as
+// net/dcb/dcbnl.c would (pfc_cap 8, pfc_en 0) and logs each GET and SET rdmad sends. "Another
+// tool" is this test: it multicasts to RTNLGRP_DCB what the kernel sends after a SET
+// (dcbnl_ieee_notify(): RTM_SETDCB, DCB_CMD_IEEE_SET, IFNAME, IEEE { IEEE_PFC }, DCBX).
+
+namespace {
+
+/// Multicast to RTNLGRP_DCB the notification the kernel sends after `pfc_en` was set on
+/// `ifname`, laid out by hand as net/dcb/dcbnl.c dcbnl_ieee_fill() does (not with rdmad's
+/// codec, which is what is tested).
+void notify_pfc(const std::string& ifname, uint8_t pfc_en) {
+    std::vector<uint8_t> b;
+    auto put = [&](const void* p, size_t n) {
+        auto c = static_cast<const uint8_t*>(p);
+        b.insert(b.end(), c, c + n);
+        b.resize((b.size() + 3) & ~size_t{3}, 0);
+    };
+    auto attr = [&](uint16_t type, const void* p, size_t n) {
+        struct nlattr a {
+            static_cast<uint16_t>(NLA_HDRLEN + n), type
+        };
+        put(&a, sizeof a);
+        put(p, n);
+    };
+    struct nlmsghdr h {};
+    h.nlmsg_type = RTM_SETDCB;
+    put(&h, sizeof h);
+    struct dcbmsg d {};
+    d.dcb_family = AF_UNSPEC;
+    d.cmd = DCB_CMD_IEEE_SET;
+    put(&d, sizeof d);
+    attr(DCB_ATTR_IFNAME, ifname.c_str(), ifname.size() + 1);
+    const size_t nest = b.size();
+    struct nlattr n {
+        0, DCB_ATTR_IEEE | NLA_F_NESTED
+    };
+    put(&n, sizeof n);
+    struct ieee_pfc pfc {};
+    pfc.pfc_cap = 8;
+    pfc.pfc_en = pfc_en;
+    attr(DCB_ATTR_IEEE_PFC, &pfc, sizeof pfc);
+    const auto nest_len = static_cast<uint16_t>(b.size() - nest);
+    std::memcpy(b.data() + nest, &nest_len, sizeof nest_len);
+    const uint8_t dcbx = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
+    attr(DCB_ATTR_DCBX, &dcbx, 1);
+    const auto len = static_cast<uint32_t>(b.size());
+    std::memcpy(b.data(), &len, sizeof len);
+
+    const int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    REQUIRE(s >= 0);
+    struct sockaddr_nl to {};
+    to.nl_family = AF_NETLINK;
+    to.nl_groups = 1u << (RTNLGRP_DCB - 1);
+    const ssize_t sent =
+        sendto(s, b.data(), b.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    const int e = errno;
+    close(s);
+    INFO("sendto RTNLGRP_DCB: " << std::strerror(e));
+    REQUIRE(sent == static_cast<ssize_t>(b.size()));
+}
+
+/// An RRig whose rdmad has DCB on rdmav0 through the fake_dcbnl preload.
+struct DcbRig : RRig {
+    explicit DcbRig(const std::string& host) : RRig(host) {
+        add_roce_mlx5_9(testbed);
+        const std::string shim = env_or_fail("FAKE_DCBNL");
+        extra_env["LD_PRELOAD"] = shim + " " + env_or_empty("LD_PRELOAD");
+        extra_env["FAKE_DCBNL_NETDEVS"] = "rdmav0";
+        extra_env["FAKE_DCBNL_LOG"] = log();
+    }
+    std::string log() const { return (cfg.path() / "dcb.log").string(); }
+    /// The requests rdmad sent, in order ("GET rdmav0", "SET rdmav0 0x08").
+    std::vector<std::string> requests() const {
+        std::vector<std::string> out;
+        std::istringstream in(fs::exists(log()) ? read_file(log()) : "");
+        for (std::string line; std::getline(in, line);)
+            out.push_back(line);
+        return out;
+    }
+    size_t count(const std::string& prefix) const {
+        size_t n = 0;
+        for (const auto& r : requests())
+            n += r.rfind(prefix, 0) == 0;
+        return n;
+    }
+};
+
+} // namespace
+
+TEST_CASE("pfc: every RoCE port's no-drop priorities are on the bus, read once, and another "
+          "tool's change reaches the bus without a read",
+          "[reconcile][pfc]") {
+    DcbRig r(kHost); // no rule at all
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1).is_object(); }));
+    auto p = r.port("mlx5_9", 1);
+    CHECK(p["PFCNoDrop"] == json::array()); // pfc_en 0: nothing no-drop
+    CHECK(p["InSync"] == true);
+    CHECK(r.requests() == std::vector<std::string>{"GET rdmav0"});
+
+    notify_pfc("rdmav0", 0x18); // `dcb pfc set dev rdmav0 prio-pfc 3:on 4:on`
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["PFCNoDrop"] == json({3, 4}); }));
+    CHECK(r.requests() == std::vector<std::string>{"GET rdmav0"}); // the notice carried it
+    CHECK(r.port("mlx5_9", 1)["InSync"] == true);                  // nothing asked
+    r.stop();
+}
+
+TEST_CASE("pfc: a change by another tool is set back with exactly one SET and one read-back",
+          "[reconcile][pfc]") {
+    DcbRig r(kHost);
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\npfc_no_drop = [3]\n");
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["PFCNoDrop"] == json({3}); }));
+    CHECK(r.port("mlx5_9", 1)["InSync"] == true);
+    // Start-up: the source's read, the SET (priority 3 = 0x08), its read-back.
+    CHECK(r.requests() == std::vector<std::string>{"GET rdmav0", "SET rdmav0 0x08", "GET rdmav0"});
+
+    notify_pfc("rdmav0", 0x00); // another tool drops priority 3
+    REQUIRE(r.eventually([&] { return r.count("SET") == 2; }));
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["PFCNoDrop"] == json({3}); }));
+    CHECK(r.port("mlx5_9", 1)["InSync"] == true);
+    CHECK(r.requests() == std::vector<std::string>{"GET rdmav0", "SET rdmav0 0x08", "GET rdmav0",
+                                                   "SET rdmav0 0x08", "GET rdmav0"});
+    INFO(r.device("mlx5_9").dump(1));
+    for (const auto& code : codes(r.device("mlx5_9")))
+        CHECK(code.rfind("pfc", 0) != 0); // no pfc-* problem (nor apply-failed, below)
+    CHECK_FALSE(has(codes(r.device("mlx5_9")), "apply-failed"));
+    r.stop();
+}
+
+TEST_CASE("pfc: with apply = false another tool's change leaves the port out of sync, no SET",
+          "[reconcile][pfc]") {
+    DcbRig r(kHost);
+    r.config("[daemon]\napply = false\n\n[[rule]]\ndevice = \"mlx5_9\"\npfc_no_drop = [3]\n");
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1).is_object(); }));
+    CHECK(r.port("mlx5_9", 1)["InSync"] == false);
+    notify_pfc("rdmav0", 0x08); // someone else sets what the rule asks: in sync
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["InSync"] == true; }));
+    notify_pfc("rdmav0", 0x01); // and changes it again: out of sync, and it stays so
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["PFCNoDrop"] == json({0}); }));
+    CHECK(r.port("mlx5_9", 1)["InSync"] == false);
+    CHECK(r.count("SET") == 0);
+    r.stop();
+}
+
+TEST_CASE("pfc: a port changed back more than 3 times a minute is pfc-contested and left alone",
+          "[reconcile][pfc]") {
+    DcbRig r(kHost);
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\npfc_no_drop = [3]\n");
+    r.start();
+    REQUIRE(r.eventually([&] { return r.count("SET") == 1; }));
+    for (size_t i = 1; i <= 3; ++i) { // corrections 1-3 are made
+        notify_pfc("rdmav0", 0x00);
+        REQUIRE(r.eventually([&] { return r.count("SET") == 1 + i; }));
+        REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["PFCNoDrop"] == json({3}); }));
+    }
+    notify_pfc("rdmav0", 0x00); // the 4th within a minute: rdmad stops
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx5_9")), "pfc-contested"); }));
+    CHECK(r.count("SET") == 4);
+    CHECK(r.port("mlx5_9", 1)["InSync"] == false);
+    CHECK(problem_text(r.device("mlx5_9"), "pfc-contested").find("rdmav0") != std::string::npos);
+    notify_pfc("rdmav0", 0x00); // more changes do not wake it up
+    notify_pfc("rdmav0", 0x02);
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["PFCNoDrop"] == json({1}); }));
+    CHECK(r.count("SET") == 4);
+    // The admin asks again: set, and the problem goes.
+    CHECK(r.reconcile(false).size() == 1);
+    REQUIRE(r.eventually([&] { return !has(codes(r.device("mlx5_9")), "pfc-contested"); }));
+    CHECK(r.count("SET") == 5);
+    r.stop();
+}
+
+TEST_CASE("pfc: SetPFCNoDrop changes PFCNoDrop and InSync once, with the verified value",
+          "[reconcile][pfc]") {
+    DcbRig r(kHost);
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1).is_object(); }));
+    const std::string port = r.port_path("mlx5_9", 1);
+    SignalRecorder rec(*r.client);
+    rec.pump(50ms);
+    const size_t mark = rec.size();
+    r.set_pfc("mlx5_9", 1, {3, 4}, false);
+    CHECK(rec.quiet(300ms) == false); // something arrived (checked below) ...
+    rec.quiet(300ms);                 // ... and then nothing more
+    std::vector<json> pfc, in_sync;
+    for (size_t i = mark; i < rec.size(); ++i) {
+        const auto& sig = rec.signals()[i];
+        if (sig.path != port || sig.kind != "changed")
+            continue;
+        if (sig.props.contains("PFCNoDrop"))
+            pfc.push_back(sig.props["PFCNoDrop"]);
+        if (sig.props.contains("InSync"))
+            in_sync.push_back(sig.props["InSync"]);
+    }
+    INFO(rec.dump(mark));
+    CHECK(pfc == std::vector<json>{json({3, 4})});
+    CHECK(in_sync.empty()); // in sync before (nothing asked) and after (verified): no flap
+    CHECK(r.count("SET") == 1);
+    CHECK(r.count("GET") == 2); // the first read at start-up, the read-back
+    r.stop();
 }
 
 // ---- 5. converged -----------------------------------------------------------------------

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 //
 // PFC set back after another writer changed it (daemon/reconcile/reconciler.hpp
-// pfc_changed(), execute()): one SET per correction, verified by the plan's own read, and a
-// netdev changed back more than kMaxPfcCorrections times within kPfcContestUsec is left alone
+// pfc_changed(), execute()): the PFC source (sources/pfc_reader.hpp) reads a netdev once, takes
+// DCB notifications and rdmad's verified read-backs; a correction is one SET and one read-back.
+// A netdev changed back more than kMaxPfcCorrections times within kPfcContestUsec is left alone
 // and reported as pfc-contested. The DCB answers come from a fake kernel laid out like
 // net/dcb/dcbnl.c (fake_dcb_kernel.hpp).
 #include "reconcile/reconciler.hpp"
+#include "sources/pfc_reader.hpp"
 
 #include "fake_dcb_kernel.hpp"
 #include "temp_dir.hpp"
@@ -21,17 +23,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The reconciler owns its transport; the test keeps the fake kernel to look at and change.
-struct Forward final : dcb::NetlinkTransport {
-    explicit Forward(FakeKernel& k) : kernel(k) {}
-    FakeKernel& kernel;
-    ssize_t send(std::span<const uint8_t> b) override { return kernel.send(b); }
-    ssize_t recv(std::span<uint8_t> b) override { return kernel.recv(b); }
-    uint32_t port_id() const override { return kernel.port_id(); }
-};
-
 struct Rig : rdmad::test::TempDir {
     FakeKernel kernel;
+    dcb::DcbClient client{kernel};
+    PfcReader reader{&client}; // the PFC source, as the scanner holds it
     uint64_t now = 1'000'000;
     Inventory inv;
     std::unique_ptr<Reconciler> r;
@@ -47,7 +42,7 @@ struct Rig : rdmad::test::TempDir {
         o.legacy_mlx4_conf = (path / "mlx4.conf").string();
         o.modprobe_dir = (path / "modprobe.d").string();
         o.now_usec = [this] { return now; };
-        r = std::make_unique<Reconciler>(o, std::make_unique<Forward>(kernel));
+        r = std::make_unique<Reconciler>(o, &client);
         REQUIRE_FALSE(r->reload());
         kernel.netdevs["eth0"].pfc_en = 0; // nothing no-drop
         DeviceState d;
@@ -61,17 +56,42 @@ struct Rig : rdmad::test::TempDir {
         p.netdev = "eth0";
         d.ports.push_back(p);
         inv.devices[d.syspath] = d;
+        reader.refresh({"eth0"}); // the netdev serves a RoCE port: read once
+        sync();
     }
 
-    /// One pass as the daemon makes it: plan (one IEEE_GET per netdev with a PFC rule), run.
+    /// The inventory's port as the source has it.
+    void sync() {
+        auto& port = inv.devices.begin()->second.ports[0];
+        port.pfc = reader.get("eth0");
+    }
+    /// One pass as the daemon makes it: plan from the inventory, run, take the read-backs.
     size_t pass() {
+        sync();
         const Plan plan = r->plan(inv);
-        return r->execute(plan).size();
+        const auto outcomes = r->execute(plan);
+        for (const auto& o : outcomes)
+            if (o.read_back)
+                reader.update(o.action.netdev, *o.read_back);
+        sync();
+        return outcomes.size();
+    }
+    /// What the kernel multicasts on RTNLGRP_DCB after a SET on eth0 (dcbnl_ieee_fill()).
+    dcb::DcbNotification notification() {
+        dcb::DcbNotification n;
+        n.cmd = DCB_CMD_IEEE_SET;
+        n.ifname = "eth0";
+        n.pfc = dcb::PfcState{};
+        n.pfc->pfc_cap = kernel.netdevs["eth0"].pfc_cap;
+        n.pfc->pfc_en = kernel.netdevs["eth0"].pfc_en;
+        n.dcbx = kernel.netdevs["eth0"].dcbx;
+        return n;
     }
     /// Another process sets eth0's PFC, and the kernel tells rdmad (RTNLGRP_DCB).
     void other_writer(uint8_t pfc_en) {
         kernel.netdevs["eth0"].pfc_en = pfc_en;
-        r->pfc_changed("eth0");
+        if (reader.note(notification()))
+            r->pfc_changed("eth0");
     }
     std::vector<std::string> codes() {
         std::vector<std::string> out;
@@ -84,25 +104,29 @@ struct Rig : rdmad::test::TempDir {
 
 } // namespace
 
-TEST_CASE("PFC changed by another writer is set back with one SET") {
+TEST_CASE("PFC changed by another writer is set back with one SET and one read-back") {
     Rig rig;
+    CHECK(rig.kernel.gets == 1); // the source's first read
     CHECK(rig.pass() == 1);
     CHECK(rig.kernel.sets == 1);
+    CHECK(rig.kernel.gets == 2); // the read-back only: the plan used the inventory's state
     CHECK(rig.kernel.netdevs["eth0"].pfc_en == 0x08); // priority 3
-    // rdmad's own SET is notified too: the next plan reads it, finds it converged, sets nothing.
-    rig.r->pfc_changed("eth0");
-    const int gets = rig.kernel.gets;
+    CHECK(rig.inv.devices.begin()->second.ports[0].pfc.priorities == std::vector<uint8_t>{3});
+    // rdmad's own SET is notified too: the same state as read back, so nothing to do.
+    CHECK_FALSE(rig.reader.note(rig.notification()));
     CHECK(rig.pass() == 0);
-    CHECK(rig.kernel.gets == gets + 1);
+    CHECK(rig.kernel.gets == 2);
     CHECK(rig.kernel.sets == 1);
 
     rig.other_writer(0x30); // e.g. `dcb pfc set dev eth0 prio-pfc 4:on 5:on 3:off`
+    CHECK(rig.reader.get("eth0").priorities == std::vector<uint8_t>{4, 5}); // from the notice
     CHECK(rig.pass() == 1);
-    // The plan's read, then set_pfc()'s own read-modify-write and read-back: one GET more
-    // than the "one before, one after" (left open).
-    CHECK(rig.kernel.gets == gets + 4);
+    // The notification carried the state: no GET before the SET, one after.
+    CHECK(rig.kernel.gets == 3);
     CHECK(rig.kernel.sets == 2);
     CHECK(rig.kernel.netdevs["eth0"].pfc_en == 0x08);
+    // The SET kept what IEEE_GET read of the rest of struct ieee_pfc (read-modify-write).
+    CHECK(rig.kernel.netdevs["eth0"].pfc_cap == 8);
     CHECK(rig.codes().empty());
 }
 

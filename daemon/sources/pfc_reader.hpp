@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+//
+// DCB as a source: the IEEE PFC state of every netdev that serves an RDMA port over Ethernet
+// (RoCE, iWARP), rules or not. Each netdev is read once (one IEEE_GET) when it first serves a
+// port; after that its state changes only through what reports a change: an RTNLGRP_DCB
+// notification (it carries the state, so no read), the verified read-back of rdmad's own SET,
+// or a lost notification (everything is read again). DOMAIN.md §2.2-2.3.
+#pragma once
+
+#include "actuators/dcb_client.hpp"
+#include "inventory/model.hpp"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace rdmad {
+
+/// `r` (an IEEE_GET, or a SET's read-back) as the port's PFC state.
+PfcActual pfc_actual(const dcb::DcbResult& r);
+
+class PfcReader {
+  public:
+    /// `client` may be null (no netlink socket): every netdev then reads as failed.
+    explicit PfcReader(dcb::DcbClient* client = nullptr) : client_(client) {}
+    void set_client(dcb::DcbClient* client) { client_ = client; }
+
+    /// An RTNLGRP_DCB notification. With the IEEE PFC state in it, that state is taken as
+    /// is; without (a CEE notification), the netdev is read again at the next refresh().
+    /// Returns true when a tracked netdev's state changed or must be read.
+    bool note(const dcb::DcbNotification& n);
+    /// Notifications were lost: read every tracked netdev again at the next refresh().
+    void note_all();
+    /// The read-back of rdmad's own SET (ok or not_applied). Returns true when it changed a
+    /// tracked netdev's state.
+    bool update(const std::string& netdev, const dcb::DcbResult& r);
+
+    /// Track exactly `netdevs`: read (one IEEE_GET each) those never read or noted since,
+    /// forget the others. Returns the netdevs whose state changed.
+    std::set<std::string> refresh(const std::set<std::string>& netdevs);
+    /// Read the tracked netdevs noted since the last refresh (CEE notifications, a lost
+    /// notification). Returns the netdevs whose state changed.
+    std::set<std::string> refresh_noted();
+
+    /// The state of `netdev`; Status::unknown when it is not tracked.
+    PfcActual get(const std::string& netdev) const;
+    /// True when refresh_noted() has work to do.
+    bool noted() const { return !dirty_.empty(); }
+
+  private:
+    /// One IEEE_GET of `netdev`; true when its state changed.
+    bool read(const std::string& netdev);
+
+    dcb::DcbClient* client_;
+    std::map<std::string, PfcActual> state_; ///< tracked netdevs
+    std::set<std::string> dirty_;            ///< tracked netdevs to read again
+};
+
+} // namespace rdmad

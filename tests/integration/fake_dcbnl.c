@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+//
+// LD_PRELOAD shim for the integration suite: netdevs with DCB (dcbnl_ops) at the socket level,
+// for a kernel that has none (a veth answers every DCB request with EOPNOTSUPP). Loaded into
+// rdmad ahead of umockdev's preload; rdmad's own code is unchanged.
+//
+// FAKE_DCBNL_NETDEVS=a,b  the emulated netdevs (IEEE DCB, pfc_cap 8, pfc_en 0, DCBX host|IEEE)
+// FAKE_DCBNL_LOG=file     one line per request rdmad sends: "GET a" or "SET a 0x08"
+//
+// Requests (sendto on a NETLINK_ROUTE socket, RTM_GETDCB/RTM_SETDCB naming an emulated netdev)
+// are answered as net/dcb/dcbnl.c does: dcb_doit() replies with the command's message (IEEE_GET:
+// dcbnl_ieee_fill(); IEEE_SET: the driver's status byte) and netlink_ack() follows; those
+// datagrams are returned by the next recvmsg on that socket. After a SET the kernel multicasts
+// the new state to RTNLGRP_DCB (dcbnl_ieee_notify()): the shim sends that notification to the
+// group from a socket of its own. A DCB notification that reaches rdmad from a process (the
+// tests play "another tool" by multicasting one) is taken as the kernel's: its PFC becomes the
+// netdev's state and its sender port id reads 0.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <linux/dcbnl.h>
+#include <linux/if.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define MAX_NETDEVS 8
+#define MAX_FDS 1024
+#define MAX_QUEUED 8
+
+struct netdev {
+    char name[IFNAMSIZ];
+    uint8_t pfc_cap, pfc_en, dcbx;
+};
+static struct netdev netdevs[MAX_NETDEVS];
+static int n_netdevs = -1;
+
+struct datagram {
+    uint8_t bytes[1024];
+    size_t len;
+};
+static struct datagram queue[MAX_FDS][MAX_QUEUED];
+static int queued[MAX_FDS];
+
+static void load(void) {
+    if (n_netdevs >= 0)
+        return;
+    n_netdevs = 0;
+    const char* list = getenv("FAKE_DCBNL_NETDEVS");
+    if (!list)
+        return;
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char* save = NULL, *t = strtok_r(copy, ",", &save); t && n_netdevs < MAX_NETDEVS;
+         t = strtok_r(NULL, ",", &save)) {
+        struct netdev* d = &netdevs[n_netdevs++];
+        snprintf(d->name, sizeof d->name, "%s", t);
+        d->pfc_cap = 8;
+        d->pfc_en = 0;
+        d->dcbx = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
+    }
+}
+
+static struct netdev* find(const char* name, size_t len) {
+    load();
+    for (int i = 0; i < n_netdevs; ++i)
+        if (strnlen(name, len) == strlen(netdevs[i].name) &&
+            strncmp(netdevs[i].name, name, len) == 0)
+            return &netdevs[i];
+    return NULL;
+}
+
+static void log_line(const char* fmt, const char* name, unsigned mask) {
+    const char* path = getenv("FAKE_DCBNL_LOG");
+    if (!path)
+        return;
+    FILE* f = fopen(path, "a");
+    if (!f)
+        return;
+    fprintf(f, fmt, name, mask);
+    fclose(f);
+}
+
+// --- building messages, 4-byte aligned as the kernel lays them out
+
+struct out {
+    uint8_t* p;
+    size_t len;
+};
+static void put(struct out* o, const void* data, size_t n) {
+    memcpy(o->p + o->len, data, n);
+    o->len += n;
+    while (o->len % 4)
+        o->p[o->len++] = 0;
+}
+static void attr(struct out* o, uint16_t type, const void* data, uint16_t n) {
+    struct nlattr a = {.nla_len = NLA_HDRLEN + n, .nla_type = type};
+    put(o, &a, sizeof a);
+    if (n)
+        put(o, data, n);
+}
+static void header(struct out* o, uint16_t type, uint16_t flags, uint32_t seq, uint32_t pid,
+                   uint8_t cmd) {
+    struct nlmsghdr h = {.nlmsg_type = type, .nlmsg_flags = flags, .nlmsg_seq = seq,
+                         .nlmsg_pid = pid};
+    put(o, &h, sizeof h);
+    struct dcbmsg d = {.dcb_family = AF_UNSPEC, .cmd = cmd};
+    put(o, &d, sizeof d);
+}
+static void finish(struct out* o) {
+    uint32_t len = (uint32_t)o->len;
+    memcpy(o->p, &len, sizeof len);
+}
+/// dcbnl_ieee_fill(): IFNAME, IEEE { IEEE_PFC }, DCBX.
+static void ieee_fill(struct out* o, const struct netdev* d) {
+    attr(o, DCB_ATTR_IFNAME, d->name, (uint16_t)(strlen(d->name) + 1));
+    size_t nest = o->len;
+    struct nlattr n = {.nla_type = DCB_ATTR_IEEE | NLA_F_NESTED};
+    put(o, &n, sizeof n);
+    struct ieee_pfc pfc = {.pfc_cap = d->pfc_cap, .pfc_en = d->pfc_en};
+    attr(o, DCB_ATTR_IEEE_PFC, &pfc, sizeof pfc);
+    uint16_t nest_len = (uint16_t)(o->len - nest);
+    memcpy(o->p + nest, &nest_len, sizeof nest_len);
+    attr(o, DCB_ATTR_DCBX, &d->dcbx, 1);
+}
+
+static void enqueue(int fd, const struct out* o) {
+    if (fd < 0 || fd >= MAX_FDS || queued[fd] >= MAX_QUEUED)
+        return;
+    struct datagram* q = &queue[fd][queued[fd]++];
+    memcpy(q->bytes, o->p, o->len);
+    q->len = o->len;
+}
+
+static void ack(int fd, const struct nlmsghdr* request) {
+    uint8_t buf[64];
+    struct out o = {buf, 0};
+    struct nlmsghdr h = {.nlmsg_type = NLMSG_ERROR, .nlmsg_flags = NLM_F_CAPPED,
+                         .nlmsg_seq = request->nlmsg_seq, .nlmsg_pid = request->nlmsg_pid};
+    put(&o, &h, sizeof h);
+    struct nlmsgerr e = {.error = 0, .msg = *request};
+    put(&o, &e, sizeof e);
+    finish(&o);
+    enqueue(fd, &o);
+}
+
+/// What the kernel multicasts to RTNLGRP_DCB after a SET (dcbnl_ieee_notify()).
+static void notify(const struct netdev* d) {
+    uint8_t buf[512];
+    struct out o = {buf, 0};
+    header(&o, RTM_SETDCB, 0, 0, 0, DCB_CMD_IEEE_SET);
+    ieee_fill(&o, d);
+    finish(&o);
+    int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (s < 0)
+        return;
+    struct sockaddr_nl to = {.nl_family = AF_NETLINK, .nl_groups = 1u << (RTNLGRP_DCB - 1)};
+    ssize_t (*real_sendto)(int, const void*, size_t, int, const struct sockaddr*, socklen_t) =
+        dlsym(RTLD_NEXT, "sendto");
+    real_sendto(s, buf, o.len, 0, (const struct sockaddr*)&to, sizeof to);
+    close(s);
+}
+
+/// The DCB_ATTR_IFNAME of a DCB message (after struct dcbmsg), or NULL.
+static const char* ifname_of(const uint8_t* msg, size_t len, size_t* name_len) {
+    size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct dcbmsg));
+    while (off + NLA_HDRLEN <= len) {
+        struct nlattr a;
+        memcpy(&a, msg + off, sizeof a);
+        if (a.nla_len < NLA_HDRLEN || off + a.nla_len > len)
+            return NULL;
+        if ((a.nla_type & NLA_TYPE_MASK) == DCB_ATTR_IFNAME) {
+            *name_len = a.nla_len - NLA_HDRLEN;
+            return (const char*)msg + off + NLA_HDRLEN;
+        }
+        off += NLA_ALIGN(a.nla_len);
+    }
+    return NULL;
+}
+
+/// The pfc_en of DCB_ATTR_IEEE { DCB_ATTR_IEEE_PFC } in a DCB message, or -1.
+static int pfc_en_of(const uint8_t* msg, size_t len) {
+    size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct dcbmsg));
+    while (off + NLA_HDRLEN <= len) {
+        struct nlattr a;
+        memcpy(&a, msg + off, sizeof a);
+        if (a.nla_len < NLA_HDRLEN || off + a.nla_len > len)
+            return -1;
+        if ((a.nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE) {
+            size_t in = off + NLA_HDRLEN, end = off + a.nla_len;
+            while (in + NLA_HDRLEN <= end) {
+                struct nlattr b;
+                memcpy(&b, msg + in, sizeof b);
+                if (b.nla_len < NLA_HDRLEN || in + b.nla_len > end)
+                    return -1;
+                if ((b.nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE_PFC &&
+                    b.nla_len >= NLA_HDRLEN + sizeof(struct ieee_pfc))
+                    return msg[in + NLA_HDRLEN + offsetof(struct ieee_pfc, pfc_en)];
+                in += NLA_ALIGN(b.nla_len);
+            }
+        }
+        off += NLA_ALIGN(a.nla_len);
+    }
+    return -1;
+}
+
+ssize_t sendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* addr,
+               socklen_t addrlen) {
+    ssize_t (*real)(int, const void*, size_t, int, const struct sockaddr*, socklen_t) =
+        dlsym(RTLD_NEXT, "sendto");
+    const uint8_t* msg = buf;
+    struct nlmsghdr h;
+    if (len < NLMSG_HDRLEN + sizeof(struct dcbmsg))
+        return real(fd, buf, len, flags, addr, addrlen);
+    memcpy(&h, msg, sizeof h);
+    if ((h.nlmsg_type != RTM_GETDCB && h.nlmsg_type != RTM_SETDCB) ||
+        !(h.nlmsg_flags & NLM_F_REQUEST) || h.nlmsg_len > len)
+        return real(fd, buf, len, flags, addr, addrlen);
+    size_t name_len = 0;
+    const char* name = ifname_of(msg, h.nlmsg_len, &name_len);
+    struct netdev* d = name ? find(name, name_len) : NULL;
+    if (!d)
+        return real(fd, buf, len, flags, addr, addrlen);
+    const uint8_t cmd = msg[NLMSG_HDRLEN + offsetof(struct dcbmsg, cmd)];
+    uint8_t out_buf[512];
+    struct out o = {out_buf, 0};
+    if (h.nlmsg_type == RTM_GETDCB && cmd == DCB_CMD_IEEE_GET) {
+        log_line("GET %s\n", d->name, 0);
+        header(&o, RTM_GETDCB, h.nlmsg_flags, h.nlmsg_seq, h.nlmsg_pid, DCB_CMD_IEEE_GET);
+        ieee_fill(&o, d);
+    } else if (h.nlmsg_type == RTM_GETDCB && cmd == DCB_CMD_GDCBX) {
+        header(&o, RTM_GETDCB, h.nlmsg_flags, h.nlmsg_seq, h.nlmsg_pid, DCB_CMD_GDCBX);
+        attr(&o, DCB_ATTR_DCBX, &d->dcbx, 1);
+    } else if (h.nlmsg_type == RTM_SETDCB && cmd == DCB_CMD_IEEE_SET) {
+        const int en = pfc_en_of(msg, h.nlmsg_len);
+        if (en >= 0)
+            d->pfc_en = (uint8_t)en;
+        log_line("SET %s 0x%02x\n", d->name, (unsigned)d->pfc_en);
+        header(&o, RTM_SETDCB, h.nlmsg_flags, h.nlmsg_seq, h.nlmsg_pid, DCB_CMD_IEEE_SET);
+        uint8_t status = 0;
+        attr(&o, DCB_ATTR_IEEE, &status, 1);
+    } else {
+        return real(fd, buf, len, flags, addr, addrlen);
+    }
+    finish(&o);
+    enqueue(fd, &o);
+    ack(fd, &h);
+    if (h.nlmsg_type == RTM_SETDCB)
+        notify(d);
+    return (ssize_t)len;
+}
+
+ssize_t recvmsg(int fd, struct msghdr* m, int flags) {
+    ssize_t (*real)(int, struct msghdr*, int) = dlsym(RTLD_NEXT, "recvmsg");
+    if (fd >= 0 && fd < MAX_FDS && queued[fd] > 0 && m->msg_iovlen >= 1) {
+        struct datagram* q = &queue[fd][0];
+        size_t n = q->len < m->msg_iov[0].iov_len ? q->len : m->msg_iov[0].iov_len;
+        memcpy(m->msg_iov[0].iov_base, q->bytes, n);
+        m->msg_flags = n < q->len ? MSG_TRUNC : 0;
+        if (m->msg_name && m->msg_namelen >= sizeof(struct sockaddr_nl)) {
+            struct sockaddr_nl k = {.nl_family = AF_NETLINK};
+            memcpy(m->msg_name, &k, sizeof k);
+            m->msg_namelen = sizeof k;
+        }
+        memmove(&queue[fd][0], &queue[fd][1], sizeof(struct datagram) * (size_t)(queued[fd] - 1));
+        --queued[fd];
+        return (ssize_t)n;
+    }
+    ssize_t n = real(fd, m, flags);
+    if (n < (ssize_t)(NLMSG_HDRLEN + sizeof(struct dcbmsg)) || !m->msg_name ||
+        m->msg_namelen != sizeof(struct sockaddr_nl) || m->msg_iovlen < 1)
+        return n;
+    struct sockaddr_nl* from = m->msg_name;
+    const uint8_t* msg = m->msg_iov[0].iov_base;
+    struct nlmsghdr h;
+    memcpy(&h, msg, sizeof h);
+    if (from->nl_family != AF_NETLINK || from->nl_pid == 0 ||
+        (h.nlmsg_type != RTM_SETDCB && h.nlmsg_type != RTM_GETDCB) || h.nlmsg_len > (size_t)n ||
+        (h.nlmsg_flags & NLM_F_REQUEST))
+        return n;
+    size_t name_len = 0;
+    const char* name = ifname_of(msg, h.nlmsg_len, &name_len);
+    struct netdev* d = name ? find(name, name_len) : NULL;
+    if (!d)
+        return n;
+    // A notification multicast by a process (the shim's own after a SET, or a test playing
+    // another tool): the kernel's, for an emulated netdev.
+    const int en = pfc_en_of(msg, h.nlmsg_len);
+    if (en >= 0)
+        d->pfc_en = (uint8_t)en;
+    from->nl_pid = 0;
+    return n;
+}
