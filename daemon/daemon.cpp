@@ -227,26 +227,38 @@ void Daemon::pass() {
         schedule_pass(options_.retry_usec);
 }
 
-void Daemon::publish(ScanChanges changes) {
+ChangeList Daemon::publish(ScanChanges changes) {
     const Inventory& derived = scanner_->derive(changes);
     log::debug("pass: {} RDMA devices and {} netdevs re-read{}{}", changes.devices.size(),
                changes.links.size(), changes.full ? ", everything derived again" : "",
                reconciler_->idle() ? "" : ", rules in force");
-    if (!changes.full && reconciler_->idle()) {
-        // Re-reads of known objects, nothing to plan: this costs what the event changed.
+    // Re-reads of known objects cost what the event changed: the plan (when rules are in
+    // force) covers the devices re-read, unless one is mlx4, whose module options are
+    // host-wide.
+    const bool local =
+        !changes.full &&
+        std::none_of(changes.devices.begin(), changes.devices.end(),
+                     [&](const std::string& syspath) {
+                         return derived.devices.at(syspath).kernel_driver == "mlx4_core";
+                     });
+    if (local) {
         for (const auto& syspath : changes.devices)
             inventory_.devices[syspath] = derived.devices.at(syspath);
         for (const int32_t index : changes.links)
             inventory_.links[index] = derived.links.at(index);
+        if (!reconciler_->idle() && !changes.devices.empty())
+            reconcile_into(inventory_, false, &changes.devices);
         if (!exporter_->update(inventory_, changes.devices, changes.links)) {
-            inventory_ = derived; // the exporter rebuilt its model from the whole state
+            // The exporter rebuilt its model from the whole state (inventory_).
+            if (reconciler_->idle())
+                inventory_ = derived;
             verbs_->track(scanner_->devices_with_verbs());
         }
         notify_status();
-        return;
+        return {};
     }
     Inventory inv = derived;
-    reconcile_into(inv, false);
+    ChangeList planned = reconcile_into(inv, false);
     exporter_->publish(inv);
     inventory_ = std::move(inv);
     verbs_->track(scanner_->devices_with_verbs());
@@ -267,6 +279,7 @@ void Daemon::publish(ScanChanges changes) {
     if (manager.state() != "starting")
         manager.set_state(reconciler_->config_error() ? "degraded" : "running");
     notify_status();
+    return planned;
 }
 
 void Daemon::notify_status() {
@@ -274,8 +287,8 @@ void Daemon::notify_status() {
                inventory_.links.size(), reconciler_->config_error() ? ", config error" : "");
 }
 
-ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
-    Plan plan = reconciler_->plan(inv);
+ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run, const std::set<std::string>* only) {
+    Plan plan = reconciler_->plan(inv, only);
     const std::vector<Action> actions = plan.actions; // what Reconcile() reports
     // Before execute(): writes made by earlier passes that still do not read back.
     auto unconfirmed = reconciler_->unconfirmed_problems(plan);
@@ -300,7 +313,7 @@ ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
                 if (std::any_of(d.ports.begin(), d.ports.end(),
                                 [&](const PortState& p) { return read_back.count(p.netdev); }))
                     scanner_->fill_pfc(d);
-            plan = reconciler_->plan(inv);
+            plan = reconciler_->plan(inv, only);
         }
         if (acted)
             schedule_pass(options_.coalesce_usec);
@@ -308,6 +321,8 @@ ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run) {
     auto failures = reconciler_->failure_problems();
     const auto& want = plan.desired;
     for (auto& [syspath, d] : inv.devices) {
+        if (only && !only->count(syspath))
+            continue;
         auto w = want.find(syspath);
         if (w != want.end() && !w->second.require_provider)
             std::erase_if(d.problems, [](const Problem& p) {
@@ -454,10 +469,7 @@ void Daemon::reconcile(const std::string& sender, bool dry_run,
     auto reply = std::make_shared<sdbus::Result<ChangeList>>(std::move(result));
     when_authorized(*authorizer_, sender, reply, [this](sdbus::Result<ChangeList>& r) {
         reconciler_->forget();
-        ScanChanges everything;
-        Inventory inv = scanner_->derive(everything);
-        ChangeList changes = reconcile_into(inv, false);
-        schedule_pass(0);
+        ChangeList changes = publish(ScanChanges{}); // everything, planned and on the bus
         r.returnResults(changes);
     });
 }

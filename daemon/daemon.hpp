@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <sdbus-c++/IConnection.h>
+#include <set>
 #include <systemd/sd-event.h>
 
 namespace rdmad {
@@ -60,16 +61,20 @@ class Daemon final : public Controller {
     /// move, bind, unbind) gets its pass a window (coalesce_usec) later, with its relatives.
     void note_change(bool starts_burst);
     /// Plan against `inv`, run the plan (unless `dry_run`), and fill the desired-state parts
-    /// of `inv` (port Desired*, PFCNoDrop, InSync, problems). Returns the plan's changes.
-    ChangeList reconcile_into(Inventory& inv, bool dry_run);
+    /// of `inv` (port Desired*, PFCNoDrop, InSync, problems). With `only`, for those device
+    /// syspaths (none mlx4) and nothing else. Returns the plan's changes.
+    ChangeList reconcile_into(Inventory& inv, bool dry_run,
+                              const std::set<std::string>* only = nullptr);
     void reload_config();
     /// publish() at once (after a D-Bus call changed the desired state), errors logged.
     void publish_now();
     const DeviceState* device_at(const std::string& syspath) const;
     void pass();
-    /// Export what `changes` names (everything when changes.full, or when rules are in force:
-    /// the plan then covers the whole host), plan and run the reconciler, update the Manager.
-    void publish(ScanChanges changes = {});
+    /// Export what `changes` names, planning (when rules are in force) for the devices it
+    /// names; everything, planned for the whole host with the Manager updated, when
+    /// changes.full or a named device is mlx4 (host-wide module options). Returns what the
+    /// whole-host plan changed (Reconcile()'s list), empty otherwise.
+    ChangeList publish(ScanChanges changes = {});
     /// STATUS= for systemctl status; one per pass (bench/ counts passes by it).
     void notify_status();
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);

@@ -288,8 +288,8 @@ DesiredConfig Reconciler::rules(bool with_runtime) const {
 }
 
 std::map<std::string, DeviceDesired>
-Reconciler::desired(const Inventory& inv,
-                    std::map<std::string, std::vector<Problem>>* conflicts) const {
+Reconciler::desired(const Inventory& inv, std::map<std::string, std::vector<Problem>>* conflicts,
+                    const std::set<std::string>* only) const {
     const DesiredConfig all = rules(true);
     DesiredConfig legacy_only;
     legacy_only.rules = legacy_rules_;
@@ -298,6 +298,8 @@ Reconciler::desired(const Inventory& inv,
     const auto by_device = links_by_device(inv);
     const std::vector<LinkState> none;
     for (const auto& [syspath, d] : inv.devices) {
+        if (only && !only->count(syspath))
+            continue;
         const auto it = by_device.find(d.name);
         const auto& links = it == by_device.end() ? none : it->second;
         DeviceDesired want = resolve(all, d, links);
@@ -318,9 +320,9 @@ Reconciler::desired(const Inventory& inv,
     return out;
 }
 
-Plan Reconciler::plan(const Inventory& inv) {
+Plan Reconciler::plan(const Inventory& inv, const std::set<std::string>* only) {
     std::map<std::string, std::vector<Problem>> conflicts;
-    const auto want = desired(inv, &conflicts);
+    const auto want = desired(inv, &conflicts, only);
     std::map<std::string, PfcActual> pfc;
     const bool lldpad = [&] {
         for (const auto& [_, w] : want)
@@ -341,6 +343,15 @@ Plan Reconciler::plan(const Inventory& inv) {
         }
     }
     Mlx4ModuleState mlx4;
+    if (only) {
+        // The mlx4_en module options are host-wide: a plan for some devices (none of them
+        // mlx4, the caller sees to it) leaves them alone.
+        Plan p = make_plan(inv, want, pfc, mlx4);
+        p.pfc = std::move(pfc);
+        for (auto& [syspath, probs] : conflicts)
+            p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
+        return p;
+    }
     const bool any_mlx4 = std::any_of(inv.devices.begin(), inv.devices.end(), [](const auto& d) {
         return d.second.kernel_driver == "mlx4_core";
     });

@@ -91,14 +91,17 @@ class Reconciler {
                       bool persist);
 
     /// What each device of `inventory` should be, by syspath, plus legacy-file conflicts.
-    std::map<std::string, DeviceDesired> desired(const Inventory& inventory,
-                                                 std::map<std::string, std::vector<Problem>>*
-                                                     conflicts = nullptr) const;
+    /// With `only`, for those syspaths only.
+    std::map<std::string, DeviceDesired>
+    desired(const Inventory& inventory,
+            std::map<std::string, std::vector<Problem>>* conflicts = nullptr,
+            const std::set<std::string>* only = nullptr) const;
 
     /// Make the plan from `inventory` (its ports' PFC included) and what only the reconciler
     /// reads (mlx4 module options, whether lldpad runs). Problems include legacy-file
-    /// conflicts.
-    Plan plan(const Inventory& inventory);
+    /// conflicts. With `only` (device syspaths, none of them mlx4), the plan covers those
+    /// devices and leaves the host-wide mlx4_en module options alone: what one event costs.
+    Plan plan(const Inventory& inventory, const std::set<std::string>* only = nullptr);
 
     struct Outcome {
         Action action;

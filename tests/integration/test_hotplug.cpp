@@ -226,6 +226,17 @@ void check_signals(const SignalRecorder& rec, size_t from, const std::vector<std
     CHECK(rec.summaries(from) == want);
 }
 
+// "add" uevents for `syspaths`, in order, that reach rdmad as one burst however slowly this
+// process sends them (a loaded machine): rdmad is stopped meanwhile, so the uevents wait in
+// its socket and the coalescing window its first one opens gathers them all, as it gathers a
+// driver's add events that come back to back.
+void add_as_one_burst(Rig& rig, const std::vector<std::string>& syspaths) {
+    rig.daemon->signal(SIGSTOP);
+    for (const auto& sp : syspaths)
+        rig.testbed.uevent(sp, "add");
+    rig.daemon->signal(SIGCONT);
+}
+
 // Signals grouped by object path, in order (for passes whose order across objects the
 // contract does not fix).
 std::map<std::string, std::vector<std::string>> per_object(const SignalRecorder& rec, size_t from) {
@@ -338,10 +349,9 @@ TEST_CASE("hotplug: add, change and remove an RDMA device", "[hotplug]") {
     rig.testbed.add(pci_text(pci, "1017") + aux_text(pci, 2, true) +
                     net_text(pci, "ens2f0np0", 1004) + ib_text(ib) +
                     uverbs_text(pci, 2, "mlx5_2"));
-    for (auto sp : {"/sys" + pci, "/sys" + aux_devpath(pci, 2),
-                    "/sys" + net_devpath(pci, "ens2f0np0"), ib.syspath(),
-                    "/sys" + uverbs_devpath(pci, 2)})
-        rig.testbed.uevent(sp, "add");
+    add_as_one_burst(rig, {"/sys" + pci, "/sys" + aux_devpath(pci, 2),
+                           "/sys" + net_devpath(pci, "ens2f0np0"), ib.syspath(),
+                           "/sys" + uverbs_devpath(pci, 2)});
 
     REQUIRE(rec.eventually([&] { return rec.size() >= 3; }, kWait));
     CHECK(rec.quiet(kSettle));
@@ -441,9 +451,9 @@ TEST_CASE("hotplug: names holding a control character are matched as the kernel 
                          "A: ports/0/state=4: ACTIVE\\n\nA: ports/0/link_layer=Ethernet\\n\n");
     rig.testbed.add(pci_text(pci, "1017") + aux_text(pci, 2, true) + net_text(pci, netdev, 1004) +
                     ib_with_port0 + uverbs_text(pci, 2, ib.name));
-    for (auto sp : {"/sys" + pci, "/sys" + aux_devpath(pci, 2), "/sys" + net_devpath(pci, netdev),
-                    ib.syspath(), "/sys" + uverbs_devpath(pci, 2)})
-        rig.testbed.uevent(sp, "add");
+    add_as_one_burst(rig,
+                     {"/sys" + pci, "/sys" + aux_devpath(pci, 2), "/sys" + net_devpath(pci, netdev),
+                      ib.syspath(), "/sys" + uverbs_devpath(pci, 2)});
     REQUIRE(rec.eventually([&] { return rec.size() >= 3; }, kWait));
     CHECK(rec.quiet(kSettle));
     check_per_object(rec, 0,
