@@ -97,7 +97,7 @@ else
 fi
 
 /usr/bin/python3 "$top/tools/count-tests.py" --build-failures "$fail_build" \
-  --fuzz "$fuzz_results" "${logs[@]}"
+  --cases "$fuzz_results" "${logs[@]}"
 rc=$?
 rm -f "$fuzz_results"
 exit $rc
