@@ -18,7 +18,9 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 results=${1:-/dev/null}
 host=procfs-hfi1-mlx4-mlx5 # a ConnectX-3 (mlx4_0) whose port type rdmad can set
-own_modprobe=/etc/modprobe.d/rdmad-mlx4.conf # daemon/actuators/modprobe.cpp
+# The name of the module options file rdmad writes, as the code has it.
+own_modprobe=/etc/modprobe.d/$(sed -n 's|.*modprobe_dir + "/\([^"]*\)".*|\1|p' \
+  "$top/daemon/actuators/modprobe.cpp")
 admin_modprobe=/etc/modprobe.d/zz-rdmad-test-admin.conf
 admin_dropin=/etc/rdmad/conf.d/zz-rdmad-test-admin.conf
 started=$(date +%s)
@@ -39,6 +41,10 @@ check() { local name=$1; shift; "$@"; record "$name" $? "exit status $?"; }
 # expect WHY COMMAND...: inside a case, COMMAND must succeed, else WHY is printed.
 expect() { local why=$1; shift; "$@" && return 0; echo "  not so: $why"; return 1; }
 
+case $own_modprobe in
+  */rdmad*.conf) ;;
+  *) echo "test-deb: no modprobe.d file name found in daemon/actuators/modprobe.cpp" >&2; exit 1 ;;
+esac
 if dpkg-query -W -f='${Status}' rdmad 2>/dev/null | grep -qv 'not-installed'; then
   echo "test-deb: the package rdmad is on this machine already; not touching it" >&2
   exit 1
@@ -246,6 +252,8 @@ purge_case() {
   echo "options mlx4_en pfctx=0x08 pfcrx=0x08" > "$own_modprobe"
   echo "# an admin's file" > "$admin_modprobe"
   mkdir -p /etc/rdmad/conf.d && echo "# an admin's file" > "$admin_dropin"
+  expect "debian/rdmad.postrm removes $own_modprobe, as daemon/actuators/modprobe.cpp names it" \
+    grep -qx "    rm -f $own_modprobe" "$top/debian/rdmad.postrm" || return 1
   dpkg --purge rdmad > "$work/apt.log" 2>&1 || { cat "$work/apt.log"; return 1; }
   expect "rdmad is purged" \
     bash -c "! dpkg-query -W -f='\${Status}' rdmad 2>/dev/null | grep -qv not-installed" &&
