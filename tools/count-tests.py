@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Count test cases over meson test logs (testlog.json) and fuzz results; print a summary
-whose last line is "N passed, N failed"; exit 1 when anything failed or nothing ran.
+"""Count test cases over meson test logs (testlog.json) and result files (fuzz targets, the
+Debian package); print a summary whose last line is "N passed, N failed"; exit 1 when
+anything failed or nothing ran.
 
 A meson test whose output carries a Catch2 summary counts its Catch2 test cases; any other
-test counts as one case. A build that failed counts as one failed case."""
+test counts as one case. A build that failed counts as one failed case. A result file has one
+line "NAME pass|fail" per case; a missing one counts as one failed case."""
 import argparse
 import json
 import re
@@ -42,7 +44,7 @@ def count_log(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-failures", type=int, default=0)
-    ap.add_argument("--fuzz")
+    ap.add_argument("--cases", action="append", default=[], help="a result file (repeatable)")
     ap.add_argument("logs", nargs="*")
     args = ap.parse_args()
     passed, failed = 0, args.build_failures
@@ -53,12 +55,16 @@ def main():
             p, f = 0, 1
         passed += p
         failed += f
-    if args.fuzz:
-        with open(args.fuzz) as f:
-            for line in f:
-                name, result = line.split()
-                passed += result == "pass"
-                failed += result != "pass"
+    for cases in args.cases:
+        try:
+            with open(cases) as f:
+                for line in f:
+                    name, result = line.split()
+                    passed += result == "pass"
+                    failed += result != "pass"
+                    print(f"  {name}: {result}")
+        except OSError:
+            failed += 1
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not passed else 0
 

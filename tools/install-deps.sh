@@ -8,6 +8,7 @@ packages=(
   libmnl-dev libkmod-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   catch2 umockdev libumockdev-dev dbus-daemon scdoc strace python3 python3-dbusmock
   systemd udev libxml2-utils man-db polkitd iproute2
+  debhelper dpkg-dev lintian
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The whole test suite, as CI runs it: install what is needed, build, run the unit and
-# integration suites, again under ASan+UBSan, and each libFuzzer target for $FUZZ_SECONDS
-# (default 30). The last line is "N passed, N failed" (test cases).
+# integration suites, again under ASan+UBSan, each libFuzzer target for $FUZZ_SECONDS
+# (default 30), and the Debian package (tools/test-deb.sh: build, lintian, install, run,
+# upgrade, remove, purge). The last line is "N passed, N failed" (test cases).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -96,8 +97,17 @@ else
   fail_build=$((fail_build + 1))
 fi
 
+step "Debian package"
+deb_results=$(mktemp)
+deb_start=$(date +%s)
+# A run that stops before recording a failure (it refuses a machine where rdmad is installed)
+# still counts as one.
+tools/test-deb.sh "$deb_results" || grep -q ' fail$' "$deb_results" ||
+  echo "deb-test-deb fail" >> "$deb_results"
+echo "Debian package: $(($(date +%s) - deb_start)) s"
+
 /usr/bin/python3 "$top/tools/count-tests.py" --build-failures "$fail_build" \
-  --fuzz "$fuzz_results" "${logs[@]}"
+  --cases "$fuzz_results" --cases "$deb_results" "${logs[@]}"
 rc=$?
-rm -f "$fuzz_results"
+rm -f "$fuzz_results" "$deb_results"
 exit $rc
