@@ -43,7 +43,7 @@ struct PfcActual {
     uint8_t mbc = 0;                 ///< ieee_pfc.mbc, kept by a SET
     uint16_t delay = 0;              ///< ieee_pfc.delay (bit times), kept by a SET
     bool willing = false;            ///< firmware DCBX in willing mode: the switch may override
-    bool lldpad = false;             ///< an lldpad process owns DCB on this host (reconciler)
+    bool lldpad = false;             ///< lldpad runs, so it owns DCB (pfc_reader.hpp)
     std::string message;             ///< why not ok, for the admin
     bool operator==(const PfcActual&) const = default;
 };

@@ -64,17 +64,6 @@ std::map<std::string, std::vector<LinkState>> links_by_device(const Inventory& i
     return out;
 }
 
-bool lldpad_running() {
-    // An lldpad process owns DCB when it runs (DOMAIN.md §2: report, do not fight it).
-    for (const auto& pid : sysfs::list_dir("/proc", "")) {
-        if (pid.find_first_not_of("0123456789") != std::string::npos)
-            continue;
-        if (auto comm = sysfs::read_text("/proc/" + pid, "comm"); comm && *comm == "lldpad\n")
-            return true;
-    }
-    return false;
-}
-
 } // namespace
 
 Reconciler::Reconciler(ReconcilerOptions options, dcb::DcbClient* dcb)
@@ -324,12 +313,6 @@ Plan Reconciler::plan(const Inventory& inv, const std::set<std::string>* only) {
     std::map<std::string, std::vector<Problem>> conflicts;
     const auto want = desired(inv, &conflicts, only);
     std::map<std::string, PfcActual> pfc;
-    const bool lldpad = [&] {
-        for (const auto& [_, w] : want)
-            if (!w.pfc_no_drop.empty())
-                return lldpad_running();
-        return false;
-    }();
     // PFC as the inventory has it (sources/pfc_reader.hpp): no DCB read here.
     for (const auto& [syspath, w] : want) {
         if (w.pfc_no_drop.empty())
@@ -337,9 +320,7 @@ Plan Reconciler::plan(const Inventory& inv, const std::set<std::string>* only) {
         for (const auto& port : inv.devices.at(syspath).ports) {
             if (port.netdev.empty() || pfc.count(port.netdev))
                 continue;
-            PfcActual& now = pfc[port.netdev];
-            now = port.pfc;
-            now.lldpad = lldpad;
+            pfc[port.netdev] = port.pfc;
         }
     }
     Mlx4ModuleState mlx4;

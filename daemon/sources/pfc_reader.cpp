@@ -2,6 +2,9 @@
 #include "sources/pfc_reader.hpp"
 
 #include "config/pfc.hpp"
+#include "util/sysfs.hpp"
+
+#include <charconv>
 
 namespace rdmad {
 
@@ -32,10 +35,26 @@ PfcActual pfc_actual(const dcb::DcbResult& r) {
     return a;
 }
 
+bool lldpad_running(const std::string& run_dir) {
+    const auto pid_text = sysfs::read_text(run_dir, "lldpad.pid");
+    if (!pid_text)
+        return false;
+    unsigned long pid = 0;
+    const char* first = pid_text->data();
+    const char* last = first + pid_text->size();
+    if (std::from_chars(first, last, pid).ec != std::errc{} || pid == 0)
+        return false;
+    const auto comm = sysfs::read_text("/proc/" + std::to_string(pid), "comm");
+    return comm && *comm == "lldpad\n";
+}
+
 bool PfcReader::note(const dcb::DcbNotification& n) {
     auto it = state_.find(n.ifname);
     if (it == state_.end())
         return false; // serves no RDMA port: read when it does
+    const bool lldpad = lldpad_running(); // who may have made this change
+    const bool lldpad_changed = lldpad != lldpad_;
+    lldpad_ = lldpad;
     if (!n.pfc) {
         dirty_.insert(n.ifname);
         return true;
@@ -47,7 +66,7 @@ bool PfcReader::note(const dcb::DcbNotification& n) {
     PfcActual now = pfc_actual(r);
     dirty_.erase(n.ifname);
     if (now == it->second)
-        return false; // the echo of a state already known (rdmad's own SET, read back)
+        return lldpad_changed; // else the echo of a state known (rdmad's own SET, read back)
     it->second = std::move(now);
     return true;
 }
@@ -86,6 +105,7 @@ bool PfcReader::read(const std::string& netdev) {
 
 std::set<std::string> PfcReader::refresh(const std::set<std::string>& netdevs) {
     std::set<std::string> changed;
+    lldpad_ = lldpad_running();
     std::erase_if(state_, [&](const auto& s) { return !netdevs.count(s.first); });
     std::erase_if(dirty_, [&](const std::string& n) { return !netdevs.count(n); });
     for (const auto& netdev : netdevs)
@@ -106,7 +126,11 @@ std::set<std::string> PfcReader::refresh_noted() {
 
 PfcActual PfcReader::get(const std::string& netdev) const {
     auto it = state_.find(netdev);
-    return it == state_.end() ? PfcActual{} : it->second;
+    if (it == state_.end())
+        return PfcActual{};
+    PfcActual a = it->second;
+    a.lldpad = lldpad_;
+    return a;
 }
 
 } // namespace rdmad

@@ -19,6 +19,11 @@ namespace rdmad {
 /// `r` (an IEEE_GET, or a SET's read-back) as the port's PFC state.
 PfcActual pfc_actual(const dcb::DcbResult& r);
 
+/// True when lldpad runs: `<run_dir>/lldpad.pid` names a process whose comm is "lldpad"
+/// (lldpad writes /var/run/lldpad.pid; libvirt and dracut find it the same way). Two small
+/// reads, not a walk of /proc.
+bool lldpad_running(const std::string& run_dir = "/run");
+
 class PfcReader {
   public:
     /// `client` may be null (no netlink socket): every netdev then reads as failed.
@@ -42,7 +47,9 @@ class PfcReader {
     /// notification). Returns the netdevs whose state changed.
     std::set<std::string> refresh_noted();
 
-    /// The state of `netdev`; Status::unknown when it is not tracked.
+    /// The state of `netdev`; Status::unknown when it is not tracked. `lldpad` is whether
+    /// lldpad ran when DCB last changed (looked at on every refresh() that reads and every
+    /// notification: an LLDP agent owns DCB, DOMAIN.md §2).
     PfcActual get(const std::string& netdev) const;
     /// True when refresh_noted() has work to do.
     bool noted() const { return !dirty_.empty(); }
@@ -54,6 +61,7 @@ class PfcReader {
     dcb::DcbClient* client_;
     std::map<std::string, PfcActual> state_; ///< tracked netdevs
     std::set<std::string> dirty_;            ///< tracked netdevs to read again
+    bool lldpad_ = false;
 };
 
 } // namespace rdmad

@@ -8,13 +8,19 @@
 #include "sources/rtnl_message.hpp"
 
 #include "fake_dcb_kernel.hpp"
+#include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <linux/dcbnl.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace rdmad;
 using rdmad::test::Out;
@@ -183,4 +189,33 @@ TEST_CASE("PfcReader without a netlink socket reads every netdev as failed") {
     reader.refresh({"eth0"});
     CHECK(reader.get("eth0").status == PfcActual::Status::failed);
     CHECK(reader.get("eth0").message == "no netlink socket");
+}
+
+TEST_CASE("lldpad_running: its pid file names a process called lldpad") {
+    rdmad::test::TempDir dir("rdmad-lldpad");
+    const std::string run = dir.path.string();
+    CHECK_FALSE(lldpad_running(run)); // no pid file
+    std::ofstream(dir.path / "lldpad.pid") << getpid() << "\n";
+    CHECK_FALSE(lldpad_running(run)); // a stale pid file: this process is not lldpad
+    std::ofstream(dir.path / "lldpad.pid") << "garbage\n";
+    CHECK_FALSE(lldpad_running(run));
+    // A process whose comm is "lldpad": /bin/sleep under that name.
+    const auto exe = dir.path / "lldpad";
+    std::filesystem::copy_file("/bin/sleep", exe);
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        execl(exe.c_str(), "lldpad", "10", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    std::ofstream(dir.path / "lldpad.pid") << child << "\n";
+    bool seen = false;
+    for (int i = 0; i < 200 && !seen; ++i) { // until the exec has happened
+        seen = lldpad_running(run);
+        if (!seen)
+            usleep(5000);
+    }
+    CHECK(seen);
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
 }
