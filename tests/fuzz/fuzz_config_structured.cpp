@@ -535,13 +535,16 @@ class Generator {
     void finish_rule(RuleText& r, int line) {
         if (r.fate == Fate::valid && r.rule.match.empty())
             r.fate = Fate::invalid; // a rule must match something
+        // Two rules with one match in one file are refused; known only when both matches are
+        // (a value of unknown fate may have added a match key the model does not hold).
         if (r.fate == Fate::valid)
-            for (const auto& earlier : rules_)
-                if (earlier.match == r.rule.match)
-                    r.fate = Fate::invalid; // two rules with one match in one file
+            for (size_t i = 0; i < rules_.size(); ++i)
+                if (rule_fates_[i] == Fate::valid && rules_[i].match == r.rule.match)
+                    r.fate = Fate::invalid;
         r.rule.line = line;
         mark(r.fate);
         rules_.push_back(r.rule);
+        rule_fates_.push_back(r.fate);
     }
 
     void rule_table() {
@@ -580,6 +583,7 @@ class Generator {
     std::string out_;
     Fate fate_ = Fate::valid;
     std::vector<rdmad::Rule> rules_;
+    std::vector<Fate> rule_fates_; // of each of rules_
     std::optional<bool> apply_;
     bool daemon_defined_ = false;
 };
