@@ -15,6 +15,7 @@
 // must read back the same (what state.conf relies on).
 #include "config/config_file.hpp"
 #include "config/config_writer.hpp"
+#include "fuzz_check.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -28,13 +29,6 @@
 #include <vector>
 
 namespace {
-
-void check(bool ok, const char* what) {
-    if (!ok) {
-        std::fprintf(stderr, "invariant violated: %s\n", what);
-        std::abort();
-    }
-}
 
 /// What a generated part does to the document's fate.
 enum class Fate { valid, invalid, unknown };

@@ -7,6 +7,7 @@
 // without control characters whatever the line held (they become Manager.Problems); every rule
 // is a valid card line, in line order, and written back as "<pci> <type>..." parses to itself.
 #include "config/mlx4_conf.hpp"
+#include "fuzz_check.hpp"
 
 #include "inventory/attributes.hpp"
 
@@ -18,13 +19,6 @@
 #include <string_view>
 
 namespace {
-
-void check(bool ok, const char* what) {
-    if (!ok) {
-        std::fprintf(stderr, "invariant violated: %s\n", what);
-        std::abort();
-    }
-}
 
 // The longest warning: a fixed sentence of ~100 bytes around one field quoted in at most 64
 // bytes plus "...".

@@ -6,6 +6,7 @@
 // Invariants: no crash; a mask read from any text is the one rdmad's own file for that mask
 // gives back; a value accepted by parse_pfc_mask is one the kernel prints the same way.
 #include "actuators/modprobe.hpp"
+#include "fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -13,17 +14,6 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
-
-namespace {
-
-void check(bool ok, const char* what) {
-    if (!ok) {
-        std::fprintf(stderr, "invariant violated: %s\n", what);
-        std::abort();
-    }
-}
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view in(reinterpret_cast<const char*>(data), size);

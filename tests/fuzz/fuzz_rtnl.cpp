@@ -8,6 +8,7 @@
 // ifindex > 0; every DCB notice names a valid interface name; notices and refusals together
 // are at most the number of messages the datagram can hold (one per 16-byte header); a
 // datagram that does not split is one refusal and nothing else.
+#include "fuzz_check.hpp"
 #include "sources/rtnl_message.hpp"
 
 #include <algorithm>
@@ -16,17 +17,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <linux/netlink.h>
-
-namespace {
-
-void check(bool ok, const char* what) {
-    if (!ok) {
-        std::fprintf(stderr, "invariant violated: %s\n", what);
-        std::abort();
-    }
-}
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::span<const uint8_t> in(data, size);

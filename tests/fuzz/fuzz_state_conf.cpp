@@ -11,6 +11,7 @@
 // writing the file it just read changes nothing, so its "changed since read" check holds).
 #include "config/config_file.hpp"
 #include "config/config_writer.hpp"
+#include "fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -22,13 +23,6 @@
 #include <variant>
 
 namespace {
-
-void check(bool ok, const char* what) {
-    if (!ok) {
-        std::fprintf(stderr, "invariant violated: %s\n", what);
-        std::abort();
-    }
-}
 
 bool same_settings(const rdmad::Rule& a, const rdmad::Rule& b) {
     return a.match == b.match && a.port_type == b.port_type && a.pfc_no_drop == b.pfc_no_drop &&
