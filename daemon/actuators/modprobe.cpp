@@ -9,20 +9,27 @@
 #include <cerrno>
 #include <charconv>
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <string_view>
 #include <system_error>
 #include <unistd.h>
-#include <fmt/format.h>
+#include <vector>
 
 namespace rdmad {
-namespace {
 
-std::optional<uint8_t> parse_mask(std::string_view v) {
+std::optional<uint8_t> parse_pfc_mask(std::string_view v) {
     v = trim_attribute(v);
     int base = 10;
-    if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+    if (v.size() > 1 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
         v.remove_prefix(2);
         base = 16;
+    } else if (v.size() > 1 && v[0] == '0') {
+        v.remove_prefix(1);
+        base = 8;
     }
+    // from_chars takes no sign and no second prefix, as kstrtouint after its own prefix.
+    if (v.empty() || v[0] == '+' || v[0] == '-')
+        return std::nullopt;
     unsigned value = 0;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), value, base);
     if (ec != std::errc() || p != v.data() + v.size() || value > 0xff)
@@ -30,7 +37,49 @@ std::optional<uint8_t> parse_mask(std::string_view v) {
     return static_cast<uint8_t>(value);
 }
 
-} // namespace
+std::optional<uint8_t> parse_mlx4_modprobe_text(std::string_view text) {
+    // modprobe.d(5): one command per line, '#' lines are comments, a '\' at the end of a line
+    // joins the next; `options <module> <option>...`, whitespace-separated, and modprobe treats
+    // '-' and '_' in a module name alike (kmod libkmod-config.c).
+    auto is_blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+    std::optional<std::string> value; // the last pfctx= of an mlx4_en options line
+    size_t pos = 0;
+    while (pos < text.size()) {
+        std::string line;
+        for (;;) { // one logical line, continuations joined
+            const size_t end = std::min(text.find('\n', pos), text.size());
+            std::string_view part = text.substr(pos, end - pos);
+            pos = end + 1;
+            if (!part.empty() && part.back() == '\\' && pos < text.size()) {
+                part.remove_suffix(1); // joined as is, as kmod's getline_wrapped() does
+                line.append(part);
+                continue;
+            }
+            line.append(part);
+            break;
+        }
+        std::vector<std::string_view> words;
+        const std::string_view l(line);
+        for (size_t i = 0; i < l.size();) {
+            while (i < l.size() && is_blank(l[i]))
+                ++i;
+            const size_t start = i;
+            while (i < l.size() && !is_blank(l[i]))
+                ++i;
+            if (i > start)
+                words.push_back(l.substr(start, i - start));
+        }
+        if (words.size() < 3 || words[0] != "options" ||
+            (words[1] != "mlx4_en" && words[1] != "mlx4-en"))
+            continue; // a comment ('#' first) lands here too
+        for (size_t i = 2; i < words.size(); ++i)
+            if (words[i].substr(0, 6) == "pfctx=")
+                value = std::string(words[i].substr(6)); // later options override earlier ones
+    }
+    if (!value)
+        return std::nullopt;
+    return parse_pfc_mask(*value);
+}
 
 std::string mlx4_modprobe_path(const std::string& modprobe_dir) {
     return modprobe_dir + "/rdmad-mlx4.conf";
@@ -48,20 +97,14 @@ std::optional<uint8_t> read_mlx4_modprobe(const std::string& modprobe_dir) {
     const FileRead file = read_config_file(mlx4_modprobe_path(modprobe_dir), 4096);
     if (file.status != FileRead::Status::ok)
         return std::nullopt;
-    const std::string* text = &file.text;
-    auto at = text->find("pfctx=");
-    if (at == std::string::npos)
-        return std::nullopt;
-    auto end = text->find_first_of(" \n", at);
-    return parse_mask(std::string_view(*text).substr(
-        at + 6, end == std::string::npos ? std::string::npos : end - at - 6));
+    return parse_mlx4_modprobe_text(file.text);
 }
 
 std::optional<uint8_t> loaded_mlx4_pfctx() {
     auto text = sysfs::read_text("/sys/module/mlx4_en/parameters", "pfctx");
     if (!text)
         return std::nullopt;
-    return parse_mask(*text);
+    return parse_pfc_mask(*text);
 }
 
 void write_mlx4_modprobe(const std::string& modprobe_dir, uint8_t mask) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace rdmad {
 
@@ -17,7 +18,18 @@ std::string mlx4_modprobe_path(const std::string& modprobe_dir);
 /// The file's content for `mask`, with a header saying who wrote it.
 std::string mlx4_modprobe_text(uint8_t mask);
 
-/// The pfctx mask in rdmad's file, nullopt when the file is absent or has none.
+/// A pfctx/pfcrx value as the kernel reads a `uint` module parameter (kernel/params.c
+/// param_set_uint -> kstrtouint base 0: "0x" hex, a leading "0" octal, else decimal), outer
+/// whitespace aside (sysfs adds a newline). nullopt when malformed or above 0xff (8 priorities).
+std::optional<uint8_t> parse_pfc_mask(std::string_view value);
+
+/// The mlx4_en pfctx mask a modprobe.d(5) text sets: `options mlx4_en ... pfctx=<mask> ...`
+/// lines ('#' lines skipped, a '\' at the end of a line continues it), the last such option
+/// winning as it does for modprobe. nullopt when no line sets it or its value is malformed.
+std::optional<uint8_t> parse_mlx4_modprobe_text(std::string_view text);
+
+/// The pfctx mask in rdmad's file, nullopt when the file is absent or has none
+/// (parse_mlx4_modprobe_text() of what it holds).
 std::optional<uint8_t> read_mlx4_modprobe(const std::string& modprobe_dir);
 
 /// The pfctx of the loaded mlx4_en (/sys/module/mlx4_en/parameters/pfctx), nullopt when the

@@ -7,6 +7,7 @@
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Idaemon \
 //       tests/fuzz/fuzz_attributes.cpp daemon/inventory/attributes.cpp -o fuzz_attributes
 //   ./fuzz_attributes -max_total_time=60 tests/fuzz/corpus/attributes
+#include "fuzz_check.hpp"
 #include "inventory/attributes.hpp"
 
 #include <cmath>
@@ -20,13 +21,6 @@
 using namespace rdmad;
 
 namespace {
-
-void check(bool ok, const char* what) {
-    if (!ok) {
-        std::fprintf(stderr, "invariant violated: %s\n", what);
-        std::abort();
-    }
-}
 
 bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';

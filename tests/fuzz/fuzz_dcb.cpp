@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
-// libFuzzer target: every DCB netlink reply parser (daemon/actuators/dcb_message.hpp), which
-// read what the kernel sends back. The input is one received datagram: it goes through
-// split_messages() and each message payload through every parser, and the whole input also goes
-// to each payload parser directly. Invariants: no out-of-bounds read (ASan), a refusal always
-// says why, payload spans stay inside the input, and a decoded NLMSG_ERROR is a valid errno.
+// libFuzzer target: every DCB netlink reply and notification parser
+// (daemon/actuators/dcb_message.hpp), which read what the kernel sends. The input is one received
+// datagram: it goes through split_messages() and each message payload through every parser, and the
+// whole input also goes to each payload parser directly. Invariants: no out-of-bounds read (ASan),
+// a refusal always says why, payload spans stay inside the input, and a decoded NLMSG_ERROR is a
+// valid errno.
 #include "actuators/dcb_message.hpp"
 
 #include <cstddef>
@@ -31,6 +32,10 @@ void all_parsers(std::span<const uint8_t> payload) {
     if (s.ok() && (*s.value < 0 || *s.value > 128))
         std::abort();
     check(parse_dcbx_reply(payload));
+    auto n = parse_dcb_notification(payload);
+    check(n);
+    if (n.ok() && n.value->ifname.empty())
+        std::abort(); // refused without DCB_ATTR_IFNAME
 }
 
 } // namespace
