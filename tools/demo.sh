@@ -9,20 +9,24 @@
 #   tools/demo.sh --host NAME     another host of tests/fixtures/hosts/NAME.umockdev
 #   tools/demo.sh --real          this machine's /sys (needs /sys/class/infiniband)
 #   tools/demo.sh --shell         then a shell with rdmactl on PATH, talking to that rdmad
+#   tools/demo.sh --installed     the installed /usr/libexec/rdmad and rdmactl (the package),
+#                                 no build
 #   tools/demo.sh --list-hosts    the bundled hosts
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 host=hwloc-cx3-ib
 real=0
 shell=0
+installed=0
 while (($#)); do
   case $1 in
     --host) host=${2:?--host needs a NAME}; shift 2 ;;
     --host=*) host=${1#--host=}; shift ;;
     --real) real=1; shift ;;
     --shell) shell=1; shift ;;
+    --installed) installed=1; shift ;;
     --list-hosts) ls "$top/tests/fixtures/hosts" | sed -n 's/\.umockdev$//p'; exit 0 ;;
-    -h|--help) sed -n '3,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -33,10 +37,19 @@ elif [ ! -f "$file" ]; then
   echo "demo.sh: no bundled host '$host' (try --list-hosts)" >&2; exit 2
 fi
 
-"$top/tools/install-deps.sh"
-# Configured as tools/run-tests.sh does (-Dwerror=true), so that the test run reuses this build.
-[ -f "$top/build/build.ninja" ] || meson setup "$top/build" -Dwerror=true >/dev/null
-ninja -C "$top/build" >/dev/null
+if ((installed)); then
+  RDMAD=/usr/libexec/rdmad RDMACTL=$(command -v rdmactl || echo /usr/bin/rdmactl)
+  [ -x "$RDMAD" ] && [ -x "$RDMACTL" ] ||
+    { echo "demo.sh: --installed: no $RDMAD or rdmactl (install the package first)" >&2; exit 1; }
+  command -v umockdev-run >/dev/null && command -v dbus-daemon >/dev/null ||
+    { echo "demo.sh: --installed needs umockdev and dbus-daemon (apt-get install umockdev dbus-daemon)" >&2; exit 1; }
+else
+  "$top/tools/install-deps.sh"
+  # Configured as tools/run-tests.sh does (-Dwerror=true), so that the test run reuses this build.
+  [ -f "$top/build/build.ninja" ] || meson setup "$top/build" -Dwerror=true >/dev/null
+  ninja -C "$top/build" >/dev/null
+  RDMAD="$top/build/daemon/rdmad" RDMACTL="$top/build/cli/rdmactl"
+fi
 
 tmp=$(mktemp -d)
 . "$top/tools/private-bus.sh"
@@ -64,7 +77,7 @@ run='
   kill -TERM $pid; wait $pid; drc=$?
   if [ $drc != 0 ]; then echo "rdmad exited with status $drc; its log:" >&2; cat "$DEMO_DIR/rdmad.log" >&2; fi
   exit $(( rc ? rc : drc ))'
-export RDMAD="$top/build/daemon/rdmad" RDMACTL="$top/build/cli/rdmactl" DEMO_DIR="$tmp" DEMO_SHELL="$shell"
+export RDMAD RDMACTL DEMO_DIR="$tmp" DEMO_SHELL="$shell"
 if ((real)); then
   echo "== rdmactl status (this machine)"
   bash -c "$run"

@@ -215,6 +215,16 @@ stop_case() {
 check stop stop_case
 stop_private_bus
 
+# The README's way to try the installed package without systemd.
+demo_case() {
+  "$top/tools/demo.sh" --installed > "$work/demo.txt" 2>&1
+  local rc=$?
+  sed 's/^/  /' "$work/demo.txt"
+  expect "tools/demo.sh --installed exits 0 (it did $rc)" [ $rc = 0 ] &&
+  expect "it shows the recorded host's mlx4_0" grep -q mlx4_0 "$work/demo.txt"
+}
+check demo-installed demo_case
+
 # --- upgrade --------------------------------------------------------------------------------
 # The same files under a higher version (repacked: no second build), so that dpkg runs the
 # upgrade path of the maintainer scripts and keeps the edited conffile without asking.
