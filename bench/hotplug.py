@@ -93,7 +93,7 @@ class Bed:
 class Rdmad:
     """rdmad on a testbed; READY=1 and every later STATUS= (one per pass) over NOTIFY_SOCKET."""
 
-    def __init__(self, args, root, work):
+    def __init__(self, args, root, work, extra_env=None):
         self.sock_path = os.path.join(work, "notify.sock")
         if os.path.exists(self.sock_path):
             os.unlink(self.sock_path)
@@ -103,6 +103,7 @@ class Rdmad:
         env["LD_PRELOAD"] = PRELOAD
         env["UMOCKDEV_DIR"] = root  # set by the testbed with setenv(), not in os.environ
         env["NOTIFY_SOCKET"] = self.sock_path
+        env.update(extra_env or {})
         self.log_path = os.path.join(work, "rdmad.log")
         self.logf = open(self.log_path, "w")
         self.proc = subprocess.Popen([args.rdmad], env=env, stdout=self.logf,
@@ -322,6 +323,173 @@ def run_latency(args, n):
         w.close()
         rd.stop()
         bed.close()
+
+
+# ---- 1a. nothing happens ---------------------------------------------------------------------
+
+def ctxt_switches(pid):
+    """voluntary + nonvoluntary context switches of every thread of pid (proc(5))."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+            for line in f:
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    total += int(line.split()[1])
+    return total
+
+
+def run_idle(args, n):
+    """rdmad on a quiet testbed of n devices: its wake-ups (context switches) and CPU over
+    args.idle_seconds, after a second to settle. No watchdog here (WATCHDOG_USEC unset)."""
+    log("idle: %d RDMA device(s), %.0f s" % (n, args.idle_seconds))
+    bed = Bed(n, args.gids)
+    work = os.path.join(args.work, "idle-%d" % n)
+    os.makedirs(work, exist_ok=True)
+    rd = Rdmad(args, bed.root, work)
+    try:
+        time.sleep(1.0)
+        s0, c0 = ctxt_switches(rd.proc.pid), rd.cpu_ns()
+        time.sleep(args.idle_seconds)
+        s1, c1 = ctxt_switches(rd.proc.pid), rd.cpu_ns()
+        return {"devices": n, "seconds": args.idle_seconds, "wakeups": s1 - s0,
+                "cpu_ms": (c1 - c0) / 1e6}
+    finally:
+        rd.stop()
+        bed.close()
+
+
+# ---- 1b. another tool changes a port's PFC ---------------------------------------------------
+
+RTM_SETDCB = 79            # uapi linux/rtnetlink.h
+DCB_CMD_IEEE_SET = 21      # uapi linux/dcbnl.h enum dcbnl_commands
+DCB_ATTR_IFNAME, DCB_ATTR_DCBX, DCB_ATTR_IEEE = 1, 11, 13
+DCB_ATTR_IEEE_PFC = 2
+NLA_F_NESTED = 1 << 15
+RTNLGRP_DCB = 23
+
+
+def dcb_notification(ifname, pfc_en):
+    """What the kernel multicasts to RTNLGRP_DCB after a PFC SET on ifname (net/dcb/dcbnl.c
+    dcbnl_ieee_notify() -> dcbnl_ieee_fill()), laid out by hand."""
+    import struct
+
+    def attr(t, data):
+        a = struct.pack("=HH", 4 + len(data), t) + data
+        return a + b"\0" * (-len(a) % 4)
+    pfc = struct.pack("=BBBxH2x", 8, pfc_en, 0, 0) + bytes(128)  # struct ieee_pfc, 136 bytes
+    body = struct.pack("=BBH", 0, DCB_CMD_IEEE_SET, 0)  # struct dcbmsg
+    body += attr(DCB_ATTR_IFNAME, ifname.encode() + b"\0")
+    body += attr(DCB_ATTR_IEEE | NLA_F_NESTED, attr(DCB_ATTR_IEEE_PFC, pfc))
+    body += attr(DCB_ATTR_DCBX, bytes([0x05]))  # DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE
+    return struct.pack("=IHHII", 16 + len(body), RTM_SETDCB, 0, 0, 0) + body
+
+
+def run_pfc(args, n):
+    """Another tool's PFC change on mlx5_0's netdev, DCB emulated by tests/integration/
+    fake_dcbnl.c in rdmad: (a) without a rule, multicast -> PropertiesChanged(PFCNoDrop);
+    (b) with a rule, multicast -> rdmad's corrective SET (the shim's own notification)."""
+    import struct
+    if not args.fake_dcbnl or not os.path.exists(args.fake_dcbnl):
+        raise SystemExit("--fake-dcbnl: build/tests/integration/fake-dcbnl.so is needed")
+    log("pfc: %d RDMA device(s), %d changes each without and with a rule" % (n, args.events))
+    bed = Bed(n, args.gids)
+    ifname = "enp1s0f0np0"  # make-tree's netdev of mlx5_0
+    results = {"devices": n, "events": args.events}
+    for mode in ("observe", "correct"):
+        work = os.path.join(args.work, "pfc-%s-%d" % (mode, n))
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(os.path.join(work, "etc"))
+        os.makedirs(os.path.join(work, "state"))
+        if mode == "correct":
+            with open(os.path.join(work, "etc", "rdmad.conf"), "w") as f:
+                f.write('[[rule]]\ndevice = "mlx5_0"\npfc_no_drop = [3]\n')
+        env = {"LD_PRELOAD": args.fake_dcbnl + " " + PRELOAD, "FAKE_DCBNL_NETDEVS": ifname,
+               "FAKE_DCBNL_LOG": os.path.join(work, "dcb.log"),
+               "CONFIGURATION_DIRECTORY": os.path.join(work, "etc"),
+               "STATE_DIRECTORY": os.path.join(work, "state")}
+        rd = Rdmad(args, bed.root, work, env)
+        w = Watcher()
+        tx = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE
+        tx.bind((0, 0))
+        rx = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+        rx.bind((0, 1 << (RTNLGRP_DCB - 1)))
+        rx.settimeout(args.event_timeout)
+        try:
+            objects = w.managed_objects()
+            port_path = None
+            for path, ifaces in objects.items():
+                if "org.rdmad1.Port" in ifaces and "/port/" in path:
+                    dev = path.rsplit("/port/", 1)[0]
+                    if objects[dev]["org.rdmad1.Device"].get("Name") == "mlx5_0":
+                        port_path = path
+            lat, cpu = [], []
+            for i in range(args.events):
+                # observe: alternate 0x18 / 0x00; correct: always drop priority 3 (0x00)
+                pfc_en = (0x18 if i % 2 == 0 else 0x00) if mode == "observe" else 0x00
+                start = len(w.events)
+                c0 = rd.cpu_ns()
+                t0 = time.monotonic_ns()
+                tx.sendto(dcb_notification(ifname, pfc_en), (0, 1 << (RTNLGRP_DCB - 1)))
+                if mode == "observe":
+                    ev = w.wait_for(lambda e: e[1] == "PropertiesChanged" and e[2] == port_path
+                                    and "PFCNoDrop" in e[3][1], start, args.event_timeout)
+                    if ev is None:
+                        raise SystemExit("pfc change %d: no PropertiesChanged(PFCNoDrop) on %s; "
+                                         "see %s" % (i, port_path, rd.log_path))
+                    t1 = ev[0]
+                else:
+                    while True:  # the shim's notification of rdmad's SET (pfc_en 0x08)
+                        data = rx.recv(65536)
+                        t1 = time.monotonic_ns()
+                        if len(data) > 20 and struct.unpack_from("=H", data, 4)[0] == RTM_SETDCB \
+                                and b"\x08" in data[20:] and pfc_en_of(data) == 0x08:
+                            break
+                lat.append((t1 - t0) / 1e6)
+                time.sleep(0.002)
+                cpu.append((rd.cpu_ns() - c0) / 1e6)
+                time.sleep(args.window_ms / 1000 + 0.005)
+                if mode == "correct" and (i + 1) % 3 == 0:
+                    # 3 corrections a minute make a port contested: ask again (Reconcile)
+                    w.call(BUS, MANAGER, "org.rdmad1.Manager", "Reconcile",
+                           GLib.Variant("(b)", (False,)))
+                    time.sleep(args.window_ms / 1000 + 0.005)
+            with open(os.path.join(work, "dcb.log")) as f:
+                requests = f.read().split("\n")
+            results[mode] = {"lat_med_ms": statistics.median(lat), "lat_p99_ms": pct(lat, 99),
+                             "lat_max_ms": max(lat), "cpu_med_ms": statistics.median(cpu),
+                             "gets": sum(r.startswith("GET") for r in requests),
+                             "sets": sum(r.startswith("SET") for r in requests)}
+            log("  %s: median %.2f ms, p99 %.2f ms, %d GET, %d SET" % (
+                mode, results[mode]["lat_med_ms"], results[mode]["lat_p99_ms"],
+                results[mode]["gets"], results[mode]["sets"]))
+        finally:
+            tx.close()
+            rx.close()
+            w.close()
+            rd.stop()
+    bed.close()
+    return results
+
+
+def pfc_en_of(data):
+    """pfc_en of DCB_ATTR_IEEE { DCB_ATTR_IEEE_PFC } in one DCB notification, or None."""
+    import struct
+    off = 16 + 4
+    while off + 4 <= len(data):
+        ln, t = struct.unpack_from("=HH", data, off)
+        if ln < 4:
+            return None
+        if t & 0x3fff == DCB_ATTR_IEEE:
+            inner = off + 4
+            while inner + 4 <= off + ln:
+                iln, it = struct.unpack_from("=HH", data, inner)
+                if iln < 4:
+                    return None
+                if it & 0x3fff == DCB_ATTR_IEEE_PFC:
+                    return data[inner + 4 + 1]
+                inner += (iln + 3) & ~3
+        off += (ln + 3) & ~3
+    return None
 
 
 # ---- 2. a burst of VF adds ------------------------------------------------------------------
@@ -611,6 +779,12 @@ def main():
                     help="sleep between burst uevents (default 0: as fast as umockdev sends)")
     ap.add_argument("--window-ms", type=float, default=50,
                     help="rdmad's coalescing window (DaemonOptions::coalesce_usec, 50 ms)")
+    ap.add_argument("--idle-sizes", default="",
+                    help="RDMA devices on the idle testbed, comma-separated (default: none)")
+    ap.add_argument("--idle-seconds", type=float, default=60)
+    ap.add_argument("--pfc-sizes", default="",
+                    help="RDMA devices on the PFC testbed, comma-separated (default: none)")
+    ap.add_argument("--fake-dcbnl", help="tests/integration/fake-dcbnl.so (DCB emulation)")
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--skip-burst", action="store_true")
     ap.add_argument("--work", default=os.environ.get("RDMAD_BENCH_DIR", "/tmp/rdmad-hotplug"))
@@ -628,7 +802,11 @@ def main():
     if PRELOAD not in os.environ.get("LD_PRELOAD", ""):
         raise SystemExit("run under the umockdev preload (bench/hotplug.sh uses umockdev-wrapper)")
     os.makedirs(args.work, exist_ok=True)
-    results = {"latency": [], "burst": []}
+    results = {"latency": [], "burst": [], "pfc": [], "idle": []}
+    for n in [int(x) for x in args.idle_sizes.split(",") if x]:
+        results["idle"].append(run_idle(args, n))
+    for n in [int(x) for x in args.pfc_sizes.split(",") if x]:
+        results["pfc"].append(run_pfc(args, n))
     if not args.skip_latency:
         for n in [int(s) for s in args.latency_sizes.split(",")]:
             r = run_latency(args, n)
@@ -653,6 +831,25 @@ def main():
                  "%.3f" % r["cpu_med_ms"], "%.0f" % r["send_med_us"],
                  "%.3f" % r["bare_preload_ms"], "%.3f" % r["bare_direct_ms"],
                  str(r["bare_files"])] for r in results["latency"]]
+        print(table(head, rows))
+        print()
+    if results["idle"]:
+        print("quiet testbed: rdmad's wake-ups (context switches of all its threads):")
+        print(table(["devices", "seconds", "wake-ups", "rdmad CPU ms"],
+                    [[str(r["devices"]), "%.0f" % r["seconds"], str(r["wakeups"]),
+                      "%.2f" % r["cpu_ms"]] for r in results["idle"]]))
+        print()
+    if results["pfc"]:
+        print("another tool's PFC change (RTNLGRP_DCB) -> on the bus (no rule) / set back "
+              "(rule pfc_no_drop = [3]):")
+        head = ["devices", "changes", "seen med ms", "seen p99 ms", "seen CPU ms",
+                "set back med ms", "set back p99 ms", "set back CPU ms", "GETs", "SETs"]
+        rows = [[str(r["devices"]), str(r["events"]), "%.2f" % r["observe"]["lat_med_ms"],
+                 "%.2f" % r["observe"]["lat_p99_ms"], "%.3f" % r["observe"]["cpu_med_ms"],
+                 "%.2f" % r["correct"]["lat_med_ms"], "%.2f" % r["correct"]["lat_p99_ms"],
+                 "%.3f" % r["correct"]["cpu_med_ms"],
+                 "%d+%d" % (r["observe"]["gets"], r["correct"]["gets"]),
+                 "%d+%d" % (r["observe"]["sets"], r["correct"]["sets"])] for r in results["pfc"]]
         print(table(head, rows))
         print()
     if results["burst"]:

@@ -24,4 +24,5 @@ bench_bus rdmad-hotplug-bus
 # The benchmark process sends the uevents, so it runs under the preload itself.
 umockdev-wrapper /usr/bin/python3 "$here/hotplug.py" \
   --rdmad "$build/daemon/rdmad" \
-  --sysfs-read "$build/bench/bench-sysfs-read" "$@"
+  --sysfs-read "$build/bench/bench-sysfs-read" \
+  --fake-dcbnl "$build/tests/integration/fake-dcbnl.so" "$@"
