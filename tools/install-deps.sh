@@ -7,6 +7,7 @@ packages=(
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libudev-dev libibverbs-dev ibverbs-providers
   libmnl-dev libkmod-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   catch2 umockdev libumockdev-dev dbus-daemon scdoc strace python3 python3-dbusmock
+  python3-dbus python3-gi gir1.2-umockdev-1.0 util-linux
   systemd udev libxml2-utils man-db polkitd iproute2
   debhelper dpkg-dev lintian
 )
