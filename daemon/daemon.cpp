@@ -283,8 +283,9 @@ ChangeList Daemon::publish(ScanChanges changes) {
 }
 
 void Daemon::notify_status() {
-    sd_notifyf(false, "STATUS=%zu RDMA devices, %zu netdevs%s", inventory_.devices.size(),
-               inventory_.links.size(), reconciler_->config_error() ? ", config error" : "");
+    notifier_.send(fmt::format("STATUS={} RDMA devices, {} netdevs{}", inventory_.devices.size(),
+                               inventory_.links.size(),
+                               reconciler_->config_error() ? ", config error" : ""));
 }
 
 ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run, const std::set<std::string>* only) {
@@ -506,7 +507,7 @@ int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void*
         self->schedule_pass(0);
         return 0;
     }
-    sd_notify(false, "STOPPING=1");
+    self->notifier_.send("STOPPING=1");
     sd_event_exit(self->event_, 0);
     return 0;
 }

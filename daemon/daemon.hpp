@@ -14,6 +14,7 @@
 #include "sources/scanner.hpp"
 #include "sources/udev_monitor.hpp"
 #include "sources/verbs_events.hpp"
+#include "util/notify.hpp"
 
 #include <memory>
 #include <sdbus-c++/IConnection.h>
@@ -75,12 +76,14 @@ class Daemon final : public Controller {
     /// changes.full or a named device is mlx4 (host-wide module options). Returns what the
     /// whole-host plan changed (Reconcile()'s list), empty otherwise.
     ChangeList publish(ScanChanges changes = {});
-    /// STATUS= for systemctl status; one per pass (bench/ counts passes by it).
+    /// STATUS= for systemctl status; one per pass (bench/ counts passes by it), never waiting
+    /// for room in the notify socket (util/notify.hpp).
     void notify_status();
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_signal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
 
     DaemonOptions options_;
+    Notifier notifier_;
     sd_event* event_ = nullptr;
     std::unique_ptr<Scanner> scanner_;
     std::unique_ptr<UdevMonitor> monitor_;

@@ -65,3 +65,19 @@ TEST_CASE("object paths are stable across a daemon restart", "[manager]") {
     CHECK(first == second);
     rig.stop_daemon();
 }
+
+TEST_CASE("rdmad answers after more passes than its notify socket holds, when nobody reads it",
+          "[manager]") {
+    // DaemonProcess reads NOTIFY_SOCKET only until READY=1, like a systemd too busy to read.
+    // Every Reload is a pass and a STATUS= message; a blocking sd_notify() stopped the loop
+    // once net.unix.max_dgram_qlen of them were queued (4096 here in CI, 10 by default).
+    const int qlen = std::stoi(read_file("/proc/sys/net/unix/max_dgram_qlen"));
+    Rig rig("procfs-hfi1-mlx4-mlx5");
+    auto& m = rig.client->manager();
+    for (int i = 0; i < qlen + 20; ++i) {
+        INFO("Reload " << i + 1 << " of " << qlen + 20);
+        m.callMethod("Reload").onInterface("org.rdmad1.Manager").withTimeout(5'000'000);
+    }
+    CHECK(rig.client->list_devices().size() == 3); // mlx4_0, mlx5_0, hfi1_0 (the fixture)
+    rig.stop_daemon();
+}
