@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <toml++/toml.h>
 #include <unistd.h>
+#include <unordered_map>
 #include <vector>
 
 namespace rdmad {
@@ -542,6 +543,19 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
     return first;
 }
 
+/// The fields of `m` as one string that is equal for two matches exactly when they are
+/// (each field length-prefixed, so no field's bytes can fake a boundary).
+std::string match_key(const Match& m) {
+    std::string key;
+    for (const std::string* f :
+         {&m.pci_address, &m.driver, &m.node_guid, &m.device_glob, &m.netdev_glob}) {
+        key += std::to_string(f->size());
+        key += ':';
+        key += *f;
+    }
+    return key;
+}
+
 } // namespace
 
 std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
@@ -578,17 +592,22 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
                              "rule must be an array of tables ([[rule]]), not " + type_name(value));
                 continue;
             }
+            // Line of the first rule with each match: one lookup a rule (compared with every
+            // earlier rule, the 22,793 rules of a 1 MiB file took 4.5 s, 100,000 in conf.d 18.7).
+            std::unordered_map<std::string, int> first_with_match;
+            first_with_match.reserve(rules->size());
             for (const auto& node : *rules) {
                 auto rule = read_rule(node, filename, problems);
                 if (!rule)
                     continue;
                 // Two rules with one match in one file are a mistake (an edit that left the
                 // old rule behind); across files, later files overriding is the point.
-                for (const auto& earlier : out.rules)
-                    if (earlier.match == rule->match)
-                        problems.add(node.source(), "rule has the same match as the rule at line " +
-                                                        std::to_string(earlier.line) +
-                                                        "; merge the two rules");
+                const auto [earlier, fresh] =
+                    first_with_match.try_emplace(match_key(rule->match), rule->line);
+                if (!fresh)
+                    problems.add(node.source(), "rule has the same match as the rule at line " +
+                                                    std::to_string(earlier->second) +
+                                                    "; merge the two rules");
                 out.rules.push_back(std::move(*rule));
             }
         } else if (value.is_table()) {

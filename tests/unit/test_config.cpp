@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -363,3 +364,20 @@ TEST_CASE("a text over 1 MiB is refused before parsing, whoever passes it") {
     CHECK(error_of(std::string((1 << 20) + 1, '#')) ==
           "f.conf:1:1: larger than 1 MiB, the most rdmad reads");
 }
+
+TEST_CASE("a file of 30,000 rules is checked for duplicates in one pass, and the duplicate "
+          "still names the first rule with its match") {
+    // 2 lines a rule ("[[rule]]", "device = ..."): rule i starts on line 2i+1.
+    std::string text;
+    for (int i = 0; i < 30000; ++i)
+        text += "[[rule]]\ndevice = \"d" + std::to_string(i) + "\"\n";
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(parse_ok(text).rules.size() == 30000);
+    // Compared pairwise, 22,793 rules took 4.5 s (bench/rules.py); one lookup a rule takes
+    // well under 1 s, under ASan too.
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
+    text += "[[rule]]\ndevice = \"d7\"\n"; // rule 30001 on line 60001; d7 is rule 8, line 15
+    CHECK(error_of(text) ==
+          "f.conf:60001:1: rule has the same match as the rule at line 15; merge the two rules");
+}
+
