@@ -624,10 +624,16 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
     return out;
 }
 
-void merge_config(DesiredConfig& config, const ConfigFile& file, const std::string& filename) {
+void merge_config(DesiredConfig& config, ConfigFile&& file, const std::string& filename) {
     if (file.apply)
         config.apply = *file.apply;
-    config.rules.insert(config.rules.end(), file.rules.begin(), file.rules.end());
+    if (config.rules.empty()) {
+        config.rules = std::move(file.rules);
+    } else {
+        config.rules.insert(config.rules.end(), std::make_move_iterator(file.rules.begin()),
+                            std::make_move_iterator(file.rules.end()));
+        file.rules.clear();
+    }
     config.sources.push_back(filename);
 }
 
@@ -668,7 +674,7 @@ std::variant<DesiredConfig, ConfigError> load_config(const std::string& main_pat
         auto parsed = parse_config_text(file.text, path);
         if (auto* e = std::get_if<ConfigError>(&parsed))
             return *e;
-        merge_config(config, std::get<ConfigFile>(parsed), path);
+        merge_config(config, std::move(std::get<ConfigFile>(parsed)), path);
     }
     return config;
 }

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <ctime>
@@ -93,7 +94,7 @@ std::optional<ConfigError> Reconciler::reload() {
         if (auto* err = std::get_if<ConfigError>(&parsed)) {
             state_error = *err;
         } else {
-            persisted_ = std::get<ConfigFile>(parsed).rules;
+            persisted_ = std::move(std::get<ConfigFile>(parsed).rules);
             state_on_disk_ = state.text;
         }
     }
@@ -106,7 +107,7 @@ std::optional<ConfigError> Reconciler::reload() {
         etc_error_ = *err;
     } else {
         etc_error_.reset();
-        config_ = std::get<DesiredConfig>(loaded);
+        config_ = std::move(std::get<DesiredConfig>(loaded));
         legacy_rules_ = std::move(legacy);
         legacy_warnings_ = std::move(warnings);
         for (const auto& w : legacy_warnings_)
@@ -117,6 +118,10 @@ std::optional<ConfigError> Reconciler::reload() {
         if (*err)
             log::error("{}; keeping the last good desired state", (*err)->to_string());
     forget();
+    // glibc keeps the pages freed by the parse and the replaced rules (100,000 rules: ~85 MB)
+    // resident; hand them back. A reload is rare (SIGHUP, Reload()); the trim costs about a
+    // millisecond, ~70 ms when it gives back those 85 MB (bench/rules.py).
+    ::malloc_trim(0);
     return config_error_;
 }
 

@@ -381,3 +381,19 @@ TEST_CASE("a file of 30,000 rules is checked for duplicates in one pass, and the
           "f.conf:60001:1: rule has the same match as the rule at line 15; merge the two rules");
 }
 
+TEST_CASE("load_config keeps every file's rules, in file order, once") {
+    TempDir dir("rdmad-config");
+    const auto main =
+        dir.write("rdmad.conf", "[[rule]]\ndevice = \"a\"\n[[rule]]\ndevice = \"b\"\n");
+    const auto c = dir.write("conf.d/c.conf", "[[rule]]\ndevice = \"c\"\n");
+    auto loaded = load_config(main, (dir.path / "conf.d").string());
+    REQUIRE(std::holds_alternative<DesiredConfig>(loaded));
+    const auto& rules = std::get<DesiredConfig>(loaded).rules;
+    REQUIRE(rules.size() == 3);
+    CHECK(rules[0].match.device_glob == "a");
+    CHECK(rules[0].file == main);
+    CHECK(rules[1].match.device_glob == "b");
+    CHECK(rules[1].line == 3);
+    CHECK(rules[2].match.device_glob == "c");
+    CHECK(rules[2].file == c);
+}
