@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "util/atomic_file.hpp"
 
+#include "util/log.hpp"
+
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <system_error>
@@ -58,13 +61,23 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
         errno = saved;
         fail("cannot rename into", path);
     }
+    // The new content is in place from here on: failing now would tell the caller "nothing
+    // changed" about a file that did change (rdmad then refused every later persist, the file
+    // no longer being what it last wrote). The rename is not yet durable: say so, and let the
+    // next sync of the directory (ours or the kernel's writeback) make it so.
     int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        fail("cannot open directory", dir);
+    if (dfd < 0) {
+        log::warning("{} written, but its directory cannot be opened to sync it: {}", path,
+                     std::strerror(errno));
+        return;
+    }
     const int r = ::fsync(dfd);
+    const int saved = errno;
     ::close(dfd);
     if (r < 0)
-        fail("cannot sync directory", dir);
+        log::warning("{} written, but syncing its directory failed: {}; a crash now may "
+                     "bring back the previous content",
+                     path, std::strerror(saved));
 }
 
 } // namespace rdmad

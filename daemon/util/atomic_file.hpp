@@ -12,7 +12,9 @@ namespace rdmad {
 
 /// Write `content` to `path`: a temporary file in the same directory, write, fsync, rename
 /// over `path`, then fsync the directory so the rename itself is durable.
-/// Throws std::system_error (with the path) on any failure; `path` is then unchanged.
+/// Throws std::system_error (with the path) on any failure up to the rename; `path` is then
+/// unchanged. Once renamed, `path` holds `content`: a failure to sync the directory is
+/// logged as a warning, not thrown.
 void write_file_atomically(const std::string& path, std::string_view content, mode_t mode = 0644);
 
 } // namespace rdmad
