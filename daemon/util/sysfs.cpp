@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "util/sysfs.hpp"
 
+#include "util/log.hpp"
+
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unordered_set>
 
 namespace rdmad::sysfs {
 namespace {
@@ -66,8 +70,30 @@ ReadResult read_attribute(const std::string& dir, std::string_view relative, siz
     return result;
 }
 
+namespace {
+
+/// An attribute that fails with EIO is the device or its driver failing, not an attribute
+/// that is absent (ENOENT) or has no value now (EINVAL: a rate with the link down): say so in
+/// the journal, once for each path until it reads again. Bounded, like every text rdmad keeps.
+void note_read(const std::string& dir, std::string_view relative, const ReadResult& r) {
+    static std::unordered_set<std::string> failing;
+    if (r.ok()) {
+        if (!failing.empty())
+            failing.erase(join(dir, relative));
+        return;
+    }
+    if (r.error != EIO || failing.size() >= 1024)
+        return;
+    std::string path = join(dir, relative);
+    if (failing.insert(path).second)
+        log::warning("cannot read {}: {}; the value stays unknown", path, std::strerror(r.error));
+}
+
+} // namespace
+
 std::optional<std::string> read_text(const std::string& dir, std::string_view relative) {
     ReadResult r = read_attribute(dir, relative);
+    note_read(dir, relative, r);
     if (!r.ok())
         return std::nullopt;
     return std::move(r.text);

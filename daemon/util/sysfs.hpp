@@ -25,6 +25,7 @@ ReadResult read_attribute(const std::string& dir, std::string_view relative, siz
 /// The text of `<dir>/<relative>` when it reads, as the kernel gave it (bytes: a netdev name
 /// in `gid_attrs/ndevs/<i>` must match the name of the netdev itself), std::nullopt otherwise.
 /// Text is made valid UTF-8 where it leaves rdmad (the bus model, error replies, the log).
+/// An EIO is logged as a warning, once for each path until it reads again.
 std::optional<std::string> read_text(const std::string& dir, std::string_view relative);
 
 /// basename of the target of the symlink `<dir>/<relative>` ("mlx5_core" for
