@@ -172,8 +172,19 @@ BusModel build_bus_model(const Inventory& inv, std::map<std::string, std::string
     for (const DeviceState* d : devices) {
         std::string id;
         if (sticky_ids)
-            if (auto it = sticky_ids->find(d->syspath); it != sticky_ids->end())
+            if (auto it = sticky_ids->find(d->syspath); it != sticky_ids->end()) {
                 id = it->second;
+                // An id taken while the node GUID was unreadable (EIO at hotplug) or shared
+                // gives way to the GUID once it reads and is unique: the path a fresh start
+                // gives, so that a rescan after the fault leaves the bus as a restart would.
+                const std::string g = guid_digits(d->node_guid);
+                if (!g.empty() && id != g && counts.guids.at(g) == 1 && used[g] == 0) {
+                    --used[id];
+                    id = g;
+                    ++used[id];
+                    it->second = id;
+                }
+            }
         if (id.empty()) {
             id = object_id(counts, *d);
             const std::string base = id;

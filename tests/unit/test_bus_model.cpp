@@ -332,3 +332,25 @@ TEST_CASE("invalid UTF-8 in a node description does not make Describe() throw") 
     CHECK(desc.rfind("host1 ", 0) == 0);
     CHECK(desc.find("mlx5_0") != std::string::npos);
 }
+
+TEST_CASE("a device first seen without its node GUID (a read error) gets the GUID's path once "
+          "it reads, as a fresh start would give it") {
+    Inventory inv;
+    DeviceState d = device("mlx5_9", "", "0000:09:00.0");
+    inv.devices[d.syspath] = d;
+    std::map<std::string, std::string> sticky;
+    auto model = build_bus_model(inv, &sticky);
+    REQUIRE(model.devices.size() == 1);
+    CHECK(model.devices[0].path == "/org/rdmad1/device/_30000_3a09_3a00_2e0");
+    inv.devices[d.syspath].node_guid = "0c42:a103:0099:0001";
+    model = build_bus_model(inv, &sticky);
+    const std::string by_guid = "/org/rdmad1/device/_30c42a10300990001";
+    CHECK(model.devices[0].path == by_guid);
+    CHECK(build_bus_model(inv, nullptr).devices[0].path == by_guid); // a fresh start's path
+    // A rename keeps it (the GUID is the id now).
+    DeviceState renamed = inv.devices[d.syspath];
+    inv.devices.erase(d.syspath);
+    renamed.name = "rocep9s0f0";
+    inv.devices[d.syspath] = renamed;
+    CHECK(build_bus_model(inv, &sticky).devices[0].path == by_guid);
+}
