@@ -262,11 +262,14 @@ purge_case() {
   # rdmad's own module options file (as rdmad writes it), and an admin's files beside
   # rdmad's in /etc/modprobe.d and /etc/rdmad/conf.d.
   [ -d /etc/modprobe.d ] || { mkdir /etc/modprobe.d && made_modprobe_d=1; }
-  echo "options mlx4_en pfctx=0x08 pfcrx=0x08" > "$own_modprobe"
+  printf '# Written by rdmad from its desired state (rdmad.conf(5)); do not edit.\noptions mlx4_en pfctx=0x08 pfcrx=0x08\n' > "$own_modprobe"
   echo "# an admin's file" > "$admin_modprobe"
   mkdir -p /etc/rdmad/conf.d && echo "# an admin's file" > "$admin_dropin"
-  expect "debian/rdmad.postrm removes $own_modprobe, as daemon/actuators/modprobe.cpp names it" \
-    grep -qx "    rm -f $own_modprobe" "$top/debian/rdmad.postrm" || return 1
+  expect "debian/rdmad.postrm names $own_modprobe, as daemon/actuators/modprobe.cpp does" \
+    grep -q "/etc/modprobe.d/$(basename "$own_modprobe")\"" "$top/debian/rdmad.postrm" &&
+  expect "and rdmad's header line, as modprobe.cpp writes it" \
+    grep -q "$(grep -o '# Written by rdmad from its desired state' \
+      "$top/daemon/actuators/modprobe.cpp")" "$top/debian/rdmad.postrm" || return 1
   dpkg --purge rdmad > "$work/apt.log" 2>&1 || { cat "$work/apt.log"; return 1; }
   expect "rdmad is purged" \
     bash -c "! dpkg-query -W -f='\${Status}' rdmad 2>/dev/null | grep -qv not-installed" &&
@@ -280,6 +283,28 @@ purge_case() {
   expect "the alias link gone" [ ! -L /etc/systemd/system/dbus-org.rdmad1.service ]
 }
 check purge purge_case
+
+# An admin's own file named like rdmad's (no rdmad header), or a symlink there, and an admin's
+# file in /var/lib/rdmad, which is a mount point on some hosts: purge keeps them and succeeds.
+purge_admin_case() {
+  install_deb "$deb" || return 1
+  echo "options mlx4_en pfctx=0x18 pfcrx=0x18 # the admin's" > "$own_modprobe"
+  mkdir -p /var/lib/rdmad && echo "admin notes" > /var/lib/rdmad/NOTES
+  echo "x" > /var/lib/rdmad/state.conf
+  dpkg --purge rdmad > "$work/apt.log" 2>&1 || { cat "$work/apt.log"; return 1; }
+  expect "the admin's $own_modprobe kept" grep -q "the admin's" "$own_modprobe" &&
+  expect "the admin's /var/lib/rdmad/NOTES kept" [ -f /var/lib/rdmad/NOTES ] &&
+  expect "rdmad's state.conf gone" [ ! -e /var/lib/rdmad/state.conf ] &&
+  rm -f "$own_modprobe" &&
+  ln -s "$admin_modprobe" "$own_modprobe" &&
+  install_deb "$deb" &&
+  dpkg --purge rdmad > "$work/apt.log" 2>&1 || { cat "$work/apt.log"; return 1; }
+  expect "an admin's symlink named $own_modprobe kept" [ -L "$own_modprobe" ]
+  local rc=$?
+  rm -rf "$own_modprobe" /var/lib/rdmad
+  return $rc
+}
+check purge-admin-files purge_admin_case
 
 echo "deb: $passed passed, $failed failed ($(($(date +%s) - started)) s)"
 [ "$failed" = 0 ]
