@@ -55,12 +55,13 @@ std::string toml_list(const std::vector<std::string>& v) {
     return s + "]";
 }
 
-
-/// The netdevs of each RDMA device, by device name: one walk over the links, not one per device.
-std::map<std::string, std::vector<LinkState>> links_by_device(const Inventory& inv) {
+/// The netdevs of each RDMA device (with `names`, of those devices only), by device name: one
+/// walk over the links, not one per device.
+std::map<std::string, std::vector<LinkState>>
+links_by_device(const Inventory& inv, const std::set<std::string>* names = nullptr) {
     std::map<std::string, std::vector<LinkState>> out;
     for (const auto& [_, l] : inv.links)
-        if (!l.rdma_device.empty())
+        if (!l.rdma_device.empty() && (!names || names->count(l.rdma_device)))
             out[l.rdma_device].push_back(l);
     return out;
 }
@@ -289,7 +290,12 @@ Reconciler::desired(const Inventory& inv, std::map<std::string, std::vector<Prob
     legacy_only.rules = legacy_rules_;
 
     std::map<std::string, DeviceDesired> out;
-    const auto by_device = links_by_device(inv);
+    std::set<std::string> names; // of the `only` devices: only their links are copied
+    if (only)
+        for (const auto& syspath : *only)
+            if (auto d = inv.devices.find(syspath); d != inv.devices.end())
+                names.insert(d->second.name);
+    const auto by_device = links_by_device(inv, only ? &names : nullptr);
     const std::vector<LinkState> none;
     for (const auto& [syspath, d] : inv.devices) {
         if (only && !only->count(syspath))

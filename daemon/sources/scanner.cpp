@@ -345,10 +345,12 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     return changes;
 }
 
-std::map<std::string, std::string> Scanner::verbs_by_ibdev() const {
+std::map<std::string, std::string>
+Scanner::verbs_by_ibdev(const std::set<std::string>* names) const {
     std::map<std::string, std::string> out;
     for (const auto& [_, v] : verbs_)
-        out.emplace(v.first, v.second);
+        if (!names || names->count(v.first))
+            out.emplace(v.first, v.second);
     return out;
 }
 
@@ -415,7 +417,11 @@ bool same_link_facts(const LinkState& a, const LinkState& b) {
 
 const Inventory& Scanner::derive(ScanChanges& changes) {
     if (!changes.full) {
-        const auto verbs = verbs_by_ibdev();
+        std::set<std::string> names; // of the devices re-read: only their uverbs are looked up
+        for (const auto& syspath : changes.devices)
+            if (auto raw = devices_.find(syspath); raw != devices_.end())
+                names.insert(raw->second.name);
+        const auto verbs = verbs_by_ibdev(&names);
         std::map<std::string, bool> installed;
         std::map<std::string, DeviceState> devices;
         std::map<int32_t, LinkState> links;

@@ -119,7 +119,9 @@ class Scanner {
     /// `d` with its provider, verbs device and package filled (not its problems).
     void derive_device(DeviceState& d, std::map<std::string, bool>& installed,
                        const std::map<std::string, std::string>& verbs_by_ibdev) const;
-    std::map<std::string, std::string> verbs_by_ibdev() const;
+    /// ibdev name -> /dev path of every uverbs device (with `names`, of those devices only).
+    std::map<std::string, std::string>
+    verbs_by_ibdev(const std::set<std::string>* names = nullptr) const;
 
     Inventory derived_; ///< as last derive() returned it
 
