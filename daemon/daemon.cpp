@@ -70,8 +70,9 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
                 // action that failed or was done before (a driver reload re-creates it).
                 if (ev->subsystem == "infiniband" && ev->action == "add" && reconciler_)
                     reconciler_->forget();
-                if (auto renamed = scanner_->note(*ev); renamed && exporter_)
-                    exporter_->rename_device(renamed->first, renamed->second);
+                // A rename is a key update: the device keeps its id, hence its object path.
+                if (auto renamed = scanner_->note(*ev))
+                    inventory_.rename_device(renamed->first, renamed->second);
             }
             // A "change" is complete in itself; every other action starts a burst.
             note_change(overflow || !ev || ev->action != "change");
@@ -228,39 +229,29 @@ void Daemon::pass() {
 }
 
 ChangeList Daemon::publish(ScanChanges changes) {
-    const Inventory& derived = scanner_->derive(changes);
-    log::debug("pass: {} RDMA devices and {} netdevs re-read{}{}", changes.devices.size(),
-               changes.links.size(), changes.full ? ", everything derived again" : "",
-               reconciler_->idle() ? "" : ", rules in force");
+    ChangeSet cs = scanner_->derive_into(inventory_, changes);
+    log::debug("pass: {} RDMA devices and {} netdevs re-read{}{}; {} objects changed",
+               changes.devices.size(), changes.links.size(),
+               changes.full ? ", everything derived again" : "",
+               reconciler_->idle() ? "" : ", rules in force", cs.size());
     // Re-reads of known objects cost what the event changed: the plan (when rules are in
     // force) covers the devices re-read, unless one is mlx4, whose module options are
     // host-wide.
     const bool local =
-        !changes.full &&
-        std::none_of(changes.devices.begin(), changes.devices.end(),
-                     [&](const std::string& syspath) {
-                         return derived.devices.at(syspath).kernel_driver == "mlx4_core";
-                     });
+        !changes.full && std::none_of(changes.devices.begin(), changes.devices.end(),
+                                      [&](const std::string& syspath) {
+                                          const DeviceState* d = inventory_.device(syspath);
+                                          return d && d->kernel_driver == "mlx4_core";
+                                      });
     if (local) {
-        for (const auto& syspath : changes.devices)
-            inventory_.devices[syspath] = derived.devices.at(syspath);
-        for (const int32_t index : changes.links)
-            inventory_.links[index] = derived.links.at(index);
         if (!reconciler_->idle() && !changes.devices.empty())
-            reconcile_into(inventory_, false, &changes.devices);
-        if (!exporter_->update(inventory_, changes.devices, changes.links)) {
-            // The exporter rebuilt its model from the whole state (inventory_).
-            if (reconciler_->idle())
-                inventory_ = derived;
-            verbs_->track(scanner_->devices_with_verbs());
-        }
+            reconcile_into(&cs, false, &changes.devices);
+        exporter_->apply(inventory_, cs);
         notify_status();
         return {};
     }
-    Inventory inv = derived;
-    ChangeList planned = reconcile_into(inv, false);
-    exporter_->publish(inv);
-    inventory_ = std::move(inv);
+    ChangeList planned = reconcile_into(&cs, false);
+    exporter_->apply(inventory_, cs);
     verbs_->track(scanner_->devices_with_verbs());
     auto& manager = exporter_->manager();
     manager.set_sources(reconciler_->sources());
@@ -283,80 +274,87 @@ ChangeList Daemon::publish(ScanChanges changes) {
 }
 
 void Daemon::notify_status() {
-    notifier_.send(fmt::format("STATUS={} RDMA devices, {} netdevs{}", inventory_.devices.size(),
-                               inventory_.links.size(),
+    notifier_.send(fmt::format("STATUS={} RDMA devices, {} netdevs{}",
+                               inventory_.state().devices.size(), inventory_.state().links.size(),
                                reconciler_->config_error() ? ", config error" : ""));
 }
 
-ChangeList Daemon::reconcile_into(Inventory& inv, bool dry_run, const std::set<std::string>* only) {
-    Plan plan = reconciler_->plan(inv, only);
+ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<std::string>* only) {
+    Plan plan = reconciler_->plan(inventory_.state(), only);
     const std::vector<Action> actions = plan.actions; // what Reconcile() reports
     // Before execute(): writes made by earlier passes that still do not read back.
     auto unconfirmed = reconciler_->unconfirmed_problems(plan);
     if (!dry_run) {
         bool acted = false;
-        std::set<std::string> read_back; // netdevs whose PFC the executor read back
+        bool read_back = false; // the executor read a netdev's PFC back
         for (const auto& o : reconciler_->execute(plan)) {
             if (o.read_back) {
                 // Verified by the executor's IEEE_GET: the netdev's state now, no re-read.
-                if (scanner_->update_pfc(o.action.netdev, *o.read_back))
-                    read_back.insert(o.action.netdev);
+                ChangeSet taken = scanner_->update_pfc(inventory_, o.action.netdev, *o.read_back);
+                read_back = read_back || !taken.empty();
+                if (cs)
+                    cs->merge(taken);
                 continue;
             }
             acted = true;
             if (o.ok && !o.action.device.empty())
                 scanner_->note_device(o.action.device); // verify through the read path
         }
-        if (!read_back.empty()) {
-            // Plan again from the state read back, so PFCNoDrop and InSync go on the bus once,
-            // with the verified value (no false, then true, a pass later).
-            for (auto& [_, d] : inv.devices)
-                if (std::any_of(d.ports.begin(), d.ports.end(),
-                                [&](const PortState& p) { return read_back.count(p.netdev); }))
-                    scanner_->fill_pfc(d);
-            plan = reconciler_->plan(inv, only);
-        }
+        // Plan again from the state read back, so PFCNoDrop and InSync go on the bus once,
+        // with the verified value (no false, then true, a pass later).
+        if (read_back)
+            plan = reconciler_->plan(inventory_.state(), only);
         if (acted)
             schedule_pass(options_.coalesce_usec);
     }
+    // (object, setting, from, to) of every difference, for Manager.Reconcile().
+    ChangeList changes;
+    for (const auto& a : actions) {
+        std::string path = kManagerPath;
+        if (const std::string& id = inventory_.id_of(a.syspath); !id.empty())
+            path = a.port ? device_path(id) + "/port/" + std::to_string(a.port) : device_path(id);
+        changes.emplace_back(path, a.setting, valid_utf8(a.from), valid_utf8(a.to));
+    }
+    if (dry_run)
+        return changes;
     auto failures = reconciler_->failure_problems();
     const auto& want = plan.desired;
-    for (auto& [syspath, d] : inv.devices) {
-        if (only && !only->count(syspath))
-            continue;
-        auto w = want.find(syspath);
+    auto put = [&](const DeviceState& current) {
+        DeviceState d = current;
+        auto w = want.find(d.syspath);
         if (w != want.end() && !w->second.require_provider)
             std::erase_if(d.problems, [](const Problem& p) {
                 return p.code == "provider-missing" || p.code == "no-provider";
             });
         for (auto* extra : {&plan.problems, &failures, &unconfirmed})
-            if (auto it = extra->find(syspath); it != extra->end())
+            if (auto it = extra->find(d.syspath); it != extra->end())
                 d.problems.insert(d.problems.end(), it->second.begin(), it->second.end());
-        auto ports = plan.ports.find(syspath);
-        for (auto& port : d.ports) {
-            if (ports == plan.ports.end())
-                break;
-            auto pp = ports->second.find(port.number);
-            if (pp == ports->second.end())
-                continue;
-            port.desired_port_type = pp->second.desired_port_type;
-            port.desired_pfc_no_drop = pp->second.desired_pfc;
-            port.pfc_no_drop = pp->second.pfc_now;
-            port.in_sync = pp->second.in_sync;
-        }
-    }
-    // (object, setting, from, to) of every difference, for Manager.Reconcile().
-    ChangeList changes;
-    if (actions.empty())
-        return changes;
-    std::map<std::string, std::string> device_paths; // syspath -> object path
-    for (const auto& v : exporter_->model().devices)
-        device_paths.emplace(v.state.syspath, v.path);
-    for (const auto& a : actions) {
-        std::string path = kManagerPath;
-        if (auto it = device_paths.find(a.syspath); it != device_paths.end())
-            path = a.port ? it->second + "/port/" + std::to_string(a.port) : it->second;
-        changes.emplace_back(path, a.setting, valid_utf8(a.from), valid_utf8(a.to));
+        if (auto ports = plan.ports.find(d.syspath); ports != plan.ports.end())
+            for (auto& port : d.ports) {
+                auto pp = ports->second.find(port.number);
+                if (pp == ports->second.end())
+                    continue;
+                port.desired_port_type = pp->second.desired_port_type;
+                port.desired_pfc_no_drop = pp->second.desired_pfc;
+                port.pfc_no_drop = pp->second.pfc_now;
+                port.in_sync = pp->second.in_sync;
+            }
+        if (d == current)
+            return;
+        ChangeSet done = inventory_.put_device(std::move(d));
+        if (cs)
+            cs->merge(done);
+    };
+    if (only) {
+        for (const auto& syspath : *only)
+            if (const DeviceState* d = inventory_.device(syspath))
+                put(*d);
+    } else {
+        std::vector<const DeviceState*> all;
+        for (const auto& [_, d] : inventory_.state().devices)
+            all.push_back(&d);
+        for (const DeviceState* d : all)
+            put(*d); // replaces the map's value in place: the pointers stay valid
     }
     return changes;
 }
@@ -381,8 +379,7 @@ void Daemon::reload_config() {
 }
 
 const DeviceState* Daemon::device_at(const std::string& syspath) const {
-    auto it = inventory_.devices.find(syspath);
-    return it == inventory_.devices.end() ? nullptr : &it->second;
+    return inventory_.device(syspath);
 }
 
 void Daemon::set_port_type(const std::string& sender, const std::string& syspath, uint32_t port,
@@ -399,9 +396,9 @@ void Daemon::set_port_type(const std::string& sender, const std::string& syspath
         throw errors::make(errors::NotSupported,
                            d->name + " (" + d->kernel_driver + ") has no port type switch");
     try { // refuse a bad pair before asking polkit
-        reconciler_->port_types_with(inventory_, *d, port, type, true);
+        reconciler_->port_types_with(inventory_.state(), *d, port, type, true);
         if (persist)
-            reconciler_->port_types_with(inventory_, *d, port, type, false);
+            reconciler_->port_types_with(inventory_.state(), *d, port, type, false);
     } catch (const std::invalid_argument& e) {
         throw errors::make(errors::InvalidArgument, e.what());
     }
@@ -413,7 +410,8 @@ void Daemon::set_port_type(const std::string& sender, const std::string& syspath
                             throw errors::make(errors::NoSuchObject, "the device is gone");
                         // Again from the state now: another call may have changed the other
                         // port while polkit was asked.
-                        reconciler_->override_port_type(inventory_, *now, port, type, persist);
+                        reconciler_->override_port_type(inventory_.state(), *now, port, type,
+                                                        persist);
                         publish_now(); // the reply comes after the bus shows the new state
                         r.returnResults();
                     });
@@ -463,8 +461,7 @@ void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
 void Daemon::reconcile(const std::string& sender, bool dry_run,
                        sdbus::Result<ChangeList>&& result) {
     if (dry_run) {
-        Inventory inv = inventory_;
-        result.returnResults(reconcile_into(inv, true));
+        result.returnResults(reconcile_into(nullptr, true));
         return;
     }
     auto reply = std::make_shared<sdbus::Result<ChangeList>>(std::move(result));
@@ -519,8 +516,8 @@ int Daemon::run() {
     // Take the name only once the first inventory is on the bus.
     connection_->requestName(kBusName);
     exporter_->manager().set_state(reconciler_->config_error() ? "degraded" : "running");
-    const auto& model = exporter_->model();
-    log::info("ready: {} RDMA devices, {} netdevs", model.devices.size(), model.links.size());
+    log::info("ready: {} RDMA devices, {} netdevs", inventory_.state().devices.size(),
+              inventory_.state().links.size());
     sd_notify(false, "READY=1");
     int r = sd_event_loop(event_);
     return r < 0 ? 1 : r;

@@ -61,10 +61,13 @@ class Daemon final : public Controller {
     /// when the window the last pass opened ends. An event that `starts_burst` (add, remove,
     /// move, bind, unbind) gets its pass a window (coalesce_usec) later, with its relatives.
     void note_change(bool starts_burst);
-    /// Plan against `inv`, run the plan (unless `dry_run`), and fill the desired-state parts
-    /// of `inv` (port Desired*, PFCNoDrop, InSync, problems). With `only`, for those device
-    /// syspaths (none mlx4) and nothing else. Returns the plan's changes.
-    ChangeList reconcile_into(Inventory& inv, bool dry_run,
+    /// Plan against the Inventory, run the plan (unless `dry_run`), take the executor's
+    /// verified read-backs into the Inventory and put the desired-state parts of each device
+    /// there (port Desired*, PFCNoDrop, InSync, problems), merging what that changed into
+    /// `changes`. With `only`, for those device syspaths (none mlx4) and nothing else. A dry
+    /// run changes nothing (`changes` may be null). Returns the plan's actions as
+    /// (object, setting, from, to).
+    ChangeList reconcile_into(ChangeSet* changes, bool dry_run,
                               const std::set<std::string>* only = nullptr);
     void reload_config();
     /// publish() at once (after a D-Bus call changed the desired state), errors logged.
@@ -96,7 +99,7 @@ class Daemon final : public Controller {
     std::unique_ptr<Exporter> exporter_;
     std::unique_ptr<Reconciler> reconciler_;
     std::unique_ptr<Authorizer> authorizer_;
-    Inventory inventory_; ///< as last published
+    Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
     sd_event_source* timer_ = nullptr;
     sd_event_source* signals_[3] = {};
     bool full_resync_ = false;

@@ -13,16 +13,6 @@
 namespace rdmad {
 namespace {
 
-std::string guid_digits(const std::string& guid) {
-    std::string digits;
-    for (char c : guid)
-        if (c != ':')
-            digits += c;
-    if (digits.empty() || digits.find_first_not_of('0') == std::string::npos)
-        return {};
-    return digits;
-}
-
 /// Every string a view exports made valid for D-Bus. The inventory keeps what the kernel gave
 /// (names are bytes, and are matched as such: a GID's netdev against a netdev's name); this is
 /// where they leave rdmad.
@@ -55,58 +45,7 @@ void sanitize(LinkState& l) {
         *s = valid_utf8(*s);
 }
 
-/// The port views of `v` from its state (before sanitizing: netdev names are matched raw).
-void set_port_views(DeviceView& v, const std::map<std::string, std::string>& link_path_by_name) {
-    v.ports.clear();
-    for (const auto& port : v.state.ports) {
-        PortView pv;
-        pv.state = port;
-        pv.path = v.path + "/port/" + std::to_string(port.number);
-        pv.device_syspath = v.state.syspath;
-        if (auto it = link_path_by_name.find(port.netdev); it != link_path_by_name.end())
-            pv.link_path = it->second;
-        v.ports.push_back(std::move(pv));
-    }
-}
-
-void finish_view(DeviceView& v) {
-    v.kernel_name = v.state.name;
-    sanitize(v.state);
-    for (auto& p : v.ports)
-        sanitize(p.state);
-}
-
-void finish_view(LinkView& l) {
-    l.kernel_name = l.state.name;
-    sanitize(l.state);
-}
-
 } // namespace
-
-bool refresh_device_view(DeviceView& view, const DeviceState& device,
-                         const std::map<std::string, std::string>& link_path_by_name) {
-    if (device.syspath != view.state.syspath || device.ports.size() != view.ports.size())
-        return false;
-    for (size_t i = 0; i < device.ports.size(); ++i)
-        if (device.ports[i].number != view.ports[i].state.number)
-            return false;
-    view.state = device;
-    set_port_views(view, link_path_by_name);
-    finish_view(view);
-    return true;
-}
-
-void refresh_link_view(LinkView& view, const LinkState& link) {
-    view.state = link;
-    finish_view(view);
-}
-
-std::map<std::string, std::string> link_paths_by_name(const BusModel& model) {
-    std::map<std::string, std::string> out;
-    for (const auto& l : model.links)
-        out.emplace(l.kernel_name, l.path);
-    return out;
-}
 
 std::string encode_path(const std::string& prefix, const std::string& id) {
     char* out = nullptr;
@@ -118,116 +57,85 @@ std::string encode_path(const std::string& prefix, const std::string& id) {
     return path;
 }
 
-namespace {
+std::string device_path(const std::string& id) {
+    return encode_path(kDevicePrefix, id);
+}
 
-/// How often each node GUID and PCI address occurs, counted once per model build (a count per
-/// device would make building the model quadratic in the device count).
-struct IdCounts {
-    std::map<std::string, size_t> guids;
-    std::map<std::string, size_t> pci;
-    explicit IdCounts(const Inventory& inv) {
-        for (const auto& [_, o] : inv.devices) {
-            ++guids[guid_digits(o.node_guid)];
-            ++pci[o.pci_address];
-        }
+std::string link_path(int32_t ifindex) {
+    return encode_path(kLinkPrefix, std::to_string(ifindex));
+}
+
+DeviceView device_view(const Inventory& inv, const DeviceState& d) {
+    DeviceView v;
+    v.state = d;
+    v.kernel_name = d.name;
+    v.path = device_path(inv.id_of(d.syspath));
+    // Netdev names are matched raw (bytes), before the strings are made valid for the bus.
+    // Ports are shown by their own objects: their state moves there (one copy, not two).
+    v.ports.reserve(v.state.ports.size());
+    for (auto& port : v.state.ports) {
+        PortView pv;
+        pv.state = std::move(port);
+        pv.path = v.path + "/port/" + std::to_string(port.number);
+        pv.device_syspath = d.syspath;
+        if (const LinkState* l =
+                pv.state.netdev.empty() ? nullptr : inv.link_named(pv.state.netdev))
+            pv.link_path = link_path(l->index);
+        sanitize(pv.state);
+        v.ports.push_back(std::move(pv));
     }
-};
-
-std::string object_id(const IdCounts& counts, const DeviceState& d) {
-    if (std::string g = guid_digits(d.node_guid); !g.empty() && counts.guids.at(g) == 1)
-        return g;
-    if (!d.pci_address.empty() && counts.pci.at(d.pci_address) == 1)
-        return d.pci_address;
-    return d.name;
+    v.state.ports.clear();
+    v.state.ports.shrink_to_fit();
+    for (const int32_t index : inv.links_of(d.name))
+        v.link_paths.push_back(link_path(index));
+    if (const DeviceState* pf = inv.device_at_pci(d.physical_function); pf && pf != &d)
+        v.pf_path = device_path(inv.id_of(pf->syspath));
+    sanitize(v.state);
+    return v;
 }
 
-} // namespace
-
-std::string device_object_id(const Inventory& inv, const DeviceState& d) {
-    return object_id(IdCounts(inv), d);
+LinkView link_view(const Inventory& inv, const LinkState& l) {
+    LinkView v;
+    v.state = l;
+    v.kernel_name = l.name;
+    v.path = link_path(l.index);
+    if (const DeviceState* d = l.rdma_device.empty() ? nullptr : inv.device_named(l.rdma_device))
+        v.device_path = device_path(inv.id_of(d->syspath));
+    sanitize(v.state);
+    return v;
 }
 
-BusModel build_bus_model(const Inventory& inv, std::map<std::string, std::string>* sticky_ids) {
+std::vector<const DeviceView*> BusModel::devices_by_name() const {
+    std::vector<const DeviceView*> out;
+    out.reserve(devices.size());
+    for (const auto& [_, v] : devices)
+        out.push_back(&v);
+    std::sort(out.begin(), out.end(), [](const DeviceView* a, const DeviceView* b) {
+        return a->kernel_name < b->kernel_name;
+    });
+    return out;
+}
+
+BusModel build_bus_model(const Inventory& inv) {
     BusModel model;
-    std::map<std::string, std::string> device_path_by_name;
-    std::map<std::string, std::string> device_path_by_pci;
-    std::map<std::string, std::string> link_path_by_name;
-
-    for (const auto& [index, link] : inv.links)
-        link_path_by_name.emplace(link.name, encode_path(kLinkPrefix, std::to_string(index)));
-
-    std::vector<const DeviceState*> devices;
-    for (const auto& [_, d] : inv.devices)
-        devices.push_back(&d);
-    std::sort(devices.begin(), devices.end(),
-              [](const DeviceState* a, const DeviceState* b) { return a->name < b->name; });
-    const IdCounts counts(inv);
-    std::map<std::string, int> used; // ids must stay unique even for odd inventories
-    if (sticky_ids) {
-        for (auto it = sticky_ids->begin(); it != sticky_ids->end();)
-            it = inv.devices.count(it->first) ? std::next(it) : sticky_ids->erase(it);
-        for (const auto& [_, id] : *sticky_ids)
-            ++used[id];
+    for (const auto& [_, d] : inv.state().devices) {
+        DeviceView v = device_view(inv, d);
+        model.device_path_by_name.emplace(v.kernel_name, v.path);
+        std::string path = v.path;
+        model.devices.emplace(std::move(path), std::move(v));
     }
-    for (const DeviceState* d : devices) {
-        std::string id;
-        if (sticky_ids)
-            if (auto it = sticky_ids->find(d->syspath); it != sticky_ids->end()) {
-                id = it->second;
-                // An id taken while the node GUID was unreadable (EIO at hotplug) or shared
-                // gives way to the GUID once it reads and is unique: the path a fresh start
-                // gives, so that a rescan after the fault leaves the bus as a restart would.
-                const std::string g = guid_digits(d->node_guid);
-                if (!g.empty() && id != g && counts.guids.at(g) == 1 && used[g] == 0) {
-                    --used[id];
-                    id = g;
-                    ++used[id];
-                    it->second = id;
-                }
-            }
-        if (id.empty()) {
-            id = object_id(counts, *d);
-            const std::string base = id;
-            for (int n = 1; used[id] > 0; ++n)
-                id = base + "_" + std::to_string(n);
-            ++used[id];
-            if (sticky_ids)
-                (*sticky_ids)[d->syspath] = id;
-        }
-        std::string path = encode_path(kDevicePrefix, id);
-        device_path_by_name.emplace(d->name, path);
-        if (!d->pci_address.empty())
-            device_path_by_pci.emplace(d->pci_address, path);
-        DeviceView v;
-        v.state = *d;
-        v.path = path;
-        model.devices.push_back(std::move(v));
+    for (const auto& [index, l] : inv.state().links) {
+        LinkView v = link_view(inv, l);
+        model.link_path_by_name.emplace(v.kernel_name, v.path);
+        model.links.emplace(index, std::move(v));
     }
-
-    for (auto& v : model.devices) {
-        set_port_views(v, link_path_by_name);
-        for (const auto& [_, link] : inv.links)
-            if (link.rdma_device == v.state.name)
-                v.link_paths.push_back(link_path_by_name.at(link.name));
-        if (!v.state.physical_function.empty())
-            if (auto it = device_path_by_pci.find(v.state.physical_function);
-                it != device_path_by_pci.end())
-                v.pf_path = it->second;
-    }
-
-    for (const auto& [index, link] : inv.links) {
-        LinkView lv;
-        lv.state = link;
-        lv.path = link_path_by_name.at(link.name);
-        if (auto it = device_path_by_name.find(link.rdma_device); it != device_path_by_name.end())
-            lv.device_path = it->second;
-        model.links.push_back(std::move(lv));
-    }
-    for (auto& v : model.devices)
-        finish_view(v);
-    for (auto& l : model.links)
-        finish_view(l);
     return model;
+}
+
+BusModel build_bus_model(const HostState& state) {
+    Inventory inv;
+    inv.replace(state);
+    return build_bus_model(inv);
 }
 
 } // namespace rdmad

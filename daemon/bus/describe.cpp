@@ -82,10 +82,10 @@ std::string describe_json(const BusModel& model, const std::string& version,
                           const std::string& state, const std::vector<std::string>& sources,
                           const std::vector<Problem>& problems) {
     json devices = json::array();
-    for (const auto& d : model.devices)
-        devices.push_back(device_json(d));
+    for (const DeviceView* d : model.devices_by_name())
+        devices.push_back(device_json(*d));
     json links = json::array();
-    for (const auto& l : model.links)
+    for (const auto& [_, l] : model.links)
         links.push_back(link_json(l));
     json daemon_problems = json::array();
     for (const auto& p : problems)

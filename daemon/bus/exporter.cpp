@@ -4,61 +4,7 @@
 #include "bus/bus_model.hpp"
 #include "util/log.hpp"
 
-#include <set>
-
 namespace rdmad {
-namespace {
-
-template <typename View>
-std::set<std::string> paths_of(const std::vector<const View*>& views) {
-    std::set<std::string> paths;
-    for (const View* v : views)
-        paths.insert(v->path);
-    return paths;
-}
-
-/// Retract and destroy the objects whose path is not in `views`.
-template <typename Object, typename View>
-void remove_missing(std::map<std::string, std::unique_ptr<Object>>& objects,
-                    const std::vector<const View*>& views) {
-    const std::set<std::string> wanted = paths_of(views);
-    for (auto it = objects.begin(); it != objects.end();) {
-        if (wanted.count(it->first)) {
-            ++it;
-            continue;
-        }
-        try {
-            it->second->retract();
-        } catch (const std::exception& e) {
-            log::warning("InterfacesRemoved for {}: {}", it->first, e.what());
-        }
-        it = objects.erase(it);
-    }
-}
-
-/// Update the existing objects; create and announce the new ones once fully built.
-template <typename Object, typename View>
-void add_or_update(sdbus::IConnection& connection, Controller* controller,
-                   std::map<std::string, std::unique_ptr<Object>>& objects,
-                   const std::vector<const View*>& views) {
-    for (const View* v : views) {
-        // One object that the bus refuses must not keep the others from being updated.
-        try {
-            auto it = objects.find(v->path);
-            if (it != objects.end()) {
-                it->second->update(*v);
-                continue;
-            }
-            auto object = std::make_unique<Object>(connection, *v, controller);
-            object->announce();
-            objects.emplace(v->path, std::move(object));
-        } catch (const std::exception& e) {
-            log::error("{}: {}", v->path, e.what());
-        }
-    }
-}
-
-} // namespace
 
 Exporter::Exporter(sdbus::IConnection& connection)
     : connection_(connection), manager_(std::make_unique<ManagerObject>(connection, model_)) {}
@@ -76,103 +22,173 @@ void Exporter::set_controller(Controller* controller) {
     manager_->set_controller(controller);
 }
 
-void Exporter::rename_device(const std::string& old_syspath, const std::string& new_syspath) {
-    auto it = ids_.find(old_syspath);
-    if (it == ids_.end())
+void Exporter::retract_device(const std::string& path) {
+    auto view = model_.devices.find(path);
+    if (view == model_.devices.end())
         return;
-    std::string id = std::move(it->second);
-    ids_.erase(it);
-    ids_[new_syspath] = std::move(id);
-}
-
-void Exporter::publish(const Inventory& inventory) {
-    model_ = build_bus_model(inventory, &ids_);
-    device_index_.clear();
-    link_index_.clear();
-    for (size_t i = 0; i < model_.devices.size(); ++i)
-        device_index_[model_.devices[i].state.syspath] = i;
-    for (size_t i = 0; i < model_.links.size(); ++i)
-        link_index_[model_.links[i].state.index] = i;
-    link_path_by_name_ = link_paths_by_name(model_);
-    std::vector<const DeviceView*> devices;
-    std::vector<const PortView*> ports;
-    std::vector<const LinkView*> links;
-    for (const auto& d : model_.devices) {
-        devices.push_back(&d);
-        for (const auto& p : d.ports)
-            ports.push_back(&p);
-    }
-    for (const auto& l : model_.links)
-        links.push_back(&l);
-    // Ports go before their device and come after it.
-    remove_missing(ports_, ports);
-    remove_missing(devices_, devices);
-    remove_missing(links_, links);
-    // Devices, then their ports, then links: a link's RdmaDevice then names an announced
-    // device (a device's Links may name a link announced right after it in the same burst).
-    add_or_update(connection_, controller_, devices_, devices);
-    add_or_update(connection_, controller_, ports_, ports);
-    add_or_update(connection_, controller_, links_, links);
-}
-
-bool Exporter::update(const Inventory& inventory, const std::set<std::string>& devices,
-                      const std::set<int32_t>& links) {
-    // Build every new view first: one that cannot be refreshed means a full publish, and
-    // nothing must have been emitted by then.
-    std::vector<std::pair<size_t, DeviceView>> device_views;
-    std::vector<std::pair<size_t, LinkView>> link_views;
-    for (const auto& syspath : devices) {
-        auto index = device_index_.find(syspath);
-        auto device = inventory.devices.find(syspath);
-        if (index == device_index_.end() || device == inventory.devices.end()) {
-            publish(inventory);
-            return false;
-        }
-        DeviceView view = model_.devices[index->second];
-        if (!refresh_device_view(view, device->second, link_path_by_name_)) {
-            publish(inventory);
-            return false;
-        }
-        device_views.emplace_back(index->second, std::move(view));
-    }
-    for (const int32_t ifindex : links) {
-        auto index = link_index_.find(ifindex);
-        auto link = inventory.links.find(ifindex);
-        if (index == link_index_.end() || link == inventory.links.end() ||
-            link->second.name != model_.links[index->second].kernel_name) {
-            publish(inventory);
-            return false;
-        }
-        LinkView view = model_.links[index->second];
-        refresh_link_view(view, link->second);
-        link_views.emplace_back(index->second, std::move(view));
-    }
-    for (auto& [i, view] : device_views) {
-        model_.devices[i] = std::move(view);
-        const DeviceView& v = model_.devices[i];
-        auto update = [](auto& objects, const auto& v) {
+    // Ports go before their device.
+    for (const auto& p : view->second.ports)
+        if (auto it = ports_.find(p.path); it != ports_.end()) {
             try {
-                if (auto it = objects.find(v.path); it != objects.end())
-                    it->second->update(v);
+                it->second->retract();
             } catch (const std::exception& e) {
-                log::error("{}: {}", v.path, e.what());
+                log::warning("InterfacesRemoved for {}: {}", p.path, e.what());
             }
-        };
-        update(devices_, v);
-        for (const auto& p : v.ports)
-            update(ports_, p);
-    }
-    for (auto& [i, view] : link_views) {
-        model_.links[i] = std::move(view);
-        const LinkView& v = model_.links[i];
+            ports_.erase(it);
+        }
+    if (auto it = devices_.find(path); it != devices_.end()) {
         try {
-            if (auto it = links_.find(v.path); it != links_.end())
-                it->second->update(v);
+            it->second->retract();
+        } catch (const std::exception& e) {
+            log::warning("InterfacesRemoved for {}: {}", path, e.what());
+        }
+        devices_.erase(it);
+    }
+    if (auto it = model_.device_path_by_name.find(view->second.kernel_name);
+        it != model_.device_path_by_name.end() && it->second == path)
+        model_.device_path_by_name.erase(it);
+    model_.devices.erase(view);
+}
+
+void Exporter::show_device(const Inventory& inv, const DeviceState& d) {
+    DeviceView next = device_view(inv, d);
+    const std::string path = next.path;
+    auto it = model_.devices.find(path);
+    if (it == model_.devices.end()) {
+        // New: the device, then its ports, each announced once fully built.
+        auto& v = model_.devices.emplace(path, std::move(next)).first->second;
+        model_.device_path_by_name[v.kernel_name] = path;
+        try {
+            auto object = std::make_unique<DeviceObject>(connection_, v, controller_);
+            object->announce();
+            devices_.emplace(path, std::move(object));
+        } catch (const std::exception& e) {
+            log::error("{}: {}", path, e.what());
+        }
+        for (const auto& p : v.ports) {
+            try {
+                auto object = std::make_unique<PortObject>(connection_, p, controller_);
+                object->announce();
+                ports_.emplace(p.path, std::move(object));
+            } catch (const std::exception& e) {
+                log::error("{}: {}", p.path, e.what());
+            }
+        }
+        return;
+    }
+    bool same_ports = it->second.ports.size() == next.ports.size();
+    for (size_t i = 0; same_ports && i < next.ports.size(); ++i)
+        same_ports = it->second.ports[i].path == next.ports[i].path;
+    if (!same_ports) {
+        retract_device(path);
+        show_device(inv, d);
+        return;
+    }
+    DeviceView before = std::move(it->second);
+    it->second = std::move(next);
+    const DeviceView& now = it->second;
+    if (before.kernel_name != now.kernel_name) {
+        if (auto n = model_.device_path_by_name.find(before.kernel_name);
+            n != model_.device_path_by_name.end() && n->second == path)
+            model_.device_path_by_name.erase(n);
+        model_.device_path_by_name[now.kernel_name] = path;
+    }
+    try {
+        if (auto o = devices_.find(path); o != devices_.end())
+            o->second->update(before, now);
+    } catch (const std::exception& e) {
+        log::error("{}: {}", path, e.what());
+    }
+    for (size_t i = 0; i < now.ports.size(); ++i) {
+        try {
+            if (auto o = ports_.find(now.ports[i].path); o != ports_.end())
+                o->second->update(before.ports[i], now.ports[i]);
+        } catch (const std::exception& e) {
+            log::error("{}: {}", now.ports[i].path, e.what());
+        }
+    }
+}
+
+void Exporter::retract_link(int32_t ifindex) {
+    auto view = model_.links.find(ifindex);
+    if (view == model_.links.end())
+        return;
+    if (auto it = links_.find(ifindex); it != links_.end()) {
+        try {
+            it->second->retract();
+        } catch (const std::exception& e) {
+            log::warning("InterfacesRemoved for {}: {}", view->second.path, e.what());
+        }
+        links_.erase(it);
+    }
+    if (auto it = model_.link_path_by_name.find(view->second.kernel_name);
+        it != model_.link_path_by_name.end() && it->second == view->second.path)
+        model_.link_path_by_name.erase(it);
+    model_.links.erase(view);
+}
+
+void Exporter::show_link(const Inventory& inv, const LinkState& l) {
+    LinkView next = link_view(inv, l);
+    auto it = model_.links.find(l.index);
+    if (it == model_.links.end()) {
+        auto& v = model_.links.emplace(l.index, std::move(next)).first->second;
+        model_.link_path_by_name[v.kernel_name] = v.path;
+        try {
+            auto object = std::make_unique<LinkObject>(connection_, v, controller_);
+            object->announce();
+            links_.emplace(l.index, std::move(object));
         } catch (const std::exception& e) {
             log::error("{}: {}", v.path, e.what());
         }
+        return;
     }
-    return true;
+    LinkView before = std::move(it->second);
+    it->second = std::move(next);
+    const LinkView& now = it->second;
+    if (before.kernel_name != now.kernel_name) {
+        if (auto n = model_.link_path_by_name.find(before.kernel_name);
+            n != model_.link_path_by_name.end() && n->second == now.path)
+            model_.link_path_by_name.erase(n);
+        model_.link_path_by_name[now.kernel_name] = now.path;
+    }
+    try {
+        if (auto o = links_.find(l.index); o != links_.end())
+            o->second->update(before, now);
+    } catch (const std::exception& e) {
+        log::error("{}: {}", now.path, e.what());
+    }
+}
+
+void Exporter::apply(const Inventory& inv, const ChangeSet& changes) {
+    // Gone first: a device retracted and announced again (new port numbers, a new id) must
+    // not meet its old object.
+    for (const auto& id : changes.devices_removed)
+        retract_device(device_path(id));
+    for (const int32_t index : changes.links_removed)
+        retract_link(index);
+    // Devices (with their ports), then links: a link's RdmaDevice then names an announced
+    // device (a device's Links may name a link announced right after it in the same set).
+    std::set<std::string> shown;
+    auto show = [&](const std::string& id) {
+        if (!shown.insert(id).second)
+            return;
+        const std::string& syspath = inv.syspath_of(id);
+        if (const DeviceState* d = syspath.empty() ? nullptr : inv.device(syspath))
+            show_device(inv, *d);
+    };
+    for (const auto& id : changes.devices_added)
+        show(id);
+    for (const auto& [id, _] : changes.devices_changed)
+        show(id);
+    for (const auto& [key, _] : changes.ports_changed)
+        show(key.first);
+    for (const int32_t index : changes.links_added)
+        if (const LinkState* l = inv.link(index))
+            show_link(inv, *l);
+    for (const auto& [index, _] : changes.links_changed)
+        if (!changes.links_added.count(index))
+            if (const LinkState* l = inv.link(index))
+                show_link(inv, *l);
 }
 
 } // namespace rdmad

@@ -88,8 +88,8 @@ void ManagerObject::Reload(sdbus::Result<>&& result) {
 std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> ManagerObject::ListDevices() {
     return errors::guard([&] {
         std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> out;
-        for (const auto& d : model_.devices)
-            out.emplace_back(d.state.name, sdbus::ObjectPath(d.path));
+        for (const DeviceView* d : model_.devices_by_name())
+            out.emplace_back(d->state.name, sdbus::ObjectPath(d->path));
         return out;
     });
 }
@@ -99,9 +99,8 @@ sdbus::ObjectPath ManagerObject::GetDeviceByName(const std::string& name) {
         // The kernel limits RDMA device names to IB_DEVICE_NAME_MAX (64) bytes.
         if (name.empty() || name.size() > 64)
             throw errors::make(errors::InvalidArgument, "an RDMA device name has 1 to 64 bytes");
-        for (const auto& d : model_.devices)
-            if (d.kernel_name == name)
-                return sdbus::ObjectPath(d.path);
+        if (auto it = model_.device_path_by_name.find(name); it != model_.device_path_by_name.end())
+            return sdbus::ObjectPath(it->second);
         throw errors::make(errors::NoSuchObject, "no RDMA device named " + name);
     });
 }
@@ -111,9 +110,8 @@ sdbus::ObjectPath ManagerObject::GetLinkByName(const std::string& name) {
         // IFNAMSIZ is 16 with the terminating NUL (include/uapi/linux/if.h).
         if (name.empty() || name.size() > 15)
             throw errors::make(errors::InvalidArgument, "a netdev name has 1 to 15 bytes");
-        for (const auto& l : model_.links)
-            if (l.kernel_name == name)
-                return sdbus::ObjectPath(l.path);
+        if (auto it = model_.link_path_by_name.find(name); it != model_.link_path_by_name.end())
+            return sdbus::ObjectPath(it->second);
         throw errors::make(errors::NoSuchObject, "no netdev named " + name);
     });
 }

@@ -27,8 +27,8 @@ class ChangeSet {
 
 // ---- Port ---------------------------------------------------------------------------------
 
-PortObject::PortObject(sdbus::IConnection& connection, PortView view, Controller* controller)
-    : AdaptorInterfaces(connection, view.path), view_(std::move(view)), controller_(controller) {
+PortObject::PortObject(sdbus::IConnection& connection, const PortView& view, Controller* controller)
+    : AdaptorInterfaces(connection, view.path), view_(&view), controller_(controller) {
     registerAdaptor();
 }
 
@@ -36,14 +36,14 @@ PortObject::~PortObject() { unregisterAdaptor(); }
 
 std::vector<sdbus::Struct<uint32_t, std::string, std::string, std::string>> PortObject::GIDs() {
     std::vector<sdbus::Struct<uint32_t, std::string, std::string, std::string>> out;
-    out.reserve(view_.state.gids.size());
-    for (const auto& g : view_.state.gids)
+    out.reserve(view_->state.gids.size());
+    for (const auto& g : view_->state.gids)
         out.emplace_back(g.index, g.gid, g.type, g.netdev);
     return out;
 }
 
-void PortObject::update(const PortView& v) {
-    const PortState& a = view_.state;
+void PortObject::update(const PortView& before, const PortView& v) {
+    const PortState& a = before.state;
     const PortState& b = v.state;
     ChangeSet c;
     c.compare("State", a.state, b.state);
@@ -56,13 +56,13 @@ void PortObject::update(const PortView& v) {
     c.compare("LID", a.lid, b.lid);
     c.compare("SMLID", a.sm_lid, b.sm_lid);
     c.compare("GIDs", a.gids, b.gids);
-    c.compare("Link", view_.link_path, v.link_path);
+    c.compare("Link", before.link_path, v.link_path);
     c.compare("PortType", a.port_type, b.port_type);
     c.compare("DesiredPortType", a.desired_port_type, b.desired_port_type);
     c.compare("PFCNoDrop", a.pfc_no_drop, b.pfc_no_drop);
     c.compare("DesiredPFCNoDrop", a.desired_pfc_no_drop, b.desired_pfc_no_drop);
     c.compare("InSync", a.in_sync, b.in_sync);
-    view_ = v;
+    view_ = &v;
     // sdbus-c++ 1.2 sends every property for an empty list: never emit empty.
     if (!c.names().empty())
         emitPropertiesChangedSignal(org::rdmad1::Port_adaptor::INTERFACE_NAME, c.names());
@@ -77,7 +77,7 @@ void PortObject::SetPortType(sdbus::Result<>&& result, std::string type, bool pe
     try {
         if (!controller_)
             throw errors::make(errors::NotSupported, "not configurable");
-        controller_->set_port_type(sender(), view_.device_syspath, view_.state.number, type,
+        controller_->set_port_type(sender(), view_->device_syspath, view_->state.number, type,
                                    persist, std::move(result));
     } catch (const sdbus::Error& e) {
         result.returnError(e);
@@ -91,7 +91,7 @@ void PortObject::SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> pri
     try {
         if (!controller_)
             throw errors::make(errors::NotSupported, "not configurable");
-        controller_->set_pfc(sender(), view_.device_syspath, priorities, persist,
+        controller_->set_pfc(sender(), view_->device_syspath, priorities, persist,
                              std::move(result));
     } catch (const sdbus::Error& e) {
         result.returnError(e);
@@ -102,8 +102,8 @@ void PortObject::SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> pri
 
 // ---- Device -------------------------------------------------------------------------------
 
-DeviceObject::DeviceObject(sdbus::IConnection& connection, DeviceView view, Controller*)
-    : AdaptorInterfaces(connection, view.path), view_(std::move(view)) {
+DeviceObject::DeviceObject(sdbus::IConnection& connection, const DeviceView& view, Controller*)
+    : AdaptorInterfaces(connection, view.path), view_(&view) {
     registerAdaptor();
 }
 
@@ -111,24 +111,24 @@ DeviceObject::~DeviceObject() { unregisterAdaptor(); }
 
 std::vector<sdbus::ObjectPath> DeviceObject::Ports() {
     std::vector<sdbus::ObjectPath> out;
-    for (const auto& p : view_.ports)
+    for (const auto& p : view_->ports)
         out.emplace_back(p.path);
     return out;
 }
 
 std::vector<sdbus::ObjectPath> DeviceObject::Links() {
-    return {view_.link_paths.begin(), view_.link_paths.end()};
+    return {view_->link_paths.begin(), view_->link_paths.end()};
 }
 
 std::vector<sdbus::Struct<std::string, std::string, std::string>> DeviceObject::Problems() {
     std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
-    for (const auto& p : view_.state.problems)
+    for (const auto& p : view_->state.problems)
         out.emplace_back(p.code, p.severity, p.text);
     return out;
 }
 
-void DeviceObject::update(const DeviceView& v) {
-    const DeviceState& a = view_.state;
+void DeviceObject::update(const DeviceView& before, const DeviceView& v) {
+    const DeviceState& a = before.state;
     const DeviceState& b = v.state;
     ChangeSet c;
     c.compare("Name", a.name, b.name);
@@ -145,31 +145,31 @@ void DeviceObject::update(const DeviceView& v) {
     c.compare("ProviderInstalled", a.provider_installed, b.provider_installed);
     c.compare("ProviderPackage", a.provider_package, b.provider_package);
     c.compare("VerbsDevice", a.verbs_device, b.verbs_device);
-    c.compare("PhysicalFunction", view_.pf_path, v.pf_path);
+    c.compare("PhysicalFunction", before.pf_path, v.pf_path);
     std::vector<std::string> ports_a, ports_b;
-    for (const auto& p : view_.ports)
+    for (const auto& p : before.ports)
         ports_a.push_back(p.path);
     for (const auto& p : v.ports)
         ports_b.push_back(p.path);
     c.compare("Ports", ports_a, ports_b);
-    c.compare("Links", view_.link_paths, v.link_paths);
+    c.compare("Links", before.link_paths, v.link_paths);
     c.compare("Problems", a.problems, b.problems);
-    view_ = v;
+    view_ = &v;
     if (!c.names().empty())
         emitPropertiesChangedSignal(org::rdmad1::Device_adaptor::INTERFACE_NAME, c.names());
 }
 
 // ---- Link ---------------------------------------------------------------------------------
 
-LinkObject::LinkObject(sdbus::IConnection& connection, LinkView view, Controller*)
-    : AdaptorInterfaces(connection, view.path), view_(std::move(view)) {
+LinkObject::LinkObject(sdbus::IConnection& connection, const LinkView& view, Controller*)
+    : AdaptorInterfaces(connection, view.path), view_(&view) {
     registerAdaptor();
 }
 
 LinkObject::~LinkObject() { unregisterAdaptor(); }
 
-void LinkObject::update(const LinkView& v) {
-    const LinkState& a = view_.state;
+void LinkObject::update(const LinkView& before, const LinkView& v) {
+    const LinkState& a = before.state;
     const LinkState& b = v.state;
     ChangeSet c;
     c.compare("Name", a.name, b.name);
@@ -177,9 +177,9 @@ void LinkObject::update(const LinkView& v) {
     c.compare("Driver", a.driver, b.driver);
     c.compare("OperState", a.operstate, b.operstate);
     c.compare("RdmaCapable", a.rdma_capable, b.rdma_capable);
-    c.compare("RdmaDevice", view_.device_path, v.device_path);
+    c.compare("RdmaDevice", before.device_path, v.device_path);
     c.compare("Hint", a.hint, b.hint);
-    view_ = v;
+    view_ = &v;
     if (!c.names().empty())
         emitPropertiesChangedSignal(org::rdmad1::Link_adaptor::INTERFACE_NAME, c.names());
 }

@@ -5,6 +5,7 @@
 
 #include "inventory/model.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,14 @@ struct LinkView {
     bool operator==(const LinkView&) const = default;
 };
 
-/// The whole exported model, sorted: devices by name, links by ifindex.
+/// The whole exported model: what every object shows, and the names the Manager looks up.
 struct BusModel {
-    std::vector<DeviceView> devices;
-    std::vector<LinkView> links;
+    std::map<std::string, DeviceView> devices;              ///< by object path
+    std::map<int32_t, LinkView> links;                      ///< by ifindex
+    std::map<std::string, std::string> device_path_by_name; ///< kernel name (bytes) -> path
+    std::map<std::string, std::string> link_path_by_name;   ///< kernel name (bytes) -> path
+    /// The devices sorted by name, as ListDevices() and Describe() give them.
+    std::vector<const DeviceView*> devices_by_name() const;
 };
 
 } // namespace rdmad

@@ -118,10 +118,10 @@ struct LinkState {
 
 /// Everything discovery found, keyed by what the kernel keeps stable for one scan:
 /// devices by syspath, links by ifindex.
-struct Inventory {
+struct HostState {
     std::map<std::string, DeviceState> devices;
     std::map<int32_t, LinkState> links;
-    bool operator==(const Inventory&) const = default;
+    bool operator==(const HostState&) const = default;
 };
 
 } // namespace rdmad

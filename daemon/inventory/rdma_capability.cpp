@@ -58,7 +58,7 @@ bool gids_name(const PortState& port, const std::string& netdev) {
     return false;
 }
 
-const DeviceState* serving_device(const Inventory& inv, const LinkState& link) {
+const DeviceState* serving_device(const HostState& inv, const LinkState& link) {
     // The per-port mapping (GID netdevs, rxe parent) wins over the per-function one
     // (DOMAIN.md §3.4): on a PCI function with two RDMA devices, the one whose GIDs name the
     // netdev serves it.
@@ -109,7 +109,7 @@ std::string companion_rdma_module(const std::string& nic_driver) {
     return lookup(kCompanions, nic_driver);
 }
 
-void classify_links(Inventory& inv, const std::vector<AuxDevice>& aux,
+void classify_links(HostState& inv, const std::vector<AuxDevice>& aux,
                     const ModuleLookup& modules) {
     // A port that names no netdev in its GID table (IB, iWARP, old kernels) is served by the
     // netdev on the same PCI function whose `dev_port` is port - 1 and whose type matches the

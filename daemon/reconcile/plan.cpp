@@ -85,7 +85,7 @@ bool port_type_satisfied(const std::string& desired, const std::string& actual) 
     return actual == "auto (" + desired + ")";
 }
 
-Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesired>& desired,
+Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesired>& desired,
                const std::map<std::string, PfcActual>& pfc, const Mlx4ModuleState& mlx4) {
     Plan plan;
     std::map<std::string, uint8_t> mlx4_masks; // by syspath; the module options are host-wide

@@ -81,7 +81,7 @@ bool port_type_satisfied(const std::string& desired, const std::string& actual);
 /// mlx4 port type writes go port 2 first when port 1 becomes Ethernet, port 1 first otherwise,
 /// so that no step passes through the invalid eth/ib pair (rdma-core redhat/mlx4-setup.sh
 /// writes port 2 first for eth/eth).
-Plan make_plan(const Inventory& actual, const std::map<std::string, DeviceDesired>& desired,
+Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesired>& desired,
                const std::map<std::string, PfcActual>& pfc, const Mlx4ModuleState& mlx4);
 
 } // namespace rdmad

@@ -58,7 +58,7 @@ std::string toml_list(const std::vector<std::string>& v) {
 /// The netdevs of each RDMA device (with `names`, of those devices only), by device name: one
 /// walk over the links, not one per device.
 std::map<std::string, std::vector<LinkState>>
-links_by_device(const Inventory& inv, const std::set<std::string>* names = nullptr) {
+links_by_device(const HostState& inv, const std::set<std::string>* names = nullptr) {
     std::map<std::string, std::vector<LinkState>> out;
     for (const auto& [_, l] : inv.links)
         if (!l.rdma_device.empty() && (!names || names->count(l.rdma_device)))
@@ -149,7 +149,7 @@ Rule Reconciler::override_rule(const DeviceState& d) const {
     return r;
 }
 
-std::vector<std::string> Reconciler::port_types_with(const Inventory& inv, const DeviceState& d,
+std::vector<std::string> Reconciler::port_types_with(const HostState& inv, const DeviceState& d,
                                                      uint32_t port, const std::string& type,
                                                      bool with_runtime) const {
     if (port == 0)
@@ -178,7 +178,7 @@ std::vector<std::string> Reconciler::port_types_with(const Inventory& inv, const
     return types;
 }
 
-void Reconciler::override_port_type(const Inventory& inv, const DeviceState& d, uint32_t port,
+void Reconciler::override_port_type(const HostState& inv, const DeviceState& d, uint32_t port,
                                     const std::string& type, bool persist) {
     Rule r = override_rule(d);
     // Both lists must be valid: the one in force now and, when saved, the one after a restart.
@@ -283,7 +283,7 @@ DesiredConfig Reconciler::rules(bool with_runtime) const {
 }
 
 std::map<std::string, DeviceDesired>
-Reconciler::desired(const Inventory& inv, std::map<std::string, std::vector<Problem>>* conflicts,
+Reconciler::desired(const HostState& inv, std::map<std::string, std::vector<Problem>>* conflicts,
                     const std::set<std::string>* only) const {
     const DesiredConfig all = rules(true);
     DesiredConfig legacy_only;
@@ -320,7 +320,7 @@ Reconciler::desired(const Inventory& inv, std::map<std::string, std::vector<Prob
     return out;
 }
 
-Plan Reconciler::plan(const Inventory& inv, const std::set<std::string>* only) {
+Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
     std::map<std::string, std::vector<Problem>> conflicts;
     const auto want = desired(inv, &conflicts, only);
     std::map<std::string, PfcActual> pfc;

@@ -73,7 +73,7 @@ class Reconciler {
     /// every other port keeps what the desired state asks of it (with this run's D-Bus
     /// requests when `with_runtime`, else only what files and state.conf ask), else its
     /// current type. Throws std::invalid_argument, naming port 2, for a pair mlx4 refuses.
-    std::vector<std::string> port_types_with(const Inventory& inventory, const DeviceState& device,
+    std::vector<std::string> port_types_with(const HostState& inventory, const DeviceState& device,
                                              uint32_t port, const std::string& type,
                                              bool with_runtime) const;
 
@@ -85,7 +85,7 @@ class Reconciler {
     /// (a pair mlx4 refuses), std::system_error when the file cannot be written,
     /// std::runtime_error when state.conf had an error at the last reload or changed since;
     /// then nothing changes.
-    void override_port_type(const Inventory& inventory, const DeviceState& device, uint32_t port,
+    void override_port_type(const HostState& inventory, const DeviceState& device, uint32_t port,
                             const std::string& type, bool persist);
     void override_pfc(const DeviceState& device, const std::vector<uint8_t>& priorities,
                       bool persist);
@@ -93,7 +93,7 @@ class Reconciler {
     /// What each device of `inventory` should be, by syspath, plus legacy-file conflicts.
     /// With `only`, for those syspaths only.
     std::map<std::string, DeviceDesired>
-    desired(const Inventory& inventory,
+    desired(const HostState& inventory,
             std::map<std::string, std::vector<Problem>>* conflicts = nullptr,
             const std::set<std::string>* only = nullptr) const;
 
@@ -101,7 +101,7 @@ class Reconciler {
     /// reads (mlx4 module options, whether lldpad runs). Problems include legacy-file
     /// conflicts. With `only` (device syspaths, none of them mlx4), the plan covers those
     /// devices and leaves the host-wide mlx4_en module options alone: what one event costs.
-    Plan plan(const Inventory& inventory, const std::set<std::string>* only = nullptr);
+    Plan plan(const HostState& inventory, const std::set<std::string>* only = nullptr);
 
     struct Outcome {
         Action action;

@@ -269,14 +269,19 @@ void Scanner::note_pfc_lost() {
         pfc_devices_.insert(syspaths.begin(), syspaths.end());
 }
 
-bool Scanner::update_pfc(const std::string& netdev, const dcb::DcbResult& r) {
+ChangeSet Scanner::update_pfc(Inventory& inventory, const std::string& netdev,
+                              const dcb::DcbResult& r) {
+    ChangeSet cs;
     if (!pfc_.update(netdev, r))
-        return false;
+        return cs;
     if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())
         for (const auto& syspath : it->second)
-            if (auto d = derived_.devices.find(syspath); d != derived_.devices.end())
-                fill_pfc(d->second);
-    return true;
+            if (const DeviceState* d = inventory.device(syspath)) {
+                DeviceState next = *d;
+                fill_pfc(next);
+                cs.merge(inventory.put_device(std::move(next)));
+            }
+    return cs;
 }
 
 void Scanner::fill_pfc(DeviceState& d) const {
@@ -366,8 +371,8 @@ void Scanner::derive_device(DeviceState& d, std::map<std::string, bool>& install
     d.provider_package = provider_package(d.provider, family_);
 }
 
-Inventory Scanner::inventory() const {
-    Inventory inv;
+HostState Scanner::inventory() const {
+    HostState inv;
     // A device still being retried is not exported yet: objects appear once fully built.
     for (const auto& [syspath, d] : devices_)
         if (!incomplete_.count(syspath))
@@ -415,7 +420,7 @@ bool same_link_facts(const LinkState& a, const LinkState& b) {
 
 } // namespace
 
-const Inventory& Scanner::derive(ScanChanges& changes) {
+ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
     if (!changes.full) {
         std::set<std::string> names; // of the devices re-read: only their uverbs are looked up
         for (const auto& syspath : changes.devices)
@@ -427,52 +432,53 @@ const Inventory& Scanner::derive(ScanChanges& changes) {
         std::map<int32_t, LinkState> links;
         for (const auto& syspath : changes.devices) {
             auto raw = devices_.find(syspath);
-            auto old = derived_.devices.find(syspath);
-            if (raw == devices_.end() || old == derived_.devices.end()) {
+            const DeviceState* old = inventory.device(syspath);
+            if (raw == devices_.end() || !old) {
                 changes.full = true;
                 break;
             }
             DeviceState d = raw->second;
             derive_device(d, installed, verbs);
-            if (!same_link_facts(d, old->second)) {
+            if (!same_link_facts(d, *old)) {
                 changes.full = true;
                 break;
             }
             // classify_links() fills a port's netdev the GID table does not name.
             for (size_t i = 0; i < d.ports.size(); ++i)
-                d.ports[i].netdev = old->second.ports[i].netdev;
+                d.ports[i].netdev = old->ports[i].netdev;
             fill_pfc(d);
             d.problems = device_problems(d);
             devices.emplace(syspath, std::move(d));
         }
         for (const int32_t index : changes.links) {
             auto raw = links_.find(index);
-            auto old = derived_.links.find(index);
-            if (changes.full || raw == links_.end() || old == derived_.links.end() ||
-                !same_link_facts(raw->second, old->second)) {
+            const LinkState* old = inventory.link(index);
+            if (changes.full || raw == links_.end() || !old ||
+                !same_link_facts(raw->second, *old)) {
                 changes.full = true;
                 break;
             }
             LinkState l = raw->second;
-            l.rdma_capable = old->second.rdma_capable;
-            l.rdma_device = old->second.rdma_device;
-            l.hint = old->second.hint;
+            l.rdma_capable = old->rdma_capable;
+            l.rdma_device = old->rdma_device;
+            l.hint = old->hint;
             links.emplace(index, std::move(l));
         }
         if (!changes.full) {
+            ChangeSet cs;
             for (auto& [syspath, d] : devices)
-                derived_.devices[syspath] = std::move(d);
+                cs.merge(inventory.put_device(std::move(d)));
             for (auto& [index, l] : links)
-                derived_.links[index] = std::move(l);
-            return derived_;
+                cs.merge(inventory.put_link(std::move(l)));
+            return cs;
         }
     }
     changes.full = true;
-    derived_ = inventory();
+    HostState all = Scanner::inventory();
     // Every Ethernet port's netdev is tracked for PFC: read the new ones, drop the gone ones.
     std::set<std::string> netdevs;
     pfc_ports_.clear();
-    for (const auto& [syspath, d] : derived_.devices)
+    for (const auto& [syspath, d] : all.devices)
         for (const auto& port : d.ports)
             if (port.link_layer == "Ethernet" && !port.netdev.empty()) {
                 netdevs.insert(port.netdev);
@@ -482,8 +488,8 @@ const Inventory& Scanner::derive(ScanChanges& changes) {
     for (const auto& netdev : pfc_.refresh(netdevs))
         refill.insert(pfc_ports_[netdev].begin(), pfc_ports_[netdev].end());
     for (const auto& syspath : refill)
-        fill_pfc(derived_.devices.at(syspath));
-    return derived_;
+        fill_pfc(all.devices.at(syspath));
+    return inventory.replace(std::move(all));
 }
 
 } // namespace rdmad

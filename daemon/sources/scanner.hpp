@@ -7,6 +7,7 @@
 // derived values never go stale.
 #pragma once
 
+#include "inventory/inventory.hpp"
 #include "inventory/model.hpp"
 #include "inventory/provider.hpp"
 #include "inventory/rdma_capability.hpp"
@@ -67,9 +68,9 @@ class Scanner {
     bool note_pfc(const dcb::DcbNotification& n);
     /// DCB notifications were lost: read every port's PFC again at the next refresh().
     void note_pfc_lost();
-    /// The verified read-back of rdmad's own PFC SET on `netdev`: taken into the inventory at
-    /// once (no read). Returns true when it changed a port's PFC.
-    bool update_pfc(const std::string& netdev, const dcb::DcbResult& r);
+    /// The verified read-back of rdmad's own PFC SET on `netdev`: taken into `inventory` at
+    /// once (no read), on the ports on that netdev. Returns what it changed there.
+    ChangeSet update_pfc(Inventory& inventory, const std::string& netdev, const dcb::DcbResult& r);
     /// Set each port's PFC (and pfc_no_drop) of `d` as the source has it: Ethernet ports with
     /// a netdev; other ports unknown.
     void fill_pfc(DeviceState& d) const;
@@ -84,15 +85,17 @@ class Scanner {
     /// True when note() has queued work that refresh() has not done.
     bool dirty() const;
 
-    /// The inventory as exported: what was read plus everything derived from it.
-    Inventory inventory() const;
+    /// The whole host as exported: what was read plus everything derived from it.
+    HostState inventory() const;
 
-    /// Bring the derived inventory up to date with what `changes` re-read and return it.
-    /// Derived values (provider, verbs device, problems) are recomputed for those objects
-    /// only, and the netdev classification is kept, as long as nothing it depends on changed
-    /// (names, PCI addresses, GID netdevs, drivers, uppers); otherwise, or when changes.full,
-    /// everything is derived again and `changes.full` is set. The result equals inventory().
-    const Inventory& derive(ScanChanges& changes);
+    /// Put what `changes` re-read into `inventory`, derived, and return the change set.
+    /// Derived values (provider, verbs device, PFC, problems) are recomputed for those objects
+    /// only, and the netdev classification is kept (as `inventory` has it), as long as
+    /// nothing it depends on changed (names, PCI addresses, GID netdevs, drivers, uppers);
+    /// otherwise, or when changes.full, everything is derived again, `inventory` replaced
+    /// with it (only what differs is named) and `changes.full` set. Afterwards `inventory`'s
+    /// actual state equals inventory().
+    ChangeSet derive_into(Inventory& inventory, ScanChanges& changes);
 
     struct udev* udev_context() const { return udev_.get(); }
 
@@ -122,8 +125,6 @@ class Scanner {
     /// ibdev name -> /dev path of every uverbs device (with `names`, of those devices only).
     std::map<std::string, std::string>
     verbs_by_ibdev(const std::set<std::string>* names = nullptr) const;
-
-    Inventory derived_; ///< as last derive() returned it
 
     // Noted by uevents, done by refresh().
     bool structural_ = true; ///< since the last refresh: more than re-reads of known objects

@@ -63,23 +63,23 @@ LinkState link(int32_t index, const std::string& name, const std::string& pci,
     return l;
 }
 
-void add(Inventory& inv, const DeviceState& d) {
+void add(HostState& inv, const DeviceState& d) {
     inv.devices[d.syspath] = d;
 }
 
-void add(Inventory& inv, const LinkState& l) {
+void add(HostState& inv, const LinkState& l) {
     inv.links[l.index] = l;
 }
 
 const DeviceView& view(const BusModel& m, const std::string& name) {
-    for (const auto& d : m.devices)
+    for (const auto& [_, d] : m.devices)
         if (d.state.name == name)
             return d;
     FAIL("no device view " << name);
     throw 0;
 }
 
-std::string device_path(const Inventory& inv, const std::string& name) {
+std::string device_path(const HostState& inv, const std::string& name) {
     return view(build_bus_model(inv), name).path;
 }
 
@@ -127,22 +127,24 @@ const std::set<std::string> kManagerKeys{"Version", "State",   "DesiredStateSour
 
 TEST_CASE("a link's path is the sd-bus encoded decimal ifindex") {
     CHECK(encode_path(kLinkPrefix, "1001") == "/org/rdmad1/link/_31001");
-    Inventory inv;
+    HostState inv;
     add(inv, link(1001, "ens1f0np0", "0000:3b:00.0", ""));
     auto m = build_bus_model(inv);
     REQUIRE(m.links.size() == 1);
-    CHECK(m.links[0].path == "/org/rdmad1/link/_31001");
+    CHECK(m.links.at(1001).path == "/org/rdmad1/link/_31001");
 }
 
 TEST_CASE("a device's path is the node GUID's hex digits, sd-bus encoded") {
-    Inventory inv;
+    HostState inv;
     add(inv, device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
     CHECK(device_path(inv, "mlx5_0") == "/org/rdmad1/device/_30002c90300f9bfa0");
-    CHECK(device_object_id(inv, inv.devices.begin()->second) == "0002c90300f9bfa0");
+    Inventory ids;
+    ids.replace(inv);
+    CHECK(ids.id_of(inv.devices.begin()->first) == "0002c90300f9bfa0");
 }
 
 TEST_CASE("devices sharing a node GUID fall back to their PCI addresses") {
-    Inventory inv;
+    HostState inv;
     add(inv, device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
     add(inv, device("mlx5_1", "0002:c903:00f9:bfa0", "0000:3b:00.1"));
     CHECK(device_path(inv, "mlx5_0") == "/org/rdmad1/device/_30000_3a3b_3a00_2e0");
@@ -150,7 +152,7 @@ TEST_CASE("devices sharing a node GUID fall back to their PCI addresses") {
 }
 
 TEST_CASE("devices sharing GUID and PCI address (or with neither) fall back to their names") {
-    Inventory inv;
+    HostState inv;
     add(inv, device("siw0", "0002:c903:00f9:bfa0", ""));
     add(inv, device("siw1", "0002:c903:00f9:bfa0", ""));
     auto z = device("rxe0", "0000:0000:0000:0000", ""); // a zero GUID is no identity
@@ -159,7 +161,7 @@ TEST_CASE("devices sharing GUID and PCI address (or with neither) fall back to t
     CHECK(device_path(inv, "siw1") == "/org/rdmad1/device/siw1");
     CHECK(device_path(inv, "rxe0") == "/org/rdmad1/device/rxe0");
 
-    Inventory same_pci;
+    HostState same_pci;
     add(same_pci, device("a_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
     auto b = device("b_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     b.syspath += "-other";
@@ -169,7 +171,7 @@ TEST_CASE("devices sharing GUID and PCI address (or with neither) fall back to t
 }
 
 TEST_CASE("a device with a zero or unreadable GUID uses its PCI address") {
-    Inventory inv;
+    HostState inv;
     add(inv, device("efa_0", "0000:0000:0000:0000", "0000:00:1d.0"));
     add(inv, device("hfi1_0", "", "0000:81:00.0"));
     CHECK(device_path(inv, "efa_0") == "/org/rdmad1/device/_30000_3a00_3a1d_2e0");
@@ -178,27 +180,27 @@ TEST_CASE("a device with a zero or unreadable GUID uses its PCI address") {
 
 TEST_CASE("a renamed device (same GUID, new name) keeps its object path") {
     // DOMAIN.md §6: NAME_FALLBACK renames mlx5_0 to rocep59s0f0 with a udev "move" event.
-    Inventory before;
+    HostState before;
     add(before, device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
-    Inventory after;
+    HostState after;
     add(after, device("rocep59s0f0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
     CHECK(device_path(before, "mlx5_0") == device_path(after, "rocep59s0f0"));
 }
 
 TEST_CASE("device object paths are unique even when every identity collides") {
-    Inventory inv;
+    HostState inv;
     auto a = device("x", "", "");
     auto b = device("x", "", "");
     b.syspath += "-2";
     add(inv, a);
     add(inv, b);
     auto m = build_bus_model(inv);
-    REQUIRE(m.devices.size() == 2);
-    CHECK(m.devices[0].path != m.devices[1].path);
+    REQUIRE(m.devices.size() == 2); // keyed by path: two paths
+    CHECK(m.devices.begin()->second.path != std::next(m.devices.begin())->second.path);
 }
 
 TEST_CASE("a port's path is its device's path + /port/<n>") {
-    Inventory inv;
+    HostState inv;
     auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     d.ports = {port(1, ""), port(2, "")};
     add(inv, d);
@@ -212,7 +214,7 @@ TEST_CASE("a port's path is its device's path + /port/<n>") {
 // ---- references -------------------------------------------------------------------------
 
 TEST_CASE("a port's Link and a link's RdmaDevice resolve to each other's objects") {
-    Inventory inv;
+    HostState inv;
     auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     d.ports = {port(1, "ens1f0np0")};
     add(inv, d);
@@ -223,13 +225,13 @@ TEST_CASE("a port's Link and a link's RdmaDevice resolve to each other's objects
     CHECK(v.ports.at(0).link_path == "/org/rdmad1/link/_34");
     CHECK(v.link_paths == std::vector<std::string>{"/org/rdmad1/link/_34"});
     REQUIRE(m.links.size() == 2);
-    CHECK(m.links[0].state.name == "lo"); // sorted by ifindex
-    CHECK(m.links[0].device_path == "/");
-    CHECK(m.links[1].device_path == "/org/rdmad1/device/_30002c90300f9bfa0");
+    CHECK(m.links.begin()->second.state.name == "lo"); // sorted by ifindex
+    CHECK(m.links.at(1).device_path == "/");
+    CHECK(m.links.at(4).device_path == "/org/rdmad1/device/_30002c90300f9bfa0");
 }
 
 TEST_CASE("a port without a known netdev links to \"/\"") {
-    Inventory inv;
+    HostState inv;
     auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     d.ports = {port(1, "")};
     add(inv, d);
@@ -237,7 +239,7 @@ TEST_CASE("a port without a known netdev links to \"/\"") {
 }
 
 TEST_CASE("a VF's device refers to its PF's device object; a PF refers to \"/\"") {
-    Inventory inv;
+    HostState inv;
     add(inv, device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"));
     auto vf = device("mlx5_2", "0002:c903:00f9:bfb0", "0000:3b:00.2");
     vf.physical_function = "0000:3b:00.0";
@@ -248,19 +250,19 @@ TEST_CASE("a VF's device refers to its PF's device object; a PF refers to \"/\""
 }
 
 TEST_CASE("devices are listed by name") {
-    Inventory inv;
+    HostState inv;
     add(inv, device("mlx5_1", "0002:c903:00f9:0002", "0000:3b:00.1"));
     add(inv, device("mlx5_0", "0002:c903:00f9:0001", "0000:af:00.0"));
     auto m = build_bus_model(inv);
     REQUIRE(m.devices.size() == 2);
-    CHECK(m.devices[0].state.name == "mlx5_0");
-    CHECK(m.devices[1].state.name == "mlx5_1");
+    CHECK(m.devices_by_name().at(0)->state.name == "mlx5_0");
+    CHECK(m.devices_by_name().at(1)->state.name == "mlx5_1");
 }
 
 // ---- Describe() -------------------------------------------------------------------------
 
 TEST_CASE("Describe() has exactly the keys of the org.rdmad1 D-Bus properties") {
-    Inventory inv;
+    HostState inv;
     auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     d.ports = {port(1, "ens1f0np0")};
     d.problems.push_back({"no-verbs-device", "warning", "load ib_uverbs"});
@@ -288,7 +290,7 @@ TEST_CASE("Describe() has exactly the keys of the org.rdmad1 D-Bus properties") 
 }
 
 TEST_CASE("Describe() gives object paths as strings, \"/\" for none") {
-    Inventory inv;
+    HostState inv;
     auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     d.ports = {port(1, "ens1f0np0")};
     add(inv, d);
@@ -311,7 +313,7 @@ TEST_CASE("Describe() gives object paths as strings, \"/\" for none") {
 }
 
 TEST_CASE("Describe() of an empty inventory has empty Devices and Links arrays") {
-    auto doc = json::parse(describe_json(build_bus_model(Inventory{}), "0.1.0", "starting"));
+    auto doc = json::parse(describe_json(build_bus_model(HostState{}), "0.1.0", "starting"));
     CHECK(doc["Devices"].is_array());
     CHECK(doc["Devices"].empty());
     CHECK(doc["Links"].is_array());
@@ -319,7 +321,7 @@ TEST_CASE("Describe() of an empty inventory has empty Devices and Links arrays")
 }
 
 TEST_CASE("invalid UTF-8 in a node description does not make Describe() throw") {
-    Inventory inv;
+    HostState inv;
     auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     d.node_description = "host1 \xff\xfe mlx5_0 \xc3";
     d.board_id = "MT_\x80";
@@ -337,20 +339,20 @@ TEST_CASE("a device first seen without its node GUID (a read error) gets the GUI
           "it reads, as a fresh start would give it") {
     Inventory inv;
     DeviceState d = device("mlx5_9", "", "0000:09:00.0");
-    inv.devices[d.syspath] = d;
-    std::map<std::string, std::string> sticky;
-    auto model = build_bus_model(inv, &sticky);
-    REQUIRE(model.devices.size() == 1);
-    CHECK(model.devices[0].path == "/org/rdmad1/device/_30000_3a09_3a00_2e0");
-    inv.devices[d.syspath].node_guid = "0c42:a103:0099:0001";
-    model = build_bus_model(inv, &sticky);
+    inv.put_device(d);
+    CHECK(view(build_bus_model(inv), "mlx5_9").path == "/org/rdmad1/device/_30000_3a09_3a00_2e0");
+    d.node_guid = "0c42:a103:0099:0001";
+    const ChangeSet cs = inv.put_device(d);
     const std::string by_guid = "/org/rdmad1/device/_30c42a10300990001";
-    CHECK(model.devices[0].path == by_guid);
-    CHECK(build_bus_model(inv, nullptr).devices[0].path == by_guid); // a fresh start's path
+    CHECK(view(build_bus_model(inv), "mlx5_9").path == by_guid);
+    // The bus retracts the object at the old path and announces it at the new one.
+    CHECK(cs.devices_removed == std::set<std::string>{"0000:09:00.0"});
+    CHECK(cs.devices_added == std::set<std::string>{"0c42a10300990001"});
+    HostState fresh;
+    add(fresh, d);
+    CHECK(view(build_bus_model(fresh), "mlx5_9").path == by_guid); // a fresh start's path
     // A rename keeps it (the GUID is the id now).
-    DeviceState renamed = inv.devices[d.syspath];
-    inv.devices.erase(d.syspath);
-    renamed.name = "rocep9s0f0";
-    inv.devices[d.syspath] = renamed;
-    CHECK(build_bus_model(inv, &sticky).devices[0].path == by_guid);
+    d.name = "rocep9s0f0";
+    inv.put_device(d);
+    CHECK(view(build_bus_model(inv), "rocep9s0f0").path == by_guid);
 }

@@ -56,8 +56,8 @@ DeviceState mlx5_device(const std::string& link_layer, const std::string& netdev
     return d;
 }
 
-Inventory inventory_of(std::vector<DeviceState> devices) {
-    Inventory inv;
+HostState inventory_of(std::vector<DeviceState> devices) {
+    HostState inv;
     for (auto& d : devices)
         inv.devices[d.syspath] = std::move(d);
     return inv;

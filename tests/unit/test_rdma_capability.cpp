@@ -63,11 +63,11 @@ PortState make_port(uint32_t number, const std::vector<std::string>& gid_netdevs
     return p;
 }
 
-void add(Inventory& inv, const DeviceState& d) {
+void add(HostState& inv, const DeviceState& d) {
     inv.devices[d.syspath] = d;
 }
 
-void add(Inventory& inv, const LinkState& l) {
+void add(HostState& inv, const LinkState& l) {
     inv.links[l.index] = l;
 }
 
@@ -85,7 +85,7 @@ AuxDevice unbound_aux(const std::string& name, const std::string& pci) {
     return a;
 }
 
-const LinkState& link(const Inventory& inv, int32_t index) {
+const LinkState& link(const HostState& inv, int32_t index) {
     return inv.links.at(index);
 }
 
@@ -94,7 +94,7 @@ const LinkState& link(const Inventory& inv, int32_t index) {
 // ---- served links -----------------------------------------------------------------------
 
 TEST_CASE("a netdev whose PCI function has an RDMA device is RDMA-capable through that device") {
-    Inventory inv;
+    HostState inv;
     auto d = make_device("mlx5_0", "0000:3b:00.0", "mlx5_core", "mlx5");
     d.ports.push_back(make_port(1)); // e.g. an iWARP or IB port with no GID netdev
     add(inv, d);
@@ -110,7 +110,7 @@ TEST_CASE("a netdev whose PCI function has an RDMA device is RDMA-capable throug
 }
 
 TEST_CASE("a netdev named by a GID's netdev is served by that device") {
-    Inventory inv;
+    HostState inv;
     auto d = make_device("rocep59s0f0", "0000:3b:00.0", "mlx5_core", "mlx5");
     d.ports.push_back(make_port(1, {"vlan100", "vlan100"}));
     add(inv, d);
@@ -123,7 +123,7 @@ TEST_CASE("a netdev named by a GID's netdev is served by that device") {
 }
 
 TEST_CASE("a GID naming a netdev deeper in the table than the first entry still counts") {
-    Inventory inv;
+    HostState inv;
     auto d = make_device("mlx5_0", "0000:3b:00.0", "mlx5_core", "mlx5");
     d.ports.push_back(make_port(1, {"ens1f0np0", "ens1f0np0", "macvlan0"}));
     add(inv, d);
@@ -135,7 +135,7 @@ TEST_CASE("a GID naming a netdev deeper in the table than the first entry still 
 }
 
 TEST_CASE("RoCE LAG: both bonded PFs are served by mlx5_bond_0, which names bond0 in its GIDs") {
-    Inventory inv;
+    HostState inv;
     // The LAG device sits on PF0; its GIDs name the bond, not the PFs.
     auto d = make_device("mlx5_bond_0", "0000:08:00.0", "mlx5_core", "mlx5");
     d.ports.push_back(make_port(1, {"bond0", "bond0"}));
@@ -159,7 +159,7 @@ TEST_CASE("a port whose GID table names a netdev is not given the PCI function's
     // classify_links fills the netdev only of ports whose GID table names none.
     // Regression: the fill looks at port.netdev, not at the GID table; device_reader
     // always copies the first GID netdev into port.netdev, so only hand-built inputs hit it.
-    Inventory inv;
+    HostState inv;
     auto d = make_device("mlx5_bond_0", "0000:08:00.0", "mlx5_core", "mlx5");
     auto p = make_port(1, {"bond0"});
     p.netdev = ""; // not filled in by a reader
@@ -173,7 +173,7 @@ TEST_CASE("a port whose GID table names a netdev is not given the PCI function's
 }
 
 TEST_CASE("an rxe device's parent netdev is RDMA-capable through rxe") {
-    Inventory inv;
+    HostState inv;
     auto d = make_device("rxe0", "", "rdma_rxe", "rxe");
     d.parent_netdev = "eth0";
     d.ports.push_back(make_port(1));
@@ -191,7 +191,7 @@ TEST_CASE("an rxe device's parent netdev is RDMA-capable through rxe") {
 TEST_CASE("an mlx5 netdev whose mlx5_core.rdma aux device has no driver needs mlx5_ib loaded") {
     // DOMAIN.md §5: mlx5_core -> mlx5_ib via aux device mlx5_core.rdma.N, MODALIAS
     // auxiliary:mlx5_core.rdma.
-    Inventory inv;
+    HostState inv;
     add(inv, make_link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_core"));
     std::vector<AuxDevice> aux{
         {"mlx5_core.eth.0", "0000:3b:00.0", "mlx5_core.eth", "auxiliary:mlx5_core.eth"},
@@ -217,7 +217,7 @@ TEST_CASE("an mlx5 netdev whose mlx5_core.rdma aux device has no driver needs ml
 }
 
 TEST_CASE("an mlx5 netdev whose mlx5_ib is loaded but not bound says so, not 'load mlx5_ib'") {
-    Inventory inv;
+    HostState inv;
     add(inv, make_link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_core"));
     std::vector<AuxDevice> aux{unbound_aux("mlx5_core.rdma.0", "0000:3b:00.0")};
     std::vector<std::string> checked;
@@ -235,7 +235,7 @@ TEST_CASE("an mlx5 netdev whose mlx5_ib is loaded but not bound says so, not 'lo
 }
 
 TEST_CASE("an E810 netdev with an unbound ice.roce aux device needs irdma") {
-    Inventory inv;
+    HostState inv;
     add(inv, make_link(6, "ens2f0", "0000:5e:00.0", "ice"));
     classify_links(inv, {unbound_aux("ice.roce.0", "0000:5e:00.0")}, nothing_loaded());
     CHECK(link(inv, 6).rdma_capable == "module-not-loaded");
@@ -244,7 +244,7 @@ TEST_CASE("an E810 netdev with an unbound ice.roce aux device needs irdma") {
 
 TEST_CASE("a cxgb4 netdev without an RDMA device needs iw_cxgb4 (no aux device exists)") {
     // DOMAIN.md §5: cxgb4 -> iw_cxgb4 via ULD registration, no auxiliary device.
-    Inventory inv;
+    HostState inv;
     add(inv, make_link(3, "enp4s0f4", "0000:04:00.4", "cxgb4"));
     classify_links(inv, {}, nothing_loaded());
     CHECK(link(inv, 3).rdma_capable == "module-not-loaded");
@@ -253,7 +253,7 @@ TEST_CASE("a cxgb4 netdev without an RDMA device needs iw_cxgb4 (no aux device e
 
 TEST_CASE("qede, be2net and hns3 netdevs name their companion RDMA modules") {
     // DOMAIN.md §5, with the stale udev name hns_roce corrected to hns_roce_hw_v2.
-    Inventory inv;
+    HostState inv;
     add(inv, make_link(2, "eth0", "0000:01:00.0", "qede"));
     add(inv, make_link(3, "eth1", "0000:02:00.0", "be2net"));
     add(inv, make_link(4, "eth2", "0000:7d:00.0", "hns3"));
@@ -266,7 +266,7 @@ TEST_CASE("qede, be2net and hns3 netdevs name their companion RDMA modules") {
 }
 
 TEST_CASE("virtio_net and bnx2 netdevs cannot do RDMA") {
-    Inventory inv;
+    HostState inv;
     add(inv, make_link(2, "eth0", "0000:00:03.0", "virtio_net"));
     add(inv, make_link(3, "eno1", "0000:01:00.0", "bnx2"));
     classify_links(inv, {}, nothing_loaded());
@@ -277,7 +277,7 @@ TEST_CASE("virtio_net and bnx2 netdevs cannot do RDMA") {
 }
 
 TEST_CASE("lo and a bridge (no PCI function) cannot do RDMA") {
-    Inventory inv;
+    HostState inv;
     add(inv, make_link(1, "lo", "", ""));
     add(inv, make_link(8, "br0", "", "", ""));
     classify_links(inv, {}, nothing_loaded());
@@ -287,14 +287,14 @@ TEST_CASE("lo and a bridge (no PCI function) cannot do RDMA") {
 }
 
 TEST_CASE("a netdev on a PCI function whose driver link is missing is unknown, not no") {
-    Inventory inv;
+    HostState inv;
     add(inv, make_link(5, "eth3", "0000:af:00.0", ""));
     classify_links(inv, {}, nothing_loaded());
     CHECK(link(inv, 5).rdma_capable == "unknown");
 }
 
 TEST_CASE("a device whose provider is missing gives its links a hint naming the package") {
-    Inventory inv;
+    HostState inv;
     auto d = make_device("mlx5_0", "0000:3b:00.0", "mlx5_core", "mlx5");
     d.provider_installed = false;
     d.provider_package = "ibverbs-providers";
@@ -309,7 +309,7 @@ TEST_CASE("a device whose provider is missing gives its links a hint naming the 
 }
 
 TEST_CASE("stale results of an earlier classification are cleared") {
-    Inventory inv;
+    HostState inv;
     auto l = make_link(2, "eth0", "0000:00:03.0", "virtio_net");
     l.rdma_capable = "yes";
     l.rdma_device = "rxe0";
@@ -368,7 +368,7 @@ TEST_CASE("of two RDMA devices on one PCI function, the one whose GIDs name the 
     // mapping, so serving_device picks the first device by syspath.
     // DOMAIN.md §3.4: the per-port mapping (gid_attrs/ndevs) is preferred over the per-PCI-
     // function one. "a_dev" sorts first and has no GID netdevs.
-    Inventory inv;
+    HostState inv;
     auto a = make_device("a_dev", "0000:3b:00.0", "mlx5_core", "mlx5");
     a.ports.push_back(make_port(1));
     auto b = make_device("b_dev", "0000:3b:00.0", "mlx5_core", "mlx5");
@@ -382,7 +382,7 @@ TEST_CASE("of two RDMA devices on one PCI function, the one whose GIDs name the 
 }
 
 TEST_CASE("of two RDMA devices on one PCI function naming nothing, the netdev is still served") {
-    Inventory inv;
+    HostState inv;
     auto a = make_device("a_dev", "0000:3b:00.0", "mlx5_core", "mlx5");
     a.ports.push_back(make_port(1));
     auto b = make_device("b_dev", "0000:3b:00.0", "mlx5_core", "mlx5");
@@ -397,7 +397,7 @@ TEST_CASE("of two RDMA devices on one PCI function naming nothing, the netdev is
 
 TEST_CASE("a port without GID netdevs gets the only netdev on its PCI function") {
     // An iWARP or IPoIB port has no gid_attrs/ndevs; the function's single netdev serves it.
-    Inventory inv;
+    HostState inv;
     auto d = make_device("iwp4s0f4", "0000:04:00.4", "cxgb4", "cxgb4");
     d.node_type = "RNIC";
     d.ports.push_back(make_port(1));
@@ -413,7 +413,7 @@ TEST_CASE("a port without GID netdevs gets the only netdev on its PCI function")
 
 TEST_CASE("mlx4's two netdevs on one PCI function are both served by the one mlx4 device") {
     // DOMAIN.md §3.4: one mlx4 ibdev serves both ports; the function has two netdevs.
-    Inventory inv;
+    HostState inv;
     auto d = make_device("mlx4_0", "0000:0b:00.0", "mlx4_core", "mlx4");
     d.ports.push_back(make_port(1));
     d.ports.push_back(make_port(2));

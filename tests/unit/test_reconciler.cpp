@@ -52,8 +52,8 @@ std::string read(const std::string& path) {
 }
 
 /// Two functions: mlx4_0 (ConnectX-3, 2 ports) and mlx5_0 (ConnectX-5, 1 port).
-Inventory host() {
-    Inventory inv;
+HostState host() {
+    HostState inv;
     DeviceState mlx4;
     mlx4.name = "mlx4_0";
     mlx4.syspath = "/sys/devices/pci0000:00/0000:03:00.0/infiniband/mlx4_0";
@@ -80,7 +80,7 @@ Inventory host() {
     return inv;
 }
 
-const DeviceState& device(const Inventory& inv, const std::string& name) {
+const DeviceState& device(const HostState& inv, const std::string& name) {
     for (const auto& [_, d] : inv.devices)
         if (d.name == name)
             return d;
@@ -88,7 +88,7 @@ const DeviceState& device(const Inventory& inv, const std::string& name) {
     throw;
 }
 
-DeviceDesired want(const Reconciler& r, const Inventory& inv, const std::string& name) {
+DeviceDesired want(const Reconciler& r, const HostState& inv, const std::string& name) {
     const auto all = r.desired(inv);
     auto it = all.find(device(inv, name).syspath);
     return it == all.end() ? DeviceDesired{} : it->second;
@@ -102,7 +102,7 @@ const std::string kBad = "[[rule]]\ndevice = 5\n";
 TEST_CASE("a bad /etc file keeps the last good /etc rules in force until it is fixed") {
     Dirs d;
     Reconciler r(d.options(), nullptr);
-    const Inventory inv = host();
+    const HostState inv = host();
     write(d.etc(), kEthEth);
     REQUIRE_FALSE(r.reload());
     CHECK(want(r, inv, "mlx4_0").port_type == std::vector<std::string>{"eth", "eth"});
@@ -137,7 +137,7 @@ TEST_CASE("a persist while /etc is bad keeps every rule state.conf had") {
     write(d.etc(), kBad);
     Reconciler r(d.options(), nullptr);
     r.reload();
-    const Inventory inv = host();
+    const HostState inv = host();
     r.override_port_type(inv, device(inv, "mlx4_0"), 1, "auto", true);
     // rdmad must accept its own file: reload it and compare the desired state.
     Reconciler again(d.options(), nullptr);
@@ -154,7 +154,7 @@ TEST_CASE("a state.conf with an error is neither applied nor overwritten") {
     auto err = r.reload();
     REQUIRE(err);
     CHECK(err->to_string() == d.state() + ":2:15: pci_address must be a string, not an integer");
-    const Inventory inv = host();
+    const HostState inv = host();
     CHECK_THROWS_WITH(r.override_pfc(device(inv, "mlx5_0"), {3}, true),
                       d.state() + ":2:15: pci_address must be a string, not an integer; rdmad "
                                   "does not overwrite a state file it could not read: fix or "
@@ -187,7 +187,7 @@ TEST_CASE("two persisted settings of one device are one rule in state.conf") {
     Dirs d;
     Reconciler r(d.options(), nullptr);
     r.reload();
-    const Inventory inv = host();
+    const HostState inv = host();
     r.override_pfc(device(inv, "mlx4_0"), {3}, true);
     r.override_pfc(device(inv, "mlx4_0"), {4}, true);
     r.override_port_type(inv, device(inv, "mlx4_0"), 2, "eth", true);
@@ -228,7 +228,7 @@ TEST_CASE("a persist keeps every key of every rule state.conf had, hand-written 
                      "[[rule]]\ndevice = \"mlx4_*\"\nnetdev = \"ib*\"\npfc_no_drop = [5]\n");
     Reconciler r(d.options(), nullptr);
     REQUIRE_FALSE(r.reload());
-    const Inventory inv = host();
+    const HostState inv = host();
     r.override_pfc(device(inv, "mlx5_0"), {3}, true);
     CHECK(read(d.state()) ==
           "# Written by rdmad: settings made over D-Bus with persist = true.\n"
@@ -243,7 +243,7 @@ TEST_CASE("a device without PCI address or GUID is persisted by its name, quoted
     Dirs d;
     Reconciler r(d.options(), nullptr);
     r.reload();
-    Inventory inv;
+    HostState inv;
     DeviceState rxe;
     rxe.name = "rxe\"x\\y[1]*";
     rxe.syspath = "/sys/devices/virtual/infiniband/rxe";
@@ -268,7 +268,7 @@ TEST_CASE("a state.conf edited by hand since rdmad read it is not overwritten by
     Dirs d;
     Reconciler r(d.options(), nullptr);
     r.reload();
-    const Inventory inv = host();
+    const HostState inv = host();
     r.override_pfc(device(inv, "mlx5_0"), {3}, true);
     const std::string edited = read(d.state()) + "\n[[rule]]\ndriver = \"mlx4_core\"\npfc_no_drop = [1]\n";
     write(d.state(), edited);
@@ -289,7 +289,7 @@ TEST_CASE("the latest call wins: a persisted setting replaces an earlier runtime
     Dirs d;
     Reconciler r(d.options(), nullptr);
     r.reload();
-    const Inventory inv = host();
+    const HostState inv = host();
     r.override_pfc(device(inv, "mlx5_0"), {3}, false);
     r.override_pfc(device(inv, "mlx5_0"), {5}, true);
     CHECK(want(r, inv, "mlx5_0").pfc_no_drop == std::vector<uint8_t>{5});
@@ -333,7 +333,7 @@ TEST_CASE("persisting one port's type does not save another port's runtime reque
     Dirs d;
     Reconciler r(d.options(), nullptr);
     r.reload();
-    const Inventory inv = host(); // mlx4_0 ports read ib, ib
+    const HostState inv = host(); // mlx4_0 ports read ib, ib
     // Port 2 eth for this run only, then port 1 ib saved.
     r.override_port_type(inv, device(inv, "mlx4_0"), 2, "eth", false);
     r.override_port_type(inv, device(inv, "mlx4_0"), 1, "ib", true);
@@ -351,7 +351,7 @@ TEST_CASE("a persisted port type whose saved pair mlx4 refuses is refused, and n
     Dirs d;
     Reconciler r(d.options(), nullptr);
     r.reload();
-    const Inventory inv = host();
+    const HostState inv = host();
     r.override_port_type(inv, device(inv, "mlx4_0"), 2, "eth", true);
     r.override_port_type(inv, device(inv, "mlx4_0"), 1, "eth", true); // saved eth, eth
     r.override_port_type(inv, device(inv, "mlx4_0"), 1, "ib", false);  // this run: ib, eth
@@ -373,7 +373,7 @@ TEST_CASE("a persisted port type keeps what /etc asks of the other ports") {
     write(d.etc(), "[[rule]]\npci_address = \"0000:03:00.0\"\nport_type = [\"ib\", \"eth\"]\n");
     Reconciler r(d.options(), nullptr);
     REQUIRE_FALSE(r.reload());
-    const Inventory inv = host();
+    const HostState inv = host();
     r.override_port_type(inv, device(inv, "mlx4_0"), 1, "auto", true);
     Reconciler after_restart(d.options(), nullptr);
     after_restart.reload();

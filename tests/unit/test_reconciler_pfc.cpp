@@ -28,7 +28,7 @@ struct Rig : rdmad::test::TempDir {
     dcb::DcbClient client{kernel};
     PfcReader reader{&client}; // the PFC source, as the scanner holds it
     uint64_t now = 1'000'000;
-    Inventory inv;
+    HostState inv;
     std::unique_ptr<Reconciler> r;
 
     explicit Rig(const std::string& config = "[[rule]]\ndevice = \"mlx5_0\"\npfc_no_drop = [3]\n")

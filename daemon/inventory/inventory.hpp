@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+//
+// The Inventory: the one owner of the host's actual state (RDMA devices, their ports, netdevs)
+// and of each object's stable identity. Sources and the reconciler's executor put one object
+// at a time; each update returns a ChangeSet that names only what it changed: the objects that
+// came and went, the properties that changed, and the direct relatives whose references moved
+// (a device's Links, a port's Link, a link's RdmaDevice, a VF's PhysicalFunction). The bus
+// applies change sets to the objects they name; nothing is rebuilt.
+#pragma once
+
+#include "inventory/model.hpp"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace rdmad {
+
+/// What one or more updates of the Inventory changed. Devices are named by their id
+/// (Inventory::id_of()), ports by (device id, port number), links by ifindex. Property names
+/// are those of org.rdmad1.Device, .Port and .Link (dbus/*.xml): a change of PortState::netdev
+/// is "Link", of LinkState::rdma_device "RdmaDevice".
+struct ChangeSet {
+    std::set<std::string> devices_added;   ///< with all their ports
+    std::set<std::string> devices_removed; ///< with all their ports
+    std::map<std::string, std::set<std::string>> devices_changed;
+    std::map<std::pair<std::string, uint32_t>, std::set<std::string>> ports_changed;
+    std::set<int32_t> links_added;
+    std::set<int32_t> links_removed;
+    std::map<int32_t, std::set<std::string>> links_changed;
+
+    bool empty() const;
+    /// Add `other`'s changes: an object added then removed is neither; removed then added
+    /// (a new id for the same path cannot happen) is both.
+    void merge(const ChangeSet& other);
+    /// Objects named, all kinds together (for logs and benchmarks).
+    size_t size() const;
+};
+
+class Inventory {
+  public:
+    /// Everything, as plain values: devices by syspath, links by ifindex.
+    const HostState& state() const { return state_; }
+    const DeviceState* device(const std::string& syspath) const;
+    const DeviceState* device_named(const std::string& name) const;
+    /// The first device (by syspath) whose PCI address is `pci_address`; null for "".
+    const DeviceState* device_at_pci(const std::string& pci_address) const;
+    const LinkState* link(int32_t ifindex) const;
+    const LinkState* link_named(const std::string& name) const;
+    /// Ifindexes of the links whose rdma_device is `device_name`, ascending.
+    std::set<int32_t> links_of(const std::string& device_name) const;
+
+    /// The device's stable id, "" when `syspath` is not known. Chosen when the device is first
+    /// put: the node GUID's 16 hex digits when non-zero and unique, else the PCI address when
+    /// unique, else the name, with "_N" added when taken. Kept for life: a rename keeps it; an
+    /// id taken while the node GUID was unreadable (EIO at hotplug) or shared gives way to the
+    /// GUID once it reads and is unique, as a fresh start would choose.
+    const std::string& id_of(const std::string& syspath) const;
+    /// The syspath of the device with id `id`, "" when none.
+    const std::string& syspath_of(const std::string& id) const;
+
+    /// Add or replace the device at `device.syspath`.
+    ChangeSet put_device(DeviceState device);
+    /// The device at `syspath` is gone, with its ports; links that named it lose it.
+    ChangeSet remove_device(const std::string& syspath);
+    /// The device at `old_syspath` is now at `new_syspath` (a "move"): the key changes, the id
+    /// stays; nothing else changes until the device is put again.
+    void rename_device(const std::string& old_syspath, const std::string& new_syspath);
+    /// Add or replace the netdev with ifindex `link.index`.
+    ChangeSet put_link(LinkState link);
+    ChangeSet remove_link(int32_t ifindex);
+    /// Make the whole state `next` (a full scan): objects gone are removed, new ones added
+    /// (ids chosen in name order, as at start-up), the rest put. The change set names only
+    /// what differs.
+    ChangeSet replace(HostState next);
+
+    /// Properties derived again by put_device()/put_link() since construction (their diffs
+    /// computed): what an update cost, for tests and benchmarks.
+    uint64_t objects_compared() const { return objects_compared_; }
+
+  private:
+    std::string choose_id(const DeviceState& d) const;
+    void index_device(const DeviceState& d, bool add);
+    void index_link(const LinkState& l, bool add);
+    /// Relatives of a device whose name or PCI address appeared or went.
+    void device_relatives(const DeviceState& d, ChangeSet& cs) const;
+    /// Relatives of a link whose name or RDMA device appeared or went.
+    void link_relatives(const LinkState& l, ChangeSet& cs) const;
+    /// When `syspath`'s id is not the GUID but could now be, move it.
+    bool upgrade_id(const std::string& syspath, ChangeSet& cs);
+
+    HostState state_;
+    std::map<std::string, std::string> ids_; ///< syspath -> id
+    std::map<std::string, std::string> syspath_by_id_;
+    std::map<std::string, std::string> by_name_;          ///< device name -> syspath
+    std::map<std::string, std::set<std::string>> by_pci_; ///< PCI address -> syspaths
+    std::map<std::string, size_t> guid_count_;            ///< node GUID digits -> devices
+    std::map<std::string, std::set<std::string>> vfs_of_; ///< PF PCI address -> VF syspaths
+    std::map<std::string, int32_t> link_by_name_;         ///< netdev name -> ifindex
+    std::map<std::string, std::set<int32_t>> links_of_;   ///< rdma_device -> ifindexes
+    /// netdev name -> (syspath, port number) of the ports on it
+    std::map<std::string, std::set<std::pair<std::string, uint32_t>>> ports_on_;
+    uint64_t objects_compared_ = 0;
+};
+
+/// The node GUID as the 16 hex digits of a device id ("0002:c903:0031:78f0" ->
+/// "0002c903003178f0"); "" when empty or zero.
+std::string guid_digits(const std::string& guid);
+
+} // namespace rdmad

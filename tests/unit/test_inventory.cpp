@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+//
+// Unit tests for the Inventory (daemon/inventory/inventory.hpp): identity and change sets.
+// Property names are those of dbus/org.rdmad1.Device.xml, Port.xml and Link.xml.
+#include "inventory/inventory.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+using namespace rdmad;
+
+namespace {
+
+using Names = std::set<std::string>;
+
+PortState port(uint32_t n, const std::string& netdev) {
+    PortState p;
+    p.number = n;
+    p.state = "ACTIVE";
+    p.phys_state = "LinkUp";
+    p.link_layer = "Ethernet";
+    p.transport = "RoCE";
+    p.netdev = netdev;
+    return p;
+}
+
+// A dual-port ConnectX-5 as DOMAIN.md §3 shows it: node GUID, PCI function, a netdev per port.
+DeviceState cx5(const std::string& name, const std::string& guid, const std::string& pci) {
+    DeviceState d;
+    d.name = name;
+    d.syspath = "/sys/devices/pci0000:00/0000:00:02.0/" + pci + "/infiniband/" + name;
+    d.node_type = "CA";
+    d.node_guid = guid;
+    d.pci_address = pci;
+    d.kernel_driver = "mlx5_core";
+    d.ports = {port(1, name + "p1"), port(2, name + "p2")};
+    return d;
+}
+
+LinkState netdev(int32_t index, const std::string& name, const std::string& rdma_device) {
+    LinkState l;
+    l.index = index;
+    l.name = name;
+    l.syspath = "/sys/class/net/" + name;
+    l.operstate = "up";
+    l.rdma_capable = rdma_device.empty() ? "no" : "yes";
+    l.rdma_device = rdma_device;
+    return l;
+}
+
+/// Two devices, each with its two netdevs.
+Inventory host() {
+    Inventory inv;
+    inv.put_device(cx5("mlx5_0", "b859:9f03:00d4:0a2a", "0000:3b:00.0"));
+    inv.put_device(cx5("mlx5_1", "b859:9f03:00d4:0a2b", "0000:af:00.0"));
+    inv.put_link(netdev(4, "mlx5_0p1", "mlx5_0"));
+    inv.put_link(netdev(5, "mlx5_0p2", "mlx5_0"));
+    inv.put_link(netdev(6, "mlx5_1p1", "mlx5_1"));
+    inv.put_link(netdev(7, "mlx5_1p2", "mlx5_1"));
+    return inv;
+}
+
+} // namespace
+
+TEST_CASE("a new device is named once as added, by its node GUID, with nothing else") {
+    Inventory inv;
+    const ChangeSet cs = inv.put_device(cx5("mlx5_0", "b859:9f03:00d4:0a2a", "0000:3b:00.0"));
+    CHECK(cs.devices_added == Names{"b8599f0300d40a2a"});
+    CHECK(cs.devices_changed.empty());
+    CHECK(cs.ports_changed.empty());
+    CHECK(inv.id_of(inv.state().devices.begin()->first) == "b8599f0300d40a2a");
+}
+
+TEST_CASE("an update of one port names only that port and its changed properties") {
+    Inventory inv = host();
+    DeviceState d = *inv.device_named("mlx5_1");
+    d.ports[1].state = "DOWN";
+    d.ports[1].phys_state = "Polling";
+    const ChangeSet cs = inv.put_device(d);
+    REQUIRE(cs.ports_changed.size() == 1);
+    const auto& [key, props] = *cs.ports_changed.begin();
+    CHECK(key == std::make_pair(std::string("b8599f0300d40a2b"), uint32_t(2)));
+    CHECK(props == Names{"State", "PhysicalState"});
+    CHECK(cs.devices_changed.empty());
+    CHECK(cs.devices_added.empty());
+    CHECK(cs.links_changed.empty());
+    CHECK(inv.device_named("mlx5_1")->ports[1].state == "DOWN");
+}
+
+TEST_CASE("putting the same device again changes nothing") {
+    Inventory inv = host();
+    CHECK(inv.put_device(*inv.device_named("mlx5_0")).empty());
+    CHECK(inv.put_link(*inv.link(4)).empty());
+}
+
+TEST_CASE("a rename keeps the id; the netdevs that name it are its relatives") {
+    Inventory inv = host();
+    DeviceState d = *inv.device_named("mlx5_0");
+    const std::string old_syspath = d.syspath;
+    const std::string id = inv.id_of(old_syspath);
+    // DOMAIN.md §6: NAME_FALLBACK renames mlx5_0 to rocep59s0f0 with a "move" uevent.
+    d.name = "rocep59s0f0";
+    d.syspath = "/sys/devices/pci0000:00/0000:00:02.0/0000:3b:00.0/infiniband/rocep59s0f0";
+    inv.rename_device(old_syspath, d.syspath);
+    CHECK(inv.id_of(d.syspath) == id);
+    CHECK(inv.id_of(old_syspath).empty());
+    const ChangeSet cs = inv.put_device(d);
+    CHECK(cs.devices_added.empty());
+    CHECK(cs.devices_removed.empty());
+    REQUIRE(cs.devices_changed.count(id));
+    CHECK(cs.devices_changed.at(id) == Names{"Name"});
+    // Their RdmaDevice still says "mlx5_0" until the netdevs are classified again: the bus
+    // must look again (it resolves names to paths).
+    CHECK(cs.links_changed.at(4) == Names{"RdmaDevice"});
+    CHECK(cs.links_changed.at(5) == Names{"RdmaDevice"});
+    CHECK(!cs.links_changed.count(6));
+    CHECK(inv.device_named("rocep59s0f0") != nullptr);
+    CHECK(inv.device_named("mlx5_0") == nullptr);
+}
+
+TEST_CASE("removing a device removes its ports and unlinks its netdevs") {
+    Inventory inv = host();
+    const std::string syspath = inv.device_named("mlx5_0")->syspath;
+    const ChangeSet cs = inv.remove_device(syspath);
+    CHECK(cs.devices_removed == Names{"b8599f0300d40a2a"});
+    CHECK(cs.ports_changed.empty()); // they go with the device
+    CHECK(cs.links_changed.at(4) == Names{"RdmaDevice"});
+    CHECK(cs.links_changed.at(5) == Names{"RdmaDevice"});
+    CHECK(cs.links_changed.size() == 2);
+    CHECK(inv.device(syspath) == nullptr);
+    CHECK(inv.id_of(syspath).empty());
+    CHECK(inv.syspath_of("b8599f0300d40a2a").empty());
+}
+
+TEST_CASE("a netdev that appears names the ports on it and the device it serves") {
+    Inventory inv;
+    inv.put_device(cx5("mlx5_0", "b859:9f03:00d4:0a2a", "0000:3b:00.0"));
+    const ChangeSet cs = inv.put_link(netdev(4, "mlx5_0p1", "mlx5_0"));
+    CHECK(cs.links_added == std::set<int32_t>{4});
+    CHECK(cs.devices_changed.at("b8599f0300d40a2a") == Names{"Links"});
+    REQUIRE(cs.ports_changed.size() == 1);
+    CHECK(cs.ports_changed.begin()->first.second == 1);
+    CHECK(cs.ports_changed.begin()->second == Names{"Link"});
+    CHECK(inv.links_of("mlx5_0") == std::set<int32_t>{4});
+}
+
+TEST_CASE("a netdev rename changes the link only, and its ports' Link") {
+    Inventory inv = host();
+    LinkState l = *inv.link(6);
+    l.name = "ens2f0np0";
+    l.syspath = "/sys/class/net/ens2f0np0";
+    const ChangeSet cs = inv.put_link(l);
+    CHECK(cs.links_changed.at(6) == Names{"Name", "syspath"});
+    CHECK(cs.ports_changed.size() == 1); // mlx5_1 port 1 named the old name
+    CHECK(inv.link_named("ens2f0np0")->index == 6);
+    CHECK(inv.link_named("mlx5_1p1") == nullptr);
+}
+
+TEST_CASE("ids: shared node GUIDs fall back to PCI addresses, then names, and stay unique") {
+    HostState s;
+    for (auto d : {cx5("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0"),
+                   cx5("mlx5_1", "0002:c903:00f9:bfa0", "0000:3b:00.1"), cx5("siw0", "", ""),
+                   cx5("siw0", "", "")}) {
+        if (s.devices.count(d.syspath))
+            d.syspath += "-2";
+        s.devices[d.syspath] = d;
+    }
+    Inventory inv;
+    const ChangeSet cs = inv.replace(s);
+    CHECK(cs.devices_added == Names{"0000:3b:00.0", "0000:3b:00.1", "siw0", "siw0_1"});
+}
+
+TEST_CASE("a full replace names only what differs, and untouched objects cost nothing more "
+          "than one comparison") {
+    Inventory inv = host();
+    HostState next = inv.state();
+    next.devices.at(inv.device_named("mlx5_1")->syspath).firmware_version = "16.35.2000";
+    next.links.at(7).operstate = "down";
+    const uint64_t before = inv.objects_compared();
+    const ChangeSet cs = inv.replace(next);
+    CHECK(cs.devices_changed.size() == 1);
+    CHECK(cs.devices_changed.at("b8599f0300d40a2b") == Names{"FirmwareVersion"});
+    CHECK(cs.links_changed.size() == 1);
+    CHECK(cs.links_changed.at(7) == Names{"OperState"});
+    CHECK(cs.ports_changed.empty());
+    CHECK(inv.objects_compared() - before == 6); // 2 devices + 4 links, each once
+}
+
+TEST_CASE("one port update compares that device only") {
+    Inventory inv = host();
+    DeviceState d = *inv.device_named("mlx5_0");
+    d.ports[0].lid = 7;
+    const uint64_t before = inv.objects_compared();
+    inv.put_device(d);
+    CHECK(inv.objects_compared() - before == 1);
+}
+
+TEST_CASE("a change set merges: added then removed is nothing, changes accumulate") {
+    ChangeSet a;
+    a.devices_added = {"x"};
+    a.links_changed[4] = {"OperState"};
+    ChangeSet b;
+    b.devices_removed = {"x"};
+    b.links_changed[4] = {"Name"};
+    a.merge(b);
+    CHECK(a.devices_added.empty());
+    CHECK(a.devices_removed.empty());
+    CHECK(a.links_changed.at(4) == Names{"OperState", "Name"});
+}
+
+TEST_CASE("a VF's PF appearing names the VF's PhysicalFunction") {
+    Inventory inv;
+    DeviceState vf = cx5("mlx5_2", "b859:9f03:00d4:0a40", "0000:3b:00.2");
+    vf.physical_function = "0000:3b:00.0";
+    inv.put_device(vf);
+    const ChangeSet cs = inv.put_device(cx5("mlx5_0", "b859:9f03:00d4:0a2a", "0000:3b:00.0"));
+    CHECK(cs.devices_changed.at("b8599f0300d40a40") == Names{"PhysicalFunction"});
+}
