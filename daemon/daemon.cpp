@@ -2,7 +2,7 @@
 #include "daemon.hpp"
 
 #include "bus/bus_model.hpp"
-#include "bus/errors.hpp"
+#include "rdmad_api.hpp"
 #include "util/log.hpp"
 #include "util/text.hpp"
 
@@ -11,48 +11,10 @@
 
 #include <csignal>
 #include <ctime>
-#include <sdbus-c++/sdbus-c++.h>
 #include <stdexcept>
 #include <systemd/sd-daemon.h>
 
 namespace rdmad {
-
-namespace {
-constexpr const char* kBusName = "org.rdmad1";
-
-/// Send `error` as the reply; a reply that cannot be sent (the caller left) is only logged.
-template <typename Reply>
-void reply_error(Reply& reply, const sdbus::Error& error) {
-    try {
-        reply.returnError(error);
-    } catch (const std::exception& e) {
-        log::warning("cannot send the error reply {}: {}", error.getName(), e.what());
-    }
-}
-
-/// Run `work` once polkit (or, without polkit, the uid check) allows `sender`; a denial is
-/// org.freedesktop.DBus.Error.AccessDenied. `work` sends the reply itself; whatever it throws
-/// becomes the error reply (sdbus::Error as is, anything else org.rdmad1.Error.Failed), so
-/// no exception reaches sdbus-c++'s dispatch, which would end the daemon.
-template <typename Reply, typename Work>
-void when_authorized(Authorizer& authorizer, const std::string& sender,
-                     std::shared_ptr<Reply> reply, Work work) {
-    authorizer.check(sender, [reply, work = std::move(work)](bool allowed,
-                                                             const std::string& why) mutable {
-        try {
-            if (!allowed)
-                throw errors::make(errors::AccessDenied, why);
-            work(*reply);
-        } catch (const sdbus::Error& e) {
-            reply_error(*reply, e);
-        } catch (const std::invalid_argument& e) {
-            reply_error(*reply, errors::make(errors::InvalidArgument, e.what()));
-        } catch (const std::exception& e) {
-            reply_error(*reply, errors::make(errors::Failed, e.what()));
-        }
-    });
-}
-} // namespace
 
 Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     if (sd_event_default(&event_) < 0)
@@ -114,12 +76,8 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
         scanner_->note_device(device);
         note_change(false);
     });
-    connection_ = sdbus::createSystemBusConnection();
-    bus_source_ = std::make_unique<BusEventSource>(event_, *connection_);
-    exporter_ = std::make_unique<Exporter>(*connection_);
-    authorizer_ = std::make_unique<Authorizer>(*connection_);
     reconciler_ = std::make_unique<Reconciler>(options_.reconcile, dcb_.get());
-    exporter_->set_controller(this);
+    bus_ = std::make_unique<Bus>(event_, *this);
 
     // Accuracy 1 ms: 0 would mean sd-event's default slack of 250 ms (sd_event_add_time(3)),
     // which turned the 50 ms coalescing window into ~250 ms.
@@ -145,15 +103,12 @@ Daemon::~Daemon() {
     for (auto* s : signals_)
         sd_event_source_disable_unref(s);
     sd_event_source_disable_unref(timer_);
-    exporter_.reset();
-    authorizer_.reset();
+    bus_.reset();
     reconciler_.reset();
     verbs_.reset();
     rtnl_.reset();
     dcb_.reset();
     dcb_transport_.reset();
-    bus_source_.reset();
-    connection_.reset();
     monitor_.reset();
     scanner_.reset();
     sd_event_unref(event_);
@@ -246,15 +201,14 @@ ChangeList Daemon::publish(ScanChanges changes) {
     if (local) {
         if (!reconciler_->idle() && !changes.devices.empty())
             reconcile_into(&cs, false, &changes.devices);
-        exporter_->apply(inventory_, cs);
+        bus_->apply(inventory_, cs);
         notify_status();
         return {};
     }
     ChangeList planned = reconcile_into(&cs, false);
-    exporter_->apply(inventory_, cs);
+    bus_->apply(inventory_, cs);
     verbs_->track(scanner_->devices_with_verbs());
-    auto& manager = exporter_->manager();
-    manager.set_sources(reconciler_->sources());
+    bus_->set_sources(reconciler_->sources());
     std::vector<Problem> problems;
     for (const auto& err : reconciler_->config_errors())
         problems.push_back({"config-error", "error",
@@ -266,9 +220,9 @@ ChangeList Daemon::publish(ScanChanges changes) {
     auto failures = reconciler_->failure_problems();
     if (auto it = failures.find(""); it != failures.end())
         problems.insert(problems.end(), it->second.begin(), it->second.end());
-    manager.set_problems(problems);
-    if (manager.state() != "starting")
-        manager.set_state(reconciler_->config_error() ? "degraded" : "running");
+    bus_->set_problems(problems);
+    if (bus_->state() != "starting")
+        bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
     notify_status();
     return planned;
 }
@@ -378,109 +332,79 @@ void Daemon::reload_config() {
     }
 }
 
-const DeviceState* Daemon::device_at(const std::string& syspath) const {
-    return inventory_.device(syspath);
+const DeviceState& Daemon::device_for_call(const std::string& syspath) const {
+    const DeviceState* d = inventory_.device(syspath);
+    if (!d)
+        throw MethodError(api::kNoSuchObject, "the device is gone");
+    return *d;
 }
 
-void Daemon::set_port_type(const std::string& sender, const std::string& syspath, uint32_t port,
-                           const std::string& type, bool persist, sdbus::Result<>&& result) {
-    if (type != "ib" && type != "eth" && type != "auto")
-        throw errors::make(errors::InvalidArgument,
-                           "port type must be \"ib\", \"eth\" or \"auto\"");
-    const DeviceState* d = device_at(syspath);
-    if (!d)
-        throw errors::make(errors::NoSuchObject, "the device is gone");
+void Daemon::check_port_type(const std::string& syspath, uint32_t port, const std::string& type,
+                             bool persist) {
+    const DeviceState& d = device_for_call(syspath);
     // mlx4 (ConnectX-3 VPI) switches in sysfs; ConnectX-4 and later in firmware, where rdmad
     // reports the remedy. Others have no port type.
-    if (d->kernel_driver != "mlx4_core" && d->kernel_driver != "mlx5_core")
-        throw errors::make(errors::NotSupported,
-                           d->name + " (" + d->kernel_driver + ") has no port type switch");
+    if (d.kernel_driver != "mlx4_core" && d.kernel_driver != "mlx5_core")
+        throw MethodError(api::kNotSupported,
+                          d.name + " (" + d.kernel_driver + ") has no port type switch");
     try { // refuse a bad pair before asking polkit
-        reconciler_->port_types_with(inventory_.state(), *d, port, type, true);
+        reconciler_->port_types_with(inventory_.state(), d, port, type, true);
         if (persist)
-            reconciler_->port_types_with(inventory_.state(), *d, port, type, false);
+            reconciler_->port_types_with(inventory_.state(), d, port, type, false);
     } catch (const std::invalid_argument& e) {
-        throw errors::make(errors::InvalidArgument, e.what());
+        throw MethodError(api::kInvalidArgument, e.what());
     }
-    auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
-    when_authorized(*authorizer_, sender, reply,
-                    [this, syspath, port, type, persist](sdbus::Result<>& r) {
-                        const DeviceState* now = device_at(syspath);
-                        if (!now)
-                            throw errors::make(errors::NoSuchObject, "the device is gone");
-                        // Again from the state now: another call may have changed the other
-                        // port while polkit was asked.
-                        reconciler_->override_port_type(inventory_.state(), *now, port, type,
-                                                        persist);
-                        publish_now(); // the reply comes after the bus shows the new state
-                        r.returnResults();
-                    });
 }
 
-void Daemon::set_pfc(const std::string& sender, const std::string& syspath,
-                     const std::vector<uint8_t>& priorities, bool persist,
-                     sdbus::Result<>&& result) {
-    // As in rdmad.conf(5): at least one priority; leaving PFC alone is the absence of a rule.
-    if (priorities.empty())
-        throw errors::make(errors::InvalidArgument, "give at least one priority (0-7)");
-    std::vector<uint8_t> sorted = priorities;
-    std::sort(sorted.begin(), sorted.end());
-    for (size_t i = 0; i < sorted.size(); ++i) {
-        if (sorted[i] > 7)
-            throw errors::make(errors::InvalidArgument,
-                               "priority " + std::to_string(sorted[i]) + " is not 0-7");
-        if (i && sorted[i] == sorted[i - 1])
-            throw errors::make(errors::InvalidArgument,
-                               "priority " + std::to_string(sorted[i]) + " is given twice");
+void Daemon::set_port_type(const std::string& syspath, uint32_t port, const std::string& type,
+                           bool persist) {
+    // Again from the state now: another call may have changed the other port while polkit
+    // was asked.
+    try {
+        reconciler_->override_port_type(inventory_.state(), device_for_call(syspath), port, type,
+                                        persist);
+    } catch (const std::invalid_argument& e) {
+        throw MethodError(api::kInvalidArgument, e.what());
     }
-    const DeviceState* d = device_at(syspath);
-    if (!d)
-        throw errors::make(errors::NoSuchObject, "the device is gone");
+    publish_now(); // the reply comes after the bus shows the new state
+}
+
+void Daemon::check_pfc(const std::string& syspath) {
+    const DeviceState& d = device_for_call(syspath);
     // PFC is an Ethernet (802.1Qbb) setting. A VPI adapter (mlx4, mlx5) may get Ethernet
     // ports later; an InfiniBand- or OPA-only one (hfi1, qib) never does.
-    const bool vpi = d->kernel_driver == "mlx4_core" || d->kernel_driver == "mlx5_core";
-    const bool ethernet = std::any_of(d->ports.begin(), d->ports.end(), [](const PortState& p) {
+    const bool vpi = d.kernel_driver == "mlx4_core" || d.kernel_driver == "mlx5_core";
+    const bool ethernet = std::any_of(d.ports.begin(), d.ports.end(), [](const PortState& p) {
         return p.link_layer == "Ethernet";
     });
     if (!vpi && !ethernet)
-        throw errors::make(errors::NotSupported,
-                           d->name + " (" + d->kernel_driver +
-                               ") has no Ethernet port: PFC is an Ethernet setting");
-    auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
-    when_authorized(*authorizer_, sender, reply,
-                    [this, syspath, sorted, persist](sdbus::Result<>& r) {
-                        const DeviceState* now = device_at(syspath);
-                        if (!now)
-                            throw errors::make(errors::NoSuchObject, "the device is gone");
-                        reconciler_->override_pfc(*now, sorted, persist);
-                        publish_now(); // the reply comes after the bus shows the new state
-                        r.returnResults();
-                    });
+        throw MethodError(api::kNotSupported,
+                          d.name + " (" + d.kernel_driver +
+                              ") has no Ethernet port: PFC is an Ethernet setting");
 }
 
-void Daemon::reconcile(const std::string& sender, bool dry_run,
-                       sdbus::Result<ChangeList>&& result) {
-    if (dry_run) {
-        result.returnResults(reconcile_into(nullptr, true));
-        return;
+void Daemon::set_pfc(const std::string& syspath, const std::vector<uint8_t>& priorities,
+                     bool persist) {
+    try {
+        reconciler_->override_pfc(device_for_call(syspath), priorities, persist);
+    } catch (const std::invalid_argument& e) {
+        throw MethodError(api::kInvalidArgument, e.what());
     }
-    auto reply = std::make_shared<sdbus::Result<ChangeList>>(std::move(result));
-    when_authorized(*authorizer_, sender, reply, [this](sdbus::Result<ChangeList>& r) {
-        reconciler_->forget();
-        ChangeList changes = publish(ScanChanges{}); // everything, planned and on the bus
-        r.returnResults(changes);
-    });
+    publish_now(); // the reply comes after the bus shows the new state
 }
 
-void Daemon::reload(const std::string& sender, sdbus::Result<>&& result) {
-    auto reply = std::make_shared<sdbus::Result<>>(std::move(result));
-    when_authorized(*authorizer_, sender, reply, [this](sdbus::Result<>& r) {
-        auto err = reconciler_->reload();
-        publish_now();
-        if (err)
-            throw errors::make(errors::InvalidArgument, err->to_string());
-        r.returnResults();
-    });
+ChangeList Daemon::reconcile(bool dry_run) {
+    if (dry_run)
+        return reconcile_into(nullptr, true);
+    reconciler_->forget();
+    return publish(ScanChanges{}); // everything, planned and on the bus
+}
+
+void Daemon::reload() {
+    auto err = reconciler_->reload();
+    publish_now();
+    if (err)
+        throw MethodError(api::kInvalidArgument, err->to_string());
 }
 
 int Daemon::on_timer(sd_event_source*, uint64_t, void* userdata) {
@@ -514,8 +438,8 @@ int Daemon::run() {
     scanner_->full_scan();
     publish();
     // Take the name only once the first inventory is on the bus.
-    connection_->requestName(kBusName);
-    exporter_->manager().set_state(reconciler_->config_error() ? "degraded" : "running");
+    bus_->request_name();
+    bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
     log::info("ready: {} RDMA devices, {} netdevs", inventory_.state().devices.size(),
               inventory_.state().links.size());
     sd_notify(false, "READY=1");

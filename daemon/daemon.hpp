@@ -5,10 +5,9 @@
 // scanner -> inventory -> exporter.
 #pragma once
 
-#include "bus/authorizer.hpp"
+#include "bus/bus.hpp"
 #include "bus/controller.hpp"
-#include "bus/event_loop.hpp"
-#include "bus/exporter.hpp"
+#include "inventory/inventory.hpp"
 #include "reconcile/reconciler.hpp"
 #include "sources/rtnl_monitor.hpp"
 #include "sources/scanner.hpp"
@@ -17,7 +16,6 @@
 #include "util/notify.hpp"
 
 #include <memory>
-#include <sdbus-c++/IConnection.h>
 #include <set>
 #include <systemd/sd-event.h>
 
@@ -42,16 +40,16 @@ class Daemon final : public Controller {
     /// Returns the exit status.
     int run();
 
-    // Controller: the mutating D-Bus methods.
-    void set_port_type(const std::string& sender, const std::string& device_syspath,
-                       uint32_t port, const std::string& type, bool persist,
-                       sdbus::Result<>&& result) override;
-    void set_pfc(const std::string& sender, const std::string& device_syspath,
-                 const std::vector<uint8_t>& priorities, bool persist,
-                 sdbus::Result<>&& result) override;
-    void reconcile(const std::string& sender, bool dry_run,
-                   sdbus::Result<ChangeList>&& result) override;
-    void reload(const std::string& sender, sdbus::Result<>&& result) override;
+    // Controller: what the mutating D-Bus methods do (bus/controller.hpp).
+    void check_port_type(const std::string& device_syspath, uint32_t port, const std::string& type,
+                         bool persist) override;
+    void set_port_type(const std::string& device_syspath, uint32_t port, const std::string& type,
+                       bool persist) override;
+    void check_pfc(const std::string& device_syspath) override;
+    void set_pfc(const std::string& device_syspath, const std::vector<uint8_t>& priorities,
+                 bool persist) override;
+    ChangeList reconcile(bool dry_run) override;
+    void reload() override;
 
   private:
     /// Run a pass `delay_usec` from now, or earlier if one is due earlier.
@@ -72,7 +70,8 @@ class Daemon final : public Controller {
     void reload_config();
     /// publish() at once (after a D-Bus call changed the desired state), errors logged.
     void publish_now();
-    const DeviceState* device_at(const std::string& syspath) const;
+    /// The device a method call names; MethodError(NoSuchObject) when it is gone.
+    const DeviceState& device_for_call(const std::string& syspath) const;
     void pass();
     /// Export what `changes` names, planning (when rules are in force) for the devices it
     /// names; everything, planned for the whole host with the Manager updated, when
@@ -94,11 +93,8 @@ class Daemon final : public Controller {
     std::unique_ptr<VerbsEvents> verbs_;
     std::unique_ptr<dcb::NetlinkTransport> dcb_transport_; ///< null without netlink
     std::unique_ptr<dcb::DcbClient> dcb_;                  ///< PFC reads (scanner), SETs
-    std::unique_ptr<sdbus::IConnection> connection_;
-    std::unique_ptr<BusEventSource> bus_source_;
-    std::unique_ptr<Exporter> exporter_;
     std::unique_ptr<Reconciler> reconciler_;
-    std::unique_ptr<Authorizer> authorizer_;
+    std::unique_ptr<Bus> bus_;
     Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
     sd_event_source* timer_ = nullptr;
     sd_event_source* signals_[3] = {};

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "actuators/port_type.hpp"
+#include "rdmad_api.hpp"
 
 #include "inventory/attributes.hpp"
 
@@ -13,8 +14,7 @@ namespace rdmad {
 
 WriteResult write_mlx4_port_type(const std::string& pci_address, uint32_t port,
                                  const std::string& type) {
-    if (!is_pci_address(pci_address) || port < 1 || port > 2 ||
-        (type != "ib" && type != "eth" && type != "auto"))
+    if (!is_pci_address(pci_address) || port < 1 || port > 2 || !api::valid_port_type(type))
         return {EINVAL, "invalid port type request"};
     const std::string path = fmt::format("/sys/bus/pci/devices/{}/mlx4_port{}", pci_address, port);
     const std::string value = type + "\n"; // without the newline the kernel answers EINVAL

@@ -1,36 +1,58 @@
 // SPDX-License-Identifier: MIT
 //
-// What the bus objects call for mutating methods. The daemon implements it; objects only
-// turn D-Bus calls into these calls. A method may throw sdbus::Error while it validates,
-// before it takes `result`; once it has taken it, it replies through it exactly once,
-// possibly later on the loop (after polkit answers).
+// What the mutating D-Bus methods do, in the daemon's terms. bus/ owns the methods' semantics
+// (argument checks, error names, polkit) and calls these once the arguments are valid and,
+// for a change, the caller is authorized. No D-Bus type crosses this line.
 #pragma once
 
 #include <cstdint>
-#include <sdbus-c++/sdbus-c++.h>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace rdmad {
 
-using ChangeList = std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>;
+/// One difference between desired and actual state, as Manager.Reconcile() returns it:
+/// (object path, setting, from, to).
+using Change = std::tuple<std::string, std::string, std::string, std::string>;
+using ChangeList = std::vector<Change>;
+
+/// A method refused: `name` is one of the error names of dbus/rdmad_api.hpp.
+class MethodError : public std::runtime_error {
+  public:
+    MethodError(const char* name, const std::string& message)
+        : std::runtime_error(message), name_(name) {}
+    const char* name() const { return name_; }
+
+  private:
+    const char* name_;
+};
 
 class Controller {
   public:
     virtual ~Controller() = default;
-    /// Port.SetPortType on port `port` of the device at `device_syspath`, called by `sender`.
-    virtual void set_port_type(const std::string& sender, const std::string& device_syspath,
-                               uint32_t port, const std::string& type, bool persist,
-                               sdbus::Result<>&& result) = 0;
-    /// Port.SetPFCNoDrop for the device at `device_syspath`.
-    virtual void set_pfc(const std::string& sender, const std::string& device_syspath,
-                         const std::vector<uint8_t>& priorities, bool persist,
-                         sdbus::Result<>&& result) = 0;
-    /// Manager.Reconcile.
-    virtual void reconcile(const std::string& sender, bool dry_run,
-                           sdbus::Result<ChangeList>&& result) = 0;
-    /// Manager.Reload.
-    virtual void reload(const std::string& sender, sdbus::Result<>&& result) = 0;
+    /// Before polkit is asked: can port `port` of the device at `device_syspath` take
+    /// `type` (already one of "ib", "eth", "auto")? Throws MethodError (NoSuchObject when the
+    /// device is gone, NotSupported when it has no port type switch, InvalidArgument for a
+    /// pair the hardware refuses).
+    virtual void check_port_type(const std::string& device_syspath, uint32_t port,
+                                 const std::string& type, bool persist) = 0;
+    /// Port.SetPortType, authorized: returns once the bus shows the new desired state.
+    virtual void set_port_type(const std::string& device_syspath, uint32_t port,
+                               const std::string& type, bool persist) = 0;
+    /// Before polkit is asked: can the device at `device_syspath` take a PFC rule? Throws
+    /// MethodError (NoSuchObject, NotSupported for a device without Ethernet ports).
+    virtual void check_pfc(const std::string& device_syspath) = 0;
+    /// Port.SetPFCNoDrop, authorized; `priorities` valid (api::pfc_priorities_error) and
+    /// ascending.
+    virtual void set_pfc(const std::string& device_syspath, const std::vector<uint8_t>& priorities,
+                         bool persist) = 0;
+    /// Manager.Reconcile: the differences planned (and, unless `dry_run`, acted on).
+    virtual ChangeList reconcile(bool dry_run) = 0;
+    /// Manager.Reload: throws MethodError(InvalidArgument) naming file and line when the
+    /// configuration is bad (the last good rules stay in force).
+    virtual void reload() = 0;
 };
 
 } // namespace rdmad

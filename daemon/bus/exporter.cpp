@@ -17,9 +17,9 @@ Exporter::~Exporter() {
     manager_.reset();
 }
 
-void Exporter::set_controller(Controller* controller) {
-    controller_ = controller;
-    manager_->set_controller(controller);
+void Exporter::set_methods(Controller* controller, Authorizer* authorizer) {
+    methods_ = {controller, authorizer};
+    manager_->set_methods(&methods_);
 }
 
 void Exporter::retract_device(const std::string& path) {
@@ -59,7 +59,7 @@ void Exporter::show_device(const Inventory& inv, const DeviceState& d) {
         auto& v = model_.devices.emplace(path, std::move(next)).first->second;
         model_.device_path_by_name[v.kernel_name] = path;
         try {
-            auto object = std::make_unique<DeviceObject>(connection_, v, controller_);
+            auto object = std::make_unique<DeviceObject>(connection_, v, &methods_);
             object->announce();
             devices_.emplace(path, std::move(object));
         } catch (const std::exception& e) {
@@ -67,7 +67,7 @@ void Exporter::show_device(const Inventory& inv, const DeviceState& d) {
         }
         for (const auto& p : v.ports) {
             try {
-                auto object = std::make_unique<PortObject>(connection_, p, controller_);
+                auto object = std::make_unique<PortObject>(connection_, p, &methods_);
                 object->announce();
                 ports_.emplace(p.path, std::move(object));
             } catch (const std::exception& e) {
@@ -134,7 +134,7 @@ void Exporter::show_link(const Inventory& inv, const LinkState& l) {
         auto& v = model_.links.emplace(l.index, std::move(next)).first->second;
         model_.link_path_by_name[v.kernel_name] = v.path;
         try {
-            auto object = std::make_unique<LinkObject>(connection_, v, controller_);
+            auto object = std::make_unique<LinkObject>(connection_, v, &methods_);
             object->announce();
             links_.emplace(l.index, std::move(object));
         } catch (const std::exception& e) {

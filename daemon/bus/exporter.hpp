@@ -23,8 +23,9 @@ class Exporter {
   public:
     explicit Exporter(sdbus::IConnection& connection);
 
-    /// Where mutating methods go (Port.Set*, Manager.Reconcile/Reload).
-    void set_controller(Controller* controller);
+    /// Where mutating methods go (Port.Set*, Manager.Reconcile/Reload), and who authorizes
+    /// them; both must outlive the exporter.
+    void set_methods(Controller* controller, Authorizer* authorizer);
     ~Exporter();
 
     /// Make the bus show `inventory` where `changes` says it changed. An object the bus
@@ -46,7 +47,7 @@ class Exporter {
     std::map<std::string, std::unique_ptr<DeviceObject>> devices_; ///< by path
     std::map<std::string, std::unique_ptr<PortObject>> ports_;     ///< by path
     std::map<int32_t, std::unique_ptr<LinkObject>> links_;         ///< by ifindex
-    Controller* controller_ = nullptr;
+    Methods methods_;
 };
 
 } // namespace rdmad

@@ -61,28 +61,42 @@ std::string ManagerObject::sender() {
     return m ? m->getSender() : std::string();
 }
 
-void ManagerObject::Reconcile(sdbus::Result<ChangeList>&& result, bool dry_run) {
-    try {
-        if (!controller_)
-            throw errors::make(errors::NotSupported, "reconciliation is not available");
-        controller_->reconcile(sender(), dry_run, std::move(result));
-    } catch (const sdbus::Error& e) {
-        result.returnError(e);
-    } catch (const std::exception& e) {
-        result.returnError(errors::make(errors::Failed, e.what()));
+namespace {
+
+std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>
+to_bus(const ChangeList& changes) {
+    std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
+    out.reserve(changes.size());
+    for (const auto& c : changes)
+        out.emplace_back(c);
+    return out;
+}
+
+} // namespace
+
+void ManagerObject::Reconcile(
+    sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>>&&
+        result,
+    bool dry_run) {
+    Controller* c = methods_ ? methods_->controller : nullptr;
+    if (dry_run) {
+        // A preview changes nothing: no authorization.
+        auto work = [c] {
+            if (!c)
+                throw MethodError(api::kNotSupported, "reconciliation is not available");
+            return to_bus(c->reconcile(true));
+        };
+        method_call::answer(result, work);
+        return;
     }
+    call_authorized(
+        methods_, sender(), std::move(result), [] {}, [c] { return to_bus(c->reconcile(false)); });
 }
 
 void ManagerObject::Reload(sdbus::Result<>&& result) {
-    try {
-        if (!controller_)
-            throw errors::make(errors::NotSupported, "reconciliation is not available");
-        controller_->reload(sender(), std::move(result));
-    } catch (const sdbus::Error& e) {
-        result.returnError(e);
-    } catch (const std::exception& e) {
-        result.returnError(errors::make(errors::Failed, e.what()));
-    }
+    Controller* c = methods_ ? methods_->controller : nullptr;
+    call_authorized(
+        methods_, sender(), std::move(result), [] {}, [c] { c->reload(); });
 }
 
 std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> ManagerObject::ListDevices() {

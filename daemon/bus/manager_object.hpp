@@ -3,7 +3,7 @@
 // /org/rdmad1: org.rdmad1.Manager plus org.freedesktop.DBus.ObjectManager.
 #pragma once
 
-#include "bus/controller.hpp"
+#include "bus/method_call.hpp"
 #include "bus/views.hpp"
 #include "inventory/model.hpp"
 #include "org.rdmad1.Manager.adaptor.h"
@@ -21,7 +21,7 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Manager
     ManagerObject(sdbus::IConnection& connection, const BusModel& model);
 
     /// Where Reconcile() and Reload() go; null answers them with NotSupported.
-    void set_controller(Controller* controller) { controller_ = controller; }
+    void set_methods(const Methods* methods) { methods_ = methods; }
 
     /// DesiredStateSource; emits PropertiesChanged when it changes.
     void set_sources(const std::vector<std::string>& sources);
@@ -42,13 +42,15 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Manager
     std::string Describe() override;
     std::vector<std::string> DesiredStateSource() override { return sources_; }
     std::vector<sdbus::Struct<std::string, std::string, std::string>> Problems() override;
-    void Reconcile(sdbus::Result<ChangeList>&& result, bool dry_run) override;
+    void Reconcile(sdbus::Result<std::vector<
+                       sdbus::Struct<std::string, std::string, std::string, std::string>>>&& result,
+                   bool dry_run) override;
     void Reload(sdbus::Result<>&& result) override;
     std::string sender();
 
     const BusModel& model_;
     std::string state_ = "starting";
-    Controller* controller_ = nullptr;
+    const Methods* methods_ = nullptr;
     std::vector<std::string> sources_;
     std::vector<Problem> problems_;
 };

@@ -3,6 +3,7 @@
 
 #include "bus/errors.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,8 @@ class ChangeSet {
 
 // ---- Port ---------------------------------------------------------------------------------
 
-PortObject::PortObject(sdbus::IConnection& connection, const PortView& view, Controller* controller)
-    : AdaptorInterfaces(connection, view.path), view_(&view), controller_(controller) {
+PortObject::PortObject(sdbus::IConnection& connection, const PortView& view, const Methods* methods)
+    : AdaptorInterfaces(connection, view.path), view_(&view), methods_(methods) {
     registerAdaptor();
 }
 
@@ -74,35 +75,41 @@ std::string PortObject::sender() {
 }
 
 void PortObject::SetPortType(sdbus::Result<>&& result, std::string type, bool persist) {
-    try {
-        if (!controller_)
-            throw errors::make(errors::NotSupported, "not configurable");
-        controller_->set_port_type(sender(), view_->device_syspath, view_->state.number, type,
-                                   persist, std::move(result));
-    } catch (const sdbus::Error& e) {
-        result.returnError(e);
-    } catch (const std::exception& e) {
-        result.returnError(errors::make(errors::Failed, e.what()));
-    }
+    const std::string syspath = view_->device_syspath;
+    const uint32_t port = view_->state.number;
+    call_authorized(
+        methods_, sender(), std::move(result),
+        [&] {
+            if (!api::valid_port_type(type))
+                throw MethodError(api::kInvalidArgument,
+                                  "port type must be \"ib\", \"eth\" or \"auto\"");
+            methods_->controller->check_port_type(syspath, port, type, persist);
+        },
+        [c = methods_ ? methods_->controller : nullptr, syspath, port, type, persist] {
+            c->set_port_type(syspath, port, type, persist);
+        });
 }
 
 void PortObject::SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> priorities,
                               bool persist) {
-    try {
-        if (!controller_)
-            throw errors::make(errors::NotSupported, "not configurable");
-        controller_->set_pfc(sender(), view_->device_syspath, priorities, persist,
-                             std::move(result));
-    } catch (const sdbus::Error& e) {
-        result.returnError(e);
-    } catch (const std::exception& e) {
-        result.returnError(errors::make(errors::Failed, e.what()));
-    }
+    const std::string syspath = view_->device_syspath;
+    std::sort(priorities.begin(), priorities.end());
+    call_authorized(
+        methods_, sender(), std::move(result),
+        [&] {
+            // As in rdmad.conf(5): leaving PFC alone is the absence of a rule, not [].
+            if (std::string why = api::pfc_priorities_error(priorities); !why.empty())
+                throw MethodError(api::kInvalidArgument, why);
+            methods_->controller->check_pfc(syspath);
+        },
+        [c = methods_ ? methods_->controller : nullptr, syspath, priorities, persist] {
+            c->set_pfc(syspath, priorities, persist);
+        });
 }
 
 // ---- Device -------------------------------------------------------------------------------
 
-DeviceObject::DeviceObject(sdbus::IConnection& connection, const DeviceView& view, Controller*)
+DeviceObject::DeviceObject(sdbus::IConnection& connection, const DeviceView& view, const Methods*)
     : AdaptorInterfaces(connection, view.path), view_(&view) {
     registerAdaptor();
 }
@@ -161,7 +168,7 @@ void DeviceObject::update(const DeviceView& before, const DeviceView& v) {
 
 // ---- Link ---------------------------------------------------------------------------------
 
-LinkObject::LinkObject(sdbus::IConnection& connection, const LinkView& view, Controller*)
+LinkObject::LinkObject(sdbus::IConnection& connection, const LinkView& view, const Methods*)
     : AdaptorInterfaces(connection, view.path), view_(&view) {
     registerAdaptor();
 }

@@ -5,7 +5,7 @@
 // PropertiesChanged with only the properties that changed.
 #pragma once
 
-#include "bus/controller.hpp"
+#include "bus/method_call.hpp"
 #include "bus/views.hpp"
 #include "org.rdmad1.Device.adaptor.h"
 #include "org.rdmad1.Link.adaptor.h"
@@ -20,7 +20,7 @@ class PortObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Port_adapt
                                                          sdbus::Properties_adaptor> {
   public:
     /// `view` must stay where it is until update() names its successor.
-    PortObject(sdbus::IConnection& connection, const PortView& view, Controller* controller);
+    PortObject(sdbus::IConnection& connection, const PortView& view, const Methods* methods);
     ~PortObject();
     /// Show `now` (the model's new entry) instead of `before` (what was shown); emits
     /// PropertiesChanged for the properties that differ, nothing when none does.
@@ -54,7 +54,7 @@ class PortObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Port_adapt
     std::string sender();
 
     const PortView* view_;
-    Controller* controller_;
+    const Methods* methods_;
 };
 
 class DeviceObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Device_adaptor,
@@ -62,7 +62,7 @@ class DeviceObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Device_a
                                                            sdbus::Properties_adaptor> {
   public:
     /// `view` must stay where it is until update() names its successor.
-    DeviceObject(sdbus::IConnection& connection, const DeviceView& view, Controller* controller);
+    DeviceObject(sdbus::IConnection& connection, const DeviceView& view, const Methods* methods);
     ~DeviceObject();
     void update(const DeviceView& before, const DeviceView& now);
     void announce() { emitInterfacesAddedSignal(); }
@@ -96,7 +96,7 @@ class LinkObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Link_adapt
                                                          sdbus::Properties_adaptor> {
   public:
     /// `view` must stay where it is until update() names its successor.
-    LinkObject(sdbus::IConnection& connection, const LinkView& view, Controller* controller);
+    LinkObject(sdbus::IConnection& connection, const LinkView& view, const Methods* methods);
     ~LinkObject();
     void update(const LinkView& before, const LinkView& now);
     void announce() { emitInterfacesAddedSignal(); }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "config/config_file.hpp"
+#include "rdmad_api.hpp"
 
 #include "config/file_read.hpp"
 
@@ -151,7 +152,7 @@ std::optional<std::vector<std::string>> read_port_types(const toml::node& value,
             continue;
         }
         // The values mlx4's mlx4_port<n> takes (kernel mlx4/main.c set_port_type).
-        if (s->get() != "ib" && s->get() != "eth" && s->get() != "auto") {
+        if (!api::valid_port_type(s->get())) {
             problems.add(element.source(), "unknown port type " + quoted(s->get()) +
                                                " (expected \"ib\", \"eth\" or \"auto\")");
             ok = false;
@@ -178,7 +179,7 @@ std::optional<std::vector<uint8_t>> read_priorities(const toml::node& value, Pro
             continue;
         }
         const int64_t p = i->get();
-        if (p < 0 || p > 7) { // 802.1p priorities are 3 bits (DOMAIN.md §2)
+        if (p < 0 || p > api::kMaxPriority) { // 802.1p priorities are 3 bits (DOMAIN.md §2)
             problems.add(element.source(), "priority " + std::to_string(p) + " is outside 0-7");
             ok = false;
             continue;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "config/mlx4_conf.hpp"
+#include "rdmad_api.hpp"
 
 #include "config/file_read.hpp"
 #include "inventory/attributes.hpp"
@@ -33,7 +34,7 @@ std::vector<Field> split_fields(std::string_view line) {
 
 bool is_port_type(std::string_view t) {
     // The file's header comment: "each type one of auto, ib, eth" (redhat/rdma.mlx4.conf).
-    return t == "auto" || t == "ib" || t == "eth";
+    return api::valid_port_type(t);
 }
 
 /// A field quoted in a warning: control characters shown as '?', at most 64 bytes (a bad line

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "config/pfc.hpp"
+#include "rdmad_api.hpp"
 
 namespace rdmad {
 
 std::optional<uint8_t> pfc_mask(const std::vector<uint8_t>& priorities) {
     unsigned mask = 0;
     for (uint8_t p : priorities) {
-        if (p > 7) // 802.1p has 3 bits of priority
+        if (p > api::kMaxPriority) // 802.1p has 3 bits of priority
             return std::nullopt;
         mask |= 1u << p;
     }

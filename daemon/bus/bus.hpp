@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+//
+// rdmad's side of the system bus, as the daemon sees it: connect on the sd-event loop, show
+// the Inventory (change sets applied to the objects), the Manager's own state, and take the
+// name. Everything D-Bus (sdbus-c++, polkit, the objects) stays behind this class.
+#pragma once
+
+#include "bus/controller.hpp"
+#include "inventory/inventory.hpp"
+
+#include <memory>
+#include <string>
+#include <systemd/sd-event.h>
+#include <vector>
+
+namespace rdmad {
+
+class Bus {
+  public:
+    /// Connect to the system bus (DBUS_SYSTEM_BUS_ADDRESS when set) on `event`; mutating
+    /// methods go to `controller`, authorized through polkit. Throws on failure to connect.
+    Bus(sd_event* event, Controller& controller);
+    ~Bus();
+    Bus(const Bus&) = delete;
+    Bus& operator=(const Bus&) = delete;
+
+    /// Make the objects show `inventory` where `changes` says it changed.
+    void apply(const Inventory& inventory, const ChangeSet& changes);
+    /// Manager.DesiredStateSource.
+    void set_sources(const std::vector<std::string>& sources);
+    /// Manager.Problems: the daemon's own (configuration errors, host-wide failures).
+    void set_problems(const std::vector<Problem>& problems);
+    /// Manager.State: "starting", "running" or "degraded".
+    void set_state(const std::string& state);
+    const std::string& state() const;
+    /// Take the name org.rdmad1 (once the first inventory is shown). Throws on failure.
+    void request_name();
+
+  private:
+    struct Parts;
+    std::unique_ptr<Parts> parts_;
+};
+
+} // namespace rdmad
