@@ -35,6 +35,10 @@ void Scanner::full_scan() {
     structural_ = true;
     devices_.clear();
     links_.clear();
+    device_named_.clear();
+    devices_on_netdev_.clear();
+    devices_at_pci_.clear();
+    link_at_.clear();
     dirty_devices_.clear();
     dirty_links_.clear();
     incomplete_.clear();
@@ -50,7 +54,7 @@ void Scanner::full_scan() {
 void Scanner::read_device_at(const std::string& syspath) {
     udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
     if (!dev) {
-        devices_.erase(syspath);
+        erase_device_raw(syspath);
         incomplete_.erase(syspath);
         return;
     }
@@ -64,16 +68,58 @@ void Scanner::read_device_at(const std::string& syspath) {
                       kMaxRetries + 1);
         incomplete_.erase(syspath);
     }
+    put_device_raw(syspath, std::move(d));
+}
+
+void Scanner::index_device_raw(const std::string& syspath, const DeviceState& d, bool add) {
+    auto update = [&](std::map<std::string, std::set<std::string>>& index, const std::string& key) {
+        if (key.empty())
+            return;
+        if (add) {
+            index[key].insert(syspath);
+        } else if (auto it = index.find(key); it != index.end()) {
+            it->second.erase(syspath);
+            if (it->second.empty())
+                index.erase(it);
+        }
+    };
+    if (add)
+        device_named_[d.name] = syspath;
+    else if (auto it = device_named_.find(d.name);
+             it != device_named_.end() && it->second == syspath)
+        device_named_.erase(it);
+    update(devices_at_pci_, d.pci_address);
+    update(devices_on_netdev_, d.parent_netdev);
+    for (const auto& p : d.ports)
+        for (const auto& g : p.gids)
+            update(devices_on_netdev_, g.netdev);
+}
+
+void Scanner::put_device_raw(const std::string& syspath, DeviceState d) {
+    erase_device_raw(syspath);
+    index_device_raw(syspath, d, true);
     devices_[syspath] = std::move(d);
+}
+
+void Scanner::erase_device_raw(const std::string& syspath) {
+    auto it = devices_.find(syspath);
+    if (it == devices_.end())
+        return;
+    index_device_raw(syspath, it->second, false);
+    devices_.erase(it);
+}
+
+void Scanner::erase_link_raw(const std::string& syspath) {
+    auto at = link_at_.find(syspath);
+    if (at == link_at_.end())
+        return;
+    links_.erase(at->second);
+    link_at_.erase(at);
 }
 
 void Scanner::read_link_at(const std::string& syspath) {
     // Links are keyed by ifindex; a rename (move) keeps the ifindex and changes the syspath.
-    for (auto it = links_.begin(); it != links_.end(); ++it)
-        if (it->second.syspath == syspath) {
-            links_.erase(it);
-            break;
-        }
+    erase_link_raw(syspath);
     udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
     if (!dev) {
         incomplete_.erase(syspath);
@@ -96,11 +142,15 @@ void Scanner::read_link_at(const std::string& syspath) {
                      link->index, it->second.syspath);
         return;
     }
+    if (auto it = links_.find(link->index); it != links_.end())
+        link_at_.erase(it->second.syspath);
+    link_at_[syspath] = link->index;
     links_[link->index] = std::move(*link);
 }
 
 void Scanner::read_verbs() {
     verbs_.clear();
+    verbs_of_.clear();
     dirty_verbs_paths_.clear();
     for (const auto& path : udev::enumerate_syspaths(udev_.get(), "infiniband_verbs"))
         read_verbs_at(path);
@@ -109,7 +159,7 @@ void Scanner::read_verbs() {
 void Scanner::read_verbs_at(const std::string& syspath) {
     // Each uverbs char device names its RDMA device in `ibdev`; its number says nothing
     // (uverbs19 may serve mlx5_24). Source: DOMAIN.md §3.3.
-    verbs_.erase(syspath);
+    erase_verbs(syspath);
     udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
     if (!dev)
         return;
@@ -122,7 +172,19 @@ void Scanner::read_verbs_at(const std::string& syspath) {
         devname = "infiniband/" + name;
     if (devname.front() != '/')
         devname = "/dev/" + devname;
-    verbs_[syspath] = {std::string(trim_attribute(*ibdev)), devname};
+    std::string ibdev_name(trim_attribute(*ibdev));
+    verbs_of_[ibdev_name] = devname;
+    verbs_[syspath] = {std::move(ibdev_name), std::move(devname)};
+}
+
+void Scanner::erase_verbs(const std::string& syspath) {
+    auto it = verbs_.find(syspath);
+    if (it == verbs_.end())
+        return;
+    if (auto v = verbs_of_.find(it->second.first);
+        v != verbs_of_.end() && v->second == it->second.second)
+        verbs_of_.erase(v);
+    verbs_.erase(it);
 }
 
 void Scanner::read_aux() {
@@ -147,28 +209,21 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
     std::optional<std::pair<std::string, std::string>> renamed;
     // A "change" of a device or netdev already known only needs it re-read; anything else
     // (and a change of something not known yet) may add, remove or relate objects.
-    const bool known =
-        (ev.subsystem == "infiniband" && devices_.count(ev.syspath)) ||
-        (ev.subsystem == "net" && std::any_of(links_.begin(), links_.end(), [&](const auto& l) {
-             return l.second.syspath == ev.syspath;
-         }));
+    const bool known = (ev.subsystem == "infiniband" && devices_.count(ev.syspath)) ||
+                       (ev.subsystem == "net" && link_at_.count(ev.syspath));
     if (ev.action != "change" || !known)
         structural_ = true;
     if (ev.action == "remove") {
         // Gone now, whatever sysfs still shows when the pass runs (udev sends "remove" before
         // the directory disappears).
         if (ev.subsystem == "infiniband") {
-            devices_.erase(ev.syspath);
+            erase_device_raw(ev.syspath);
             dirty_devices_.erase(ev.syspath);
         } else if (ev.subsystem == "net") {
-            for (auto it = links_.begin(); it != links_.end(); ++it)
-                if (it->second.syspath == ev.syspath) {
-                    links_.erase(it);
-                    break;
-                }
+            erase_link_raw(ev.syspath);
             dirty_links_.erase(ev.syspath);
         } else if (ev.subsystem == "infiniband_verbs") {
-            verbs_.erase(ev.syspath);
+            erase_verbs(ev.syspath);
             dirty_verbs_paths_.erase(ev.syspath);
         } else if (ev.subsystem == "auxiliary" || ev.subsystem == "pci") {
             dirty_aux_ = true;
@@ -180,10 +235,10 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         if (ev.action == "move" && !ev.devpath_old.empty()) {
             const std::string old_syspath = "/sys" + ev.devpath_old;
             if (auto it = devices_.find(old_syspath); it != devices_.end()) {
-                DeviceState d = std::move(it->second);
-                devices_.erase(it);
+                DeviceState d = it->second;
+                erase_device_raw(old_syspath);
                 d.syspath = ev.syspath;
-                devices_[ev.syspath] = std::move(d);
+                put_device_raw(ev.syspath, std::move(d));
                 renamed = std::make_pair(old_syspath, ev.syspath);
             }
             dirty_devices_.erase(old_syspath);
@@ -198,11 +253,7 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             // A rename keeps the ifindex: forget the old path, the re-read takes its place.
             const std::string old_syspath = "/sys" + ev.devpath_old;
             dirty_links_.erase(old_syspath);
-            for (auto it = links_.begin(); it != links_.end(); ++it)
-                if (it->second.syspath == old_syspath) {
-                    links_.erase(it);
-                    break;
-                }
+            erase_link_raw(old_syspath);
         }
         dirty_links_.insert(ev.syspath);
     } else if (ev.subsystem == "infiniband_verbs") {
@@ -220,29 +271,29 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
 }
 
 void Scanner::note_link(int32_t ifindex) {
-    if (ifindex == 0)
-        structural_ = true;
-    for (const auto& [index, link] : links_) {
-        if (ifindex != 0 && index != ifindex)
-            continue;
+    auto note = [&](const LinkState& link) {
         dirty_links_.insert(link.syspath);
-        // The ports it serves re-read their state too (RoCE/iWARP port state follows carrier).
-        for (const auto& [syspath, d] : devices_) {
-            bool serves = !link.pci_address.empty() && d.pci_address == link.pci_address;
-            serves = serves || d.parent_netdev == link.name;
-            for (const auto& p : d.ports)
-                for (const auto& g : p.gids)
-                    serves = serves || g.netdev == link.name;
-            if (serves)
-                dirty_devices_.insert(syspath);
+        // The ports it serves re-read their state too (RoCE/iWARP port state follows
+        // carrier): devices on its PCI function, and those whose GIDs or rxe parent name it.
+        for (const auto* index : {&devices_at_pci_, &devices_on_netdev_}) {
+            const std::string& key = index == &devices_at_pci_ ? link.pci_address : link.name;
+            if (auto it = index->find(key); !key.empty() && it != index->end())
+                dirty_devices_.insert(it->second.begin(), it->second.end());
         }
+    };
+    if (ifindex != 0) {
+        if (auto it = links_.find(ifindex); it != links_.end())
+            note(it->second);
+        return;
     }
+    structural_ = true;
+    for (const auto& [_, link] : links_)
+        note(link);
 }
 
 void Scanner::note_device(const std::string& name) {
-    for (const auto& [syspath, d] : devices_)
-        if (d.name == name)
-            dirty_devices_.insert(syspath);
+    if (auto it = device_named_.find(name); it != device_named_.end())
+        dirty_devices_.insert(it->second);
 }
 
 std::set<std::string> Scanner::devices_with_verbs() const {
@@ -321,9 +372,9 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     for (const auto& syspath : links)
         read_link_at(syspath);
     changes.devices = devices;
-    for (const auto& [index, link] : links_)
-        if (links.count(link.syspath))
-            changes.links.insert(index);
+    for (const auto& syspath : links)
+        if (auto it = link_at_.find(syspath); it != link_at_.end())
+            changes.links.insert(it->second);
     // A netdev that did not read back (gone, no ifindex) changes the set of objects.
     changes.full = changes.full || changes.links.size() != links.size();
     if (dirty_verbs_) {
@@ -352,10 +403,12 @@ ScanChanges Scanner::refresh(bool* incomplete) {
 
 std::map<std::string, std::string>
 Scanner::verbs_by_ibdev(const std::set<std::string>* names) const {
+    if (!names)
+        return verbs_of_;
     std::map<std::string, std::string> out;
-    for (const auto& [_, v] : verbs_)
-        if (!names || names->count(v.first))
-            out.emplace(v.first, v.second);
+    for (const auto& name : *names)
+        if (auto it = verbs_of_.find(name); it != verbs_of_.end())
+            out.emplace(name, it->second);
     return out;
 }
 

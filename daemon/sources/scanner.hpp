@@ -106,6 +106,12 @@ class Scanner {
     void read_verbs_at(const std::string& syspath);
     void read_aux();
     void mark_pci_function(const std::string& pci_address);
+    // What was read is changed through these only, so that the indexes below stay true.
+    void put_device_raw(const std::string& syspath, DeviceState d);
+    void erase_device_raw(const std::string& syspath);
+    void index_device_raw(const std::string& syspath, const DeviceState& d, bool add);
+    void erase_link_raw(const std::string& syspath);
+    void erase_verbs(const std::string& syspath);
 
     ScanOptions options_;
     udev::Udev udev_;
@@ -118,6 +124,13 @@ class Scanner {
     /// uverbs syspath -> (ibdev name, /dev path)
     std::map<std::string, std::pair<std::string, std::string>> verbs_;
     std::vector<AuxDevice> aux_;
+    // Indexes of what was read: an event looks its objects up instead of walking them all.
+    std::map<std::string, std::string> device_named_;             ///< name -> syspath
+    std::map<std::string, std::set<std::string>> devices_at_pci_; ///< PCI address -> syspaths
+    /// netdev name -> syspaths of the devices whose GIDs (or rxe parent) name it
+    std::map<std::string, std::set<std::string>> devices_on_netdev_;
+    std::map<std::string, int32_t> link_at_;      ///< syspath -> ifindex
+    std::map<std::string, std::string> verbs_of_; ///< ibdev name -> /dev path of its uverbs
 
     /// `d` with its provider, verbs device and package filled (not its problems).
     void derive_device(DeviceState& d, std::map<std::string, bool>& installed,
