@@ -48,7 +48,7 @@ void Scanner::full_scan() {
         read_link_at(path);
     read_verbs();
     read_aux();
-    dirty_verbs_ = dirty_aux_ = false;
+    dirty_verbs_ = false;
 }
 
 void Scanner::read_device_at(const std::string& syspath) {
@@ -189,11 +189,25 @@ void Scanner::erase_verbs(const std::string& syspath) {
 
 void Scanner::read_aux() {
     aux_.clear();
-    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "auxiliary")) {
-        udev::Device dev(udev_device_new_from_syspath(udev_.get(), path.c_str()));
-        if (dev)
-            aux_.push_back(read_aux_device(dev.get()));
-    }
+    dirty_aux_paths_.clear();
+    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "auxiliary"))
+        read_aux_at(path);
+}
+
+void Scanner::read_aux_at(const std::string& syspath) {
+    udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
+    if (dev)
+        aux_[syspath] = read_aux_device(dev.get());
+    else
+        aux_.erase(syspath);
+}
+
+void Scanner::note_aux_under(const std::string& pci_syspath) {
+    // An auxiliary device is a child of its PCI function: <pci syspath>/<name>.
+    const std::string prefix = pci_syspath + "/";
+    for (auto it = aux_.lower_bound(prefix); it != aux_.end() && it->first.rfind(prefix, 0) == 0;
+         ++it)
+        dirty_aux_paths_.insert(it->first);
 }
 
 void Scanner::mark_pci_function(const std::string& pci_address) {
@@ -225,8 +239,15 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         } else if (ev.subsystem == "infiniband_verbs") {
             erase_verbs(ev.syspath);
             dirty_verbs_paths_.erase(ev.syspath);
-        } else if (ev.subsystem == "auxiliary" || ev.subsystem == "pci") {
-            dirty_aux_ = true;
+        } else if (ev.subsystem == "auxiliary") {
+            aux_.erase(ev.syspath);
+            dirty_aux_paths_.erase(ev.syspath);
+        } else if (ev.subsystem == "pci") {
+            // Its auxiliary devices go with it (their own "remove" says so too).
+            const std::string prefix = ev.syspath + "/";
+            for (auto it = aux_.lower_bound(prefix);
+                 it != aux_.end() && it->first.rfind(prefix, 0) == 0;)
+                it = aux_.erase(it);
         }
         incomplete_.erase(ev.syspath);
         return renamed;
@@ -246,8 +267,16 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         dirty_devices_.insert(ev.syspath);
         // A renamed RDMA device changes what its uverbs device's `ibdev` reads; a "change"
         // (port state) leaves the names alone, and an add comes with its uverbs device's own.
-        if (ev.action == "move")
-            dirty_verbs_ = true;
+        if (ev.action == "move") {
+            if (renamed) {
+                const std::string& old_name = devices_.at(ev.syspath).name;
+                for (const auto& [syspath, v] : verbs_)
+                    if (v.first == old_name)
+                        dirty_verbs_paths_.insert(syspath);
+            } else {
+                dirty_verbs_ = true; // a device not known by its old path: look at all
+            }
+        }
     } else if (ev.subsystem == "net") {
         if (ev.action == "move" && !ev.devpath_old.empty()) {
             // A rename keeps the ifindex: forget the old path, the re-read takes its place.
@@ -259,13 +288,15 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
     } else if (ev.subsystem == "infiniband_verbs") {
         dirty_verbs_paths_.insert(ev.syspath);
     } else if (ev.subsystem == "auxiliary") {
-        dirty_aux_ = true;
+        dirty_aux_paths_.insert(ev.syspath);
     } else if (ev.subsystem == "pci") {
         const auto slash = ev.syspath.rfind('/');
         const std::string name = slash == std::string::npos ? ev.syspath : ev.syspath.substr(slash + 1);
         if (is_pci_address(name))
             mark_pci_function(name);
-        dirty_aux_ = true; // binding a PCI driver creates or removes its auxiliary devices
+        // Binding a PCI driver creates or removes its auxiliary devices (each with its own
+        // uevent); the ones known are read again for their driver.
+        note_aux_under(ev.syspath);
     }
     return renamed;
 }
@@ -348,7 +379,7 @@ void Scanner::fill_pfc(DeviceState& d) const {
 
 bool Scanner::dirty() const {
     return !dirty_devices_.empty() || !dirty_links_.empty() || dirty_verbs_ ||
-           !dirty_verbs_paths_.empty() || dirty_aux_ || !incomplete_.empty() ||
+           !dirty_verbs_paths_.empty() || !dirty_aux_paths_.empty() || !incomplete_.empty() ||
            !pfc_devices_.empty() || pfc_.noted();
 }
 
@@ -384,9 +415,10 @@ ScanChanges Scanner::refresh(bool* incomplete) {
             read_verbs_at(syspath);
         dirty_verbs_paths_.clear();
     }
-    if (dirty_aux_)
-        read_aux();
-    dirty_verbs_ = dirty_aux_ = false;
+    for (const auto& syspath : dirty_aux_paths_)
+        read_aux_at(syspath);
+    dirty_aux_paths_.clear();
+    dirty_verbs_ = false;
     changes.full = changes.full || !incomplete_.empty();
     // PFC noted without its state (a CEE notification, a lost one): one IEEE_GET each.
     for (const auto& netdev : pfc_.refresh_noted())
@@ -435,7 +467,11 @@ HostState Scanner::inventory() const {
     std::map<std::string, bool> installed; // one look per provider and pass
     for (auto& [_, d] : inv.devices)
         derive_device(d, installed, verbs);
-    classify_links(inv, aux_, modules_.lookup());
+    std::vector<AuxDevice> aux;
+    aux.reserve(aux_.size());
+    for (const auto& [_, a] : aux_)
+        aux.push_back(a);
+    classify_links(inv, aux, modules_.lookup());
     for (auto& [_, d] : inv.devices) {
         fill_pfc(d);
         d.problems = device_problems(d);

@@ -105,6 +105,9 @@ class Scanner {
     void read_verbs();
     void read_verbs_at(const std::string& syspath);
     void read_aux();
+    void read_aux_at(const std::string& syspath);
+    /// Read again, at the next refresh(), the auxiliary devices of the PCI function there.
+    void note_aux_under(const std::string& pci_syspath);
     void mark_pci_function(const std::string& pci_address);
     // What was read is changed through these only, so that the indexes below stay true.
     void put_device_raw(const std::string& syspath, DeviceState d);
@@ -123,7 +126,7 @@ class Scanner {
     std::map<int32_t, LinkState> links_;             ///< by ifindex
     /// uverbs syspath -> (ibdev name, /dev path)
     std::map<std::string, std::pair<std::string, std::string>> verbs_;
-    std::vector<AuxDevice> aux_;
+    std::map<std::string, AuxDevice> aux_; ///< by syspath
     // Indexes of what was read: an event looks its objects up instead of walking them all.
     std::map<std::string, std::string> device_named_;             ///< name -> syspath
     std::map<std::string, std::set<std::string>> devices_at_pci_; ///< PCI address -> syspaths
@@ -145,7 +148,7 @@ class Scanner {
     std::set<std::string> dirty_links_;
     bool dirty_verbs_ = false;                ///< every uverbs device (RDMA device names moved)
     std::set<std::string> dirty_verbs_paths_; ///< these uverbs devices only
-    bool dirty_aux_ = false;
+    std::set<std::string> dirty_aux_paths_;   ///< auxiliary devices to read again
     std::map<std::string, int> incomplete_; ///< syspath -> retries so far
 
     PfcReader pfc_;
