@@ -95,14 +95,23 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     for (int i = 0; i < 3; ++i)
         if (sd_event_add_signal(event_, &signals_[i], sigs[i], on_signal, this) < 0)
             throw std::runtime_error("cannot add signal handlers");
-    // WATCHDOG=1 at half of WATCHDOG_USEC when systemd asks for it.
-    sd_event_set_watchdog(event_, true);
+    // WATCHDOG=1 at half of WATCHDOG_USEC when systemd asks for it, sent like every other
+    // notification without blocking (util/notify.hpp): sd_event_set_watchdog() would send it
+    // with libsystemd's blocking sd_notify(). The one timer that runs while nothing changes.
+    uint64_t watchdog_usec = 0;
+    if (sd_watchdog_enabled(false, &watchdog_usec) > 0 && watchdog_usec > 0) {
+        watchdog_period_usec_ = watchdog_usec / 2;
+        if (sd_event_add_time_relative(event_, &watchdog_, CLOCK_MONOTONIC, watchdog_period_usec_,
+                                       watchdog_period_usec_ / 10, on_watchdog, this) < 0)
+            throw std::runtime_error("cannot add the watchdog timer");
+    }
 }
 
 Daemon::~Daemon() {
     for (auto* s : signals_)
         sd_event_source_disable_unref(s);
     sd_event_source_disable_unref(timer_);
+    sd_event_source_disable_unref(watchdog_);
     bus_.reset();
     reconciler_.reset();
     verbs_.reset();
@@ -419,6 +428,14 @@ int Daemon::on_timer(sd_event_source*, uint64_t, void* userdata) {
     return 0;
 }
 
+int Daemon::on_watchdog(sd_event_source* s, uint64_t, void* userdata) {
+    auto* self = static_cast<Daemon*>(userdata);
+    self->notifier_.send("WATCHDOG=1");
+    sd_event_source_set_time_relative(s, self->watchdog_period_usec_);
+    sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+    return 0;
+}
+
 int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void* userdata) {
     auto* self = static_cast<Daemon*>(userdata);
     if (si->ssi_signo == SIGHUP) {
@@ -442,7 +459,8 @@ int Daemon::run() {
     bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
     log::info("ready: {} RDMA devices, {} netdevs", inventory_.state().devices.size(),
               inventory_.state().links.size());
-    sd_notify(false, "READY=1");
+    if (!notifier_.send("READY=1"))
+        sd_notify(false, "READY=1"); // a full queue: READY=1 must not be lost, so wait
     int r = sd_event_loop(event_);
     return r < 0 ? 1 : r;
 }

@@ -82,6 +82,7 @@ class Daemon final : public Controller {
     /// for room in the notify socket (util/notify.hpp).
     void notify_status();
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
+    static int on_watchdog(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_signal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
 
     DaemonOptions options_;
@@ -97,6 +98,8 @@ class Daemon final : public Controller {
     std::unique_ptr<Bus> bus_;
     Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
     sd_event_source* timer_ = nullptr;
+    sd_event_source* watchdog_ = nullptr; ///< WATCHDOG=1, only when systemd asks for it
+    uint64_t watchdog_period_usec_ = 0;
     sd_event_source* signals_[3] = {};
     bool full_resync_ = false;
     bool lead_pending_ = false;  ///< the pass due is an isolated change's (lead_usec)

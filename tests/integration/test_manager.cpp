@@ -5,7 +5,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <functional>
+#include <map>
 #include <set>
+#include <thread>
 
 using namespace it;
 
@@ -79,5 +83,34 @@ TEST_CASE("rdmad answers after more passes than its notify socket holds, when no
         m.callMethod("Reload").onInterface("org.rdmad1.Manager").withTimeout(5'000'000);
     }
     CHECK(rig.client->list_devices().size() == 3); // mlx4_0, mlx5_0, hfi1_0 (the fixture)
+    rig.stop_daemon();
+}
+
+TEST_CASE("the watchdog ping never stops rdmad when nobody reads its notify socket", "[manager]") {
+    // WATCHDOG=1 every 10 ms (half of WATCHDOG_USEC, sd_watchdog_enabled(3)) into a notify
+    // socket that holds 10 datagrams: the socket takes its queue length from
+    // net.unix.max_dgram_qlen when it is created, so it is lowered only for that moment.
+    // libsystemd's own watchdog ping (sd_event_set_watchdog) would block once 10 were queued.
+    const fs::path qlen_file = "/proc/sys/net/unix/max_dgram_qlen";
+    const std::string qlen = read_file(qlen_file);
+    Rig rig("procfs-hfi1-mlx4-mlx5");
+    rig.stop_daemon();
+    rig.client.reset();
+    write_file(qlen_file, "10\n");
+    try {
+        rig.daemon = std::make_unique<DaemonProcess>(
+            DaemonOptions{}, std::function<void()>{},
+            std::map<std::string, std::string>{{"WATCHDOG_USEC", "20000"}});
+    } catch (...) {
+        write_file(qlen_file, qlen);
+        throw;
+    }
+    write_file(qlen_file, qlen);
+    rig.client = std::make_unique<Client>();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500)); // 50 pings: the queue is full
+    for (int i = 0; i < 3; ++i) {
+        CHECK(rig.client->list_devices().size() == 3); // mlx4_0, mlx5_0, hfi1_0 (the fixture)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     rig.stop_daemon();
 }
