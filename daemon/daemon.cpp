@@ -402,6 +402,11 @@ void Daemon::set_pfc(const std::string& syspath, const std::vector<uint8_t>& pri
     publish_now(); // the reply comes after the bus shows the new state
 }
 
+void Daemon::revert(const std::string& syspath, uint32_t port, const std::string& setting) {
+    reconciler_->revert(inventory_.state(), device_for_call(syspath), setting.empty() ? 0 : port);
+    publish_now(); // the reply comes after the bus shows the new state
+}
+
 ChangeList Daemon::reconcile(bool dry_run) {
     if (dry_run)
         return reconcile_into(nullptr, true);

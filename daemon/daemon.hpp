@@ -50,6 +50,8 @@ class Daemon final : public Controller {
                  bool persist) override;
     ChangeList reconcile(bool dry_run) override;
     void reload() override;
+    void revert(const std::string& device_syspath, uint32_t port,
+                const std::string& setting) override;
 
   private:
     /// Run a pass `delay_usec` from now, or earlier if one is due earlier.

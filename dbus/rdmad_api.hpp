@@ -30,6 +30,12 @@ inline bool valid_port_type(std::string_view type) {
     return type == "ib" || type == "eth" || type == "auto";
 }
 
+/// What Port.Revert drops: "" every request SetPortType and SetPFCNoDrop made for the
+/// device, "PortType" the port type of this port only.
+inline bool valid_revert_setting(std::string_view setting) {
+    return setting.empty() || setting == "PortType";
+}
+
 /// 802.1p priorities have 3 bits (IEEE 802.1Q): 0-7.
 inline constexpr int kMaxPriority = 7;
 

@@ -53,6 +53,12 @@ class Controller {
     /// Manager.Reload: throws MethodError(InvalidArgument) naming file and line when the
     /// configuration is bad (the last good rules stay in force).
     virtual void reload() = 0;
+    /// Port.Revert, authorized: drop what SetPortType and SetPFCNoDrop asked of the device at
+    /// `device_syspath` (`setting` "", already checked) or only the type of its port `port`
+    /// ("PortType"); returns once the bus shows the new desired state. Throws MethodError
+    /// (NoSuchObject when the device is gone, Failed when the state file cannot be written).
+    virtual void revert(const std::string& device_syspath, uint32_t port,
+                        const std::string& setting) = 0;
 };
 
 } // namespace rdmad

@@ -107,6 +107,21 @@ void PortObject::SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> pri
         });
 }
 
+void PortObject::Revert(sdbus::Result<>&& result, std::string setting) {
+    const std::string syspath = view_->device_syspath;
+    const uint32_t port = view_->state.number;
+    call_authorized(
+        methods_, sender(), std::move(result),
+        [&] {
+            if (!api::valid_revert_setting(setting))
+                throw MethodError(api::kInvalidArgument,
+                                  "setting must be \"\" (every setting) or \"PortType\"");
+        },
+        [c = methods_ ? methods_->controller : nullptr, syspath, port, setting] {
+            c->revert(syspath, port, setting);
+        });
+}
+
 // ---- Device -------------------------------------------------------------------------------
 
 DeviceObject::DeviceObject(sdbus::IConnection& connection, const DeviceView& view, const Methods*)

@@ -51,6 +51,7 @@ class PortObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Port_adapt
     void SetPortType(sdbus::Result<>&& result, std::string type, bool persist) override;
     void SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> priorities,
                       bool persist) override;
+    void Revert(sdbus::Result<>&& result, std::string setting) override;
     std::string sender();
 
     const PortView* view_;

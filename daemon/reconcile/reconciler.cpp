@@ -133,6 +133,9 @@ std::vector<std::string> Reconciler::sources() const {
     out.insert(out.end(), config_.sources.begin(), config_.sources.end());
     if (!persisted_.empty())
         out.push_back(options_.state_dir + "/state.conf");
+    // Requests made over D-Bus without persist: highest precedence, gone when rdmad stops.
+    if (!runtime_.empty())
+        out.push_back("D-Bus (runtime)");
     return out;
 }
 
@@ -199,12 +202,7 @@ void Reconciler::override_pfc(const DeviceState& d, const std::vector<uint8_t>& 
     add_override(r, persist);
 }
 
-void Reconciler::add_override(const Rule& r, bool persist) {
-    if (!persist) {
-        merge_rule(runtime_, r);
-        forget();
-        return;
-    }
+void Reconciler::check_state_file_writable() const {
     const std::string path = options_.state_dir + "/state.conf";
     if (state_error_)
         throw std::runtime_error(fmt::format(
@@ -220,6 +218,15 @@ void Reconciler::add_override(const Rule& r, bool persist) {
     if (!same)
         throw std::runtime_error(path + " changed since rdmad read it; Reload (or SIGHUP) "
                                         "first, so that the change is kept");
+}
+
+void Reconciler::add_override(const Rule& r, bool persist) {
+    if (!persist) {
+        merge_rule(runtime_, r);
+        forget();
+        return;
+    }
+    check_state_file_writable();
     auto saved = persisted_;
     merge_rule(persisted_, r);
     try {
@@ -244,6 +251,132 @@ void Reconciler::add_override(const Rule& r, bool persist) {
         ++it;
     }
     forget();
+}
+
+void Reconciler::revert(const HostState& inv, const DeviceState& d, uint32_t port) {
+    const Match match = override_rule(d).match;
+    // What /etc (and the legacy file) ask of the device: a reverted port takes that.
+    DesiredConfig files;
+    files.rules = legacy_rules_;
+    files.rules.insert(files.rules.end(), config_.rules.begin(), config_.rules.end());
+    const auto by_device = links_by_device(inv);
+    const auto links = by_device.find(d.name);
+    const DeviceDesired etc =
+        resolve(files, d, links == by_device.end() ? std::vector<LinkState>{} : links->second);
+    // `rules` without the device's D-Bus requests (all, or port `port`'s type); true when one
+    // changed.
+    const auto drop = [&](std::vector<Rule>& rules) {
+        bool changed = false;
+        for (auto it = rules.begin(); it != rules.end();) {
+            if (!(it->match == match)) {
+                ++it;
+                continue;
+            }
+            if (port == 0) {
+                it = rules.erase(it);
+                changed = true;
+                continue;
+            }
+            if (it->port_type && it->port_type->size() >= port) {
+                auto& types = *it->port_type;
+                std::string asked = etc.port_type.size() >= port ? etc.port_type[port - 1] : "";
+                if (asked.empty()) // nothing in /etc: the port's type now, from its link layer
+                    for (const auto& p : d.ports)
+                        if (p.number == port)
+                            asked = p.link_layer == "InfiniBand" ? "ib" : "eth";
+                types[port - 1] = asked.empty() ? "auto" : asked;
+                bool as_etc = true; // every entry what /etc asks (or asks nothing of)
+                for (size_t i = 0; i < types.size(); ++i)
+                    as_etc = as_etc && (i + 1 == port ||
+                                        (i < etc.port_type.size() && etc.port_type[i] == types[i]));
+                if (as_etc)
+                    it->port_type.reset();
+                changed = true;
+            }
+            if (!it->port_type && !it->pfc_no_drop && !it->require_provider) {
+                it = rules.erase(it);
+                continue;
+            }
+            ++it;
+        }
+        return changed;
+    };
+    auto saved = persisted_;
+    if (drop(persisted_)) {
+        try {
+            check_state_file_writable();
+            write_state_file();
+        } catch (...) {
+            persisted_ = std::move(saved); // nothing changes when the file cannot be written
+            throw;
+        }
+    }
+    drop(runtime_);
+    forget();
+}
+
+std::vector<Problem> Reconciler::override_problems(const DeviceState& d,
+                                                   const std::vector<LinkState>& links) const {
+    std::vector<Problem> out;
+    if (runtime_.empty() && persisted_.empty())
+        return out;
+    // The last rule of /etc (or the legacy file) that sets a key, for "file:line".
+    const auto etc_rule = [&](auto key) -> const Rule* {
+        const Rule* last = nullptr;
+        for (const auto* rules : {&legacy_rules_, &config_.rules})
+            for (const auto& r : *rules)
+                if ((r.*key) && rule_matches(r.match, d, links))
+                    last = &r;
+        return last;
+    };
+    // The last D-Bus request that sets a key: this run's win over state.conf's.
+    const auto dbus_rule = [&](auto key) -> std::pair<const Rule*, bool> {
+        const Rule* last = nullptr;
+        bool runtime = false;
+        for (const auto* rules : {&persisted_, &runtime_})
+            for (const auto& r : *rules)
+                if ((r.*key) && rule_matches(r.match, d, links)) {
+                    last = &r;
+                    runtime = rules == &runtime_;
+                }
+        return {last, runtime};
+    };
+    const std::string state_path = options_.state_dir + "/state.conf";
+    const auto kept = [&](bool runtime) {
+        return runtime ? std::string("for this run of rdmad (until it stops)")
+                       : "kept in " + state_path;
+    };
+    const auto where = [](const Rule& r) {
+        return r.line ? fmt::format("{}:{}", r.file, r.line) : r.file;
+    };
+    const auto join = [](const auto& items) {
+        std::vector<std::string> text;
+        for (const auto& i : items)
+            text.push_back(fmt::format("{}", i));
+        return fmt::format("{}", fmt::join(text, ","));
+    };
+    if (const Rule* e = etc_rule(&Rule::pfc_no_drop)) {
+        auto [r, runtime] = dbus_rule(&Rule::pfc_no_drop);
+        if (r && *r->pfc_no_drop != *e->pfc_no_drop)
+            out.push_back({"dbus-override", "info",
+                           fmt::format("PFC no-drop priorities {} set over D-Bus, {}, override "
+                                       "{} ({}); 'rdmactl revert {}' drops the setting",
+                                       join(*r->pfc_no_drop), kept(runtime), where(*e),
+                                       join(*e->pfc_no_drop), d.name)});
+    }
+    if (const Rule* e = etc_rule(&Rule::port_type)) {
+        auto [r, runtime] = dbus_rule(&Rule::port_type);
+        if (r && *r->port_type != *e->port_type)
+            for (size_t i = 0; i < r->port_type->size(); ++i)
+                if (i < e->port_type->size() && (*r->port_type)[i] != (*e->port_type)[i])
+                    out.push_back(
+                        {"dbus-override", "info",
+                         fmt::format("port {} type {} set over D-Bus, {}, overrides {} ({}); "
+                                     "'rdmactl revert {} {}' drops the setting",
+                                     i + 1, (*r->port_type)[i], kept(runtime), where(*e),
+                                     (*e->port_type)[i], d.name, i + 1)});
+    }
+    return out;
 }
 
 void Reconciler::merge_rule(std::vector<Rule>& rules, const Rule& r) {
@@ -306,6 +439,9 @@ Reconciler::desired(const HostState& inv, std::map<std::string, std::vector<Prob
         if (!want.from.empty() || !want.port_type.empty() || !want.pfc_no_drop.empty() ||
             !want.require_provider)
             out[syspath] = want;
+        if (conflicts)
+            for (auto& p : override_problems(d, links))
+                (*conflicts)[syspath].push_back(std::move(p));
         if (conflicts && !legacy_rules_.empty()) {
             DeviceDesired legacy = resolve(legacy_only, d, links);
             if (!legacy.port_type.empty() && legacy.port_type != want.port_type)

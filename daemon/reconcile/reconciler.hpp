@@ -89,6 +89,12 @@ class Reconciler {
                             const std::string& type, bool persist);
     void override_pfc(const DeviceState& device, const std::vector<uint8_t>& priorities,
                       bool persist);
+    /// Port.Revert: drop what D-Bus requests (this run's and those kept in state.conf) ask of
+    /// `device`: everything when `port` is 0, else only port `port`'s type (its entry takes
+    /// what /etc asks, else the port's type now; a list left asking nothing /etc does not is
+    /// dropped). state.conf is rewritten when it changes, with override_pfc()'s checks and
+    /// exceptions; nothing to drop is no error.
+    void revert(const HostState& inventory, const DeviceState& device, uint32_t port);
 
     /// What each device of `inventory` should be, by syspath, plus legacy-file conflicts.
     /// With `only`, for those syspaths only.
@@ -139,6 +145,13 @@ class Reconciler {
     Rule override_rule(const DeviceState& device) const;
     static void merge_rule(std::vector<Rule>& rules, const Rule& rule);
     void add_override(const Rule& rule, bool persist);
+    /// Throws std::runtime_error when state.conf may not be rewritten from persisted_ (it
+    /// had an error at the last reload, or changed on disk since).
+    void check_state_file_writable() const;
+    /// "dbus-override" problems (info): a D-Bus request of `device` that overrides what a
+    /// rule of /etc asks, naming the request, where it is kept and how to drop it.
+    std::vector<Problem> override_problems(const DeviceState& device,
+                                           const std::vector<LinkState>& links) const;
     DesiredConfig rules(bool with_runtime) const;
     void write_state_file();
 

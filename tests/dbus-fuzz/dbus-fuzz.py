@@ -85,7 +85,7 @@ def load_api(xml_dir):
 
 
 MUTATING = {("org.rdmad1.Manager", "Reload"), ("org.rdmad1.Port", "SetPortType"),
-            ("org.rdmad1.Port", "SetPFCNoDrop")}
+            ("org.rdmad1.Port", "SetPFCNoDrop"), ("org.rdmad1.Port", "Revert")}
 
 
 def mutating(iface, method, args):
