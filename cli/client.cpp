@@ -7,7 +7,10 @@
 #include <sdbus-c++/sdbus-c++.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string_view>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace rdmactl {
 
@@ -35,14 +38,37 @@ constexpr auto kConfigureTimeout = std::chrono::seconds(150);
 constexpr const char* kNotRunning =
     "rdmad is not running (org.rdmad1 has no owner on the system bus)";
 
+// sd-bus's address of the system bus when DBUS_SYSTEM_BUS_ADDRESS is unset
+// (systemd src/libsystemd/sd-bus/bus-internal.h DEFAULT_SYSTEM_BUS_ADDRESS).
+constexpr const char* kDefaultSystemBus = "unix:path=/run/dbus/system_bus_socket";
+
 bool is_not_running(const std::string& name) {
     // ServiceUnknown: the bus has no owner and cannot activate one; NameHasNoOwner: the owner
-    // left between resolution and delivery. FileNotFound / ECONNREFUSED (sd-bus's names for
-    // ENOENT / ECONNREFUSED on connect): there is no system bus socket to find rdmad on.
+    // left between resolution and delivery. A bus that cannot be reached at all is another
+    // story (connection_lost(), Client::Client()).
     return name == "org.freedesktop.DBus.Error.ServiceUnknown" ||
-           name == "org.freedesktop.DBus.Error.NameHasNoOwner" ||
-           name == "org.freedesktop.DBus.Error.FileNotFound" || name == "System.Error.ENOENT" ||
-           name == "System.Error.ECONNREFUSED";
+           name == "org.freedesktop.DBus.Error.NameHasNoOwner";
+}
+
+// The connection itself failed or went away: sd-bus's names for the errno values of
+// connect(2), read(2) and write(2) on the bus socket (or on the pipe to ssh).
+bool is_connection_error(const std::string& name) {
+    return name == "org.freedesktop.DBus.Error.Disconnected" ||
+           name == "org.freedesktop.DBus.Error.FileNotFound" ||
+           name == "org.freedesktop.DBus.Error.NoServer" || name == "System.Error.ENOENT" ||
+           name == "System.Error.ECONNREFUSED" || name == "System.Error.ECONNRESET" ||
+           name == "System.Error.ENOTCONN" || name == "System.Error.EPIPE" ||
+           name == "System.Error.EACCES";
+}
+
+// The errno text sdbus-c++ appends to its own message: "Failed to open system bus (No such
+// file or directory)" -> "No such file or directory".
+std::string reason_of(const sdbus::Error& e) {
+    const std::string m = sanitize(e.getMessage());
+    const auto open = m.rfind(" (");
+    if (open != std::string::npos && !m.empty() && m.back() == ')')
+        return m.substr(open + 2, m.size() - open - 3);
+    return m.empty() ? sanitize(e.getName()) : m;
 }
 
 // What the daemon (or the bus) said, without the "[name] " prefix sdbus-c++ puts in what().
@@ -109,27 +135,103 @@ class Client::ManagerProxy final : public sdbus::ProxyInterfaces<org::rdmad1::Ma
     ~ManagerProxy() { unregisterProxy(); }
 };
 
-Client::Client(const std::string& host) {
+Client::Client(const std::string& host) : host_(host) {
     try {
-        connection_ = host.empty() ? sdbus::createSystemBusConnection()
-                                   : sdbus::createRemoteSystemBusConnection(host);
+        if (host.empty()) {
+            connection_ = sdbus::createSystemBusConnection();
+        } else {
+            // sd-bus runs "ssh -xT -- HOST systemd-stdio-bridge" (unixexec), which inherits
+            // our stderr: give it a file instead, so that its complaint can be told in one
+            // line naming the host (ssh_reason()) rather than spilled before ours.
+            ssh_stderr_ = ::memfd_create("rdmactl-ssh-stderr", MFD_CLOEXEC);
+            const int saved = ssh_stderr_ >= 0 ? ::dup(STDERR_FILENO) : -1;
+            if (saved >= 0)
+                ::dup2(ssh_stderr_, STDERR_FILENO); // dup2 clears CLOEXEC on fd 2
+            try {
+                connection_ = sdbus::createRemoteSystemBusConnection(host);
+            } catch (...) {
+                if (saved >= 0) {
+                    ::dup2(saved, STDERR_FILENO);
+                    ::close(saved);
+                }
+                throw;
+            }
+            if (saved >= 0) {
+                ::dup2(saved, STDERR_FILENO);
+                ::close(saved);
+            }
+        }
         manager_ = std::make_unique<ManagerProxy>(*connection_);
     } catch (const sdbus::Error& e) {
-        if (is_not_running(e.getName()))
-            throw Failure(kNotRunning);
-        throw Failure("cannot connect to the system bus" +
-                      (host.empty() ? std::string() : " of " + sanitize(host)) + ": " + detail(e));
+        // EACCES on connect(2) (sd-bus names it AccessDenied) is the socket's mode, not polkit.
+        throw failure(e, /*connecting=*/true);
     }
 }
 
-Client::~Client() = default;
+std::string Client::bus_address() const {
+    const char* address = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
+    return sanitize(address && *address ? address : kDefaultSystemBus);
+}
+
+std::string Client::ssh_reason() const {
+    if (ssh_stderr_ < 0)
+        return {};
+    std::string text;
+    char buf[4096];
+    ssize_t n;
+    off_t at = 0;
+    while ((n = ::pread(ssh_stderr_, buf, sizeof buf, at)) > 0 && text.size() < 65536) {
+        text.append(buf, static_cast<std::size_t>(n));
+        at += n;
+    }
+    // ssh's last line says why: "ssh: Could not resolve hostname x: Name or service not
+    // known", "ssh: connect to host x port 22: Connection refused", "Permission denied
+    // (publickey).", or the remote shell's "systemd-stdio-bridge: command not found".
+    std::string last;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos)
+            end = text.size();
+        std::string line = text.substr(start, end - start);
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+            line.pop_back();
+        if (!line.empty())
+            last = line;
+        start = end + 1;
+    }
+    if (last.rfind("ssh: ", 0) == 0)
+        last.erase(0, 5);
+    return sanitize(last);
+}
+
+Failure Client::failure(const sdbus::Error& e, bool connecting) const {
+    if (is_connection_error(e.getName()) ||
+        (connecting && e.getName() == "org.freedesktop.DBus.Error.AccessDenied")) {
+        if (!host_.empty()) {
+            const std::string why = ssh_reason();
+            return Failure("cannot reach " + sanitize(host_) +
+                           " over ssh: " + (why.empty() ? reason_of(e) : why));
+        }
+        return Failure("cannot reach the system bus at " + bus_address() + ": " + reason_of(e));
+    }
+    return Failure(error_message(e));
+}
+
+Client::~Client() {
+    manager_.reset();
+    connection_.reset();
+    if (ssh_stderr_ >= 0) {
+        ::close(ssh_stderr_);
+    }
+}
 
 nlohmann::json Client::describe() {
     std::string text;
     try {
         text = manager_->Describe();
     } catch (const sdbus::Error& e) {
-        throw Failure(error_message(e));
+        throw failure(e);
     }
     try {
         return nlohmann::json::parse(text);
@@ -145,7 +247,7 @@ std::optional<std::string> Client::device_by_name(const std::string& name) {
     } catch (const sdbus::Error& e) {
         if (is_lookup_miss(e))
             return std::nullopt;
-        throw Failure(error_message(e));
+        throw failure(e);
     }
 }
 
@@ -155,7 +257,7 @@ std::optional<std::string> Client::link_by_name(const std::string& name) {
     } catch (const sdbus::Error& e) {
         if (is_lookup_miss(e))
             return std::nullopt;
-        throw Failure(error_message(e));
+        throw failure(e);
     }
 }
 
@@ -179,7 +281,7 @@ void Client::set_port_type(const std::string& port_path, const std::string& type
             .withTimeout(kConfigureTimeout)
             .withArguments(type, persist);
     } catch (const sdbus::Error& e) {
-        throw configure_failure(e);
+        throw is_connection_error(e.getName()) ? failure(e) : configure_failure(e);
     }
 }
 
@@ -192,7 +294,19 @@ void Client::set_pfc_no_drop(const std::string& port_path,
             .withTimeout(kConfigureTimeout)
             .withArguments(priorities, persist);
     } catch (const sdbus::Error& e) {
-        throw configure_failure(e);
+        throw is_connection_error(e.getName()) ? failure(e) : configure_failure(e);
+    }
+}
+
+void Client::revert(const std::string& port_path, const std::string& setting) {
+    try {
+        auto proxy = sdbus::createProxy(*connection_, kBusName, port_path);
+        proxy->callMethod("Revert")
+            .onInterface(kPortInterface)
+            .withTimeout(kConfigureTimeout)
+            .withArguments(setting);
+    } catch (const sdbus::Error& e) {
+        throw is_connection_error(e.getName()) ? failure(e) : configure_failure(e);
     }
 }
 
@@ -206,7 +320,7 @@ std::vector<Change> Client::reconcile(bool dry_run) {
             .withArguments(dry_run)
             .storeResultsTo(result);
     } catch (const sdbus::Error& e) {
-        throw configure_failure(e);
+        throw is_connection_error(e.getName()) ? failure(e) : configure_failure(e);
     }
     std::vector<Change> changes;
     for (const auto& r : result)
@@ -219,7 +333,7 @@ void Client::reload() {
         auto proxy = sdbus::createProxy(*connection_, kBusName, kManagerPath);
         proxy->callMethod("Reload").onInterface(kManagerInterface).withTimeout(kConfigureTimeout);
     } catch (const sdbus::Error& e) {
-        throw configure_failure(e);
+        throw is_connection_error(e.getName()) ? failure(e) : configure_failure(e);
     }
 }
 

@@ -64,6 +64,9 @@ class Client {
     /// Port.SetPFCNoDrop(priorities, persist) on the port object `port_path`.
     void set_pfc_no_drop(const std::string& port_path, const std::vector<std::uint8_t>& priorities,
                          bool persist);
+    /// Port.Revert(setting) on the port object `port_path`: "" drops every D-Bus setting of
+    /// its device, "PortType" the port type of this port only.
+    void revert(const std::string& port_path, const std::string& setting);
     /// Manager.Reconcile(dry_run). A dry run needs no authorization.
     std::vector<Change> reconcile(bool dry_run);
     /// Manager.Reload().
@@ -73,8 +76,21 @@ class Client {
     /// (monitor: getEventLoopPollData() + processPendingRequest(), never an event loop thread).
     sdbus::IConnection& connection() { return *connection_; }
 
+    /// The Failure to throw for `e`: for a bus that cannot be reached, "cannot reach the
+    /// system bus at ADDRESS: REASON" or, with a host, "cannot reach HOST over ssh: REASON"
+    /// (ssh's own last line); else error_message(). `connecting`: `e` came from opening the
+    /// connection, where AccessDenied is the socket's mode.
+    Failure failure(const sdbus::Error& e, bool connecting = false) const;
+
   private:
     class ManagerProxy;
+    /// DBUS_SYSTEM_BUS_ADDRESS, else sd-bus's default.
+    std::string bus_address() const;
+    /// The last line ssh wrote to its stderr, "ssh: " removed; "" when none.
+    std::string ssh_reason() const;
+
+    std::string host_;
+    int ssh_stderr_ = -1; ///< memfd ssh writes its stderr to (with a host)
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<ManagerProxy> manager_;
 };

@@ -168,25 +168,49 @@ std::string priorities_text(const json& obj, const char* key) {
     return fmt::format("{}", fmt::join(items, ","));
 }
 
-std::string sync_text(const json& port) {
+std::string actual_port_type(const json& port) {
+    std::string type = str(port, "PortType");
+    if (!type.empty())
+        return type;
+    // dbus/org.rdmad1.Port.xml LinkLayer: "InfiniBand", "Ethernet", "Unknown", ...
+    const std::string link_layer = str(port, "LinkLayer");
+    if (link_layer == "InfiniBand")
+        return "ib";
+    if (link_layer == "Ethernet")
+        return "eth";
+    return {};
+}
+
+bool has_firmware_port_type_problem(const json& device, std::int64_t number) {
+    // daemon/reconcile/plan.cpp: "port <n> is <link layer> but <type> is asked: ..."
+    const std::string prefix = fmt::format("port {} is ", number);
+    for (const auto& p : array(device, "Problems"))
+        if (str(p, "Code") == "port-type-firmware" && str(p, "Text").rfind(prefix, 0) == 0)
+            return true;
+    return false;
+}
+
+std::string sync_text(const json& port, bool skip_port_type) {
     if (!port.is_object() || !port.contains("InSync") || boolean(port, "InSync"))
         return {};
     auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
     std::vector<std::string> diffs;
-    const std::string type = str(port, "PortType"), want_type = str(port, "DesiredPortType");
-    // "auto (ib)" is what "auto" looks like once the hardware has sensed the link.
+    const std::string type = actual_port_type(port), want_type = str(port, "DesiredPortType");
+    // "auto (ib)" is what mlx4's "auto" looks like once the hardware has sensed the link; a
+    // type set in firmware (no PortType) is never "auto", and any satisfies "auto".
+    const bool firmware = str(port, "PortType").empty();
     const bool type_ok = want_type.empty() || type == want_type ||
-                         (want_type == "auto" && type.rfind("auto", 0) == 0);
-    if (!type_ok)
+                         (want_type == "auto" && (firmware || type.rfind("auto", 0) == 0));
+    if (!type_ok && !skip_port_type)
         diffs.push_back(fmt::format("PortType {}, desired {}", dash(type), want_type));
     const std::string pfc = priorities_text(port, "PFCNoDrop");
     const std::string want_pfc = priorities_text(port, "DesiredPFCNoDrop");
     // An empty DesiredPFCNoDrop is both "nothing asked" and "PFC off": name it only when
     // nothing else explains the difference.
-    if (pfc != want_pfc && (!want_pfc.empty() || diffs.empty()))
+    if (pfc != want_pfc && (!want_pfc.empty() || (diffs.empty() && type_ok)))
         diffs.push_back(fmt::format("PFCNoDrop {}, desired {}", dash(pfc), dash(want_pfc)));
     if (diffs.empty())
-        return "not in sync";
+        return type_ok || !skip_port_type ? "not in sync" : "";
     return fmt::format("not in sync: {}", fmt::join(diffs, "; "));
 }
 

@@ -46,9 +46,22 @@ std::string rate_text(const json& port);
 /// A list of PFC priorities (PFCNoDrop, DesiredPFCNoDrop) as "3,4"; "" when empty.
 std::string priorities_text(const json& obj, const char* key);
 
+/// The port type a port has now: PortType when rdmad reads one (mlx4's sysfs switch), else
+/// what its LinkLayer is ("ib" for InfiniBand, "eth" for Ethernet; ConnectX-4 and later set
+/// the type in firmware), else "".
+std::string actual_port_type(const json& port);
+
 /// For a port whose InSync is false: "not in sync: PortType ib, desired eth" (and/or
-/// "PFCNoDrop -, desired 3,4"); "" when InSync is true or absent (an older daemon).
-std::string sync_text(const json& port);
+/// "PFCNoDrop -, desired 3,4"), the type from actual_port_type(); "" when InSync is true or
+/// absent (an older daemon). With `skip_port_type` (a problem already tells the port type
+/// story, e.g. the firmware remedy), the port type is left out, and "" is returned when
+/// nothing else differs.
+std::string sync_text(const json& port, bool skip_port_type = false);
+
+/// True when `device` has a "port-type-firmware" problem about port `number` ("port 1 is
+/// InfiniBand but eth is asked: ... run mstconfig ..."): the one line that tells the port's
+/// type, what is asked and the remedy.
+bool has_firmware_port_type_problem(const json& device, std::int64_t number);
 
 /// The device that has the port object `path`, and that port; {nullptr, nullptr} when none.
 std::pair<const json*, const json*> find_port(const json& doc, const std::string& path);

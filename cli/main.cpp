@@ -5,7 +5,9 @@
 // exception leaves main().
 #include "client.hpp"
 #include "config.h"
+#include "help.hpp"
 #include "table.hpp"
+#include "terminal.hpp"
 #include "verbs.hpp"
 
 #include <fmt/core.h>
@@ -13,11 +15,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <getopt.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace rdmactl {
@@ -27,61 +31,18 @@ namespace {
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
-void print_help() {
-    std::fputs("Usage: rdmactl [OPTIONS] [VERB]\n"
-               "Query and configure rdmad, the RDMA device daemon, on the system bus\n"
-               "(org.rdmad1).\n"
-               "\n"
-               "Verbs:\n"
-               "  status                   show every RDMA port, the devices' problems and\n"
-               "                           the netdevs whose RDMA driver is not loaded\n"
-               "                           (the default)\n"
-               "  list                     list RDMA devices\n"
-               "  show NAME                show every property of the RDMA device NAME and\n"
-               "                           its ports, else of the netdev NAME\n"
-               "  links                    list netdevs and the RDMA device serving each\n"
-               "  monitor                  print one line per change (devices, ports and\n"
-               "                           netdevs added, removed, renamed, properties\n"
-               "                           changed, rdmad stopped and started) until\n"
-               "                           interrupted\n"
-               "  doctor                   list every problem with its remedy, per device;\n"
-               "                           exit status 3 when there is an error or warning\n"
-               "  set-port-type DEVICE PORT TYPE\n"
-               "                           ask port type TYPE (ib, eth or auto) for port\n"
-               "                           PORT of DEVICE (ConnectX-3 VPI)\n"
-               "  set-pfc DEVICE PRIORITIES\n"
-               "                           ask PFC no-drop priorities for DEVICE: a comma\n"
-               "                           list of 0-7 (\"3,4\")\n"
-               "  reconcile                apply the desired state where the hardware\n"
-               "                           differs; list what differed\n"
-               "  reload                   make rdmad read its configuration files again\n"
-               "\n"
-               "Options:\n"
-               "  -h, --help               show this help and exit\n"
-               "      --version            show the version and exit\n"
-               "      --json               print the JSON of org.rdmad1.Manager.Describe()\n"
-               "                           instead of tables: status the whole document,\n"
-               "                           list {\"Devices\": [...]}, links {\"Links\": [...]},\n"
-               "                           show the device or netdev object, monitor one\n"
-               "                           JSON object per line\n"
-               "  -H, --host=[USER@]HOST   talk to rdmad on HOST's system bus over ssh\n"
-               "      --no-legend          print no table headers and no summary lines\n"
-               "      --persist            set-port-type, set-pfc: save the request in\n"
-               "                           rdmad's state file, so it survives restarts\n"
-               "      --dry-run            reconcile: only list what differs\n"
-               "\n"
-               "set-port-type, set-pfc, reconcile (without --dry-run) and reload need\n"
-               "authorization (polkit action org.rdmad1.configure).\n"
-               "\n"
-               "Exit status: 0 success, 1 failure (also when rdmad is not running or\n"
-               "refuses), 2 usage error, 3 doctor found an error or warning.\n",
-               stdout);
-}
-
 int usage_error(const std::string& message) {
     fmt::print(stderr, "rdmactl: {}\nTry 'rdmactl --help' for more information.\n",
                sanitize(message));
     return kExitUsage;
+}
+
+// "unknown verb 'stauts'; did you mean 'status'?"
+int unknown_verb(const std::string& verb) {
+    const std::string closest = closest_verb(verb);
+    if (closest.empty())
+        return usage_error(fmt::format("unknown verb '{}'", verb));
+    return usage_error(fmt::format("unknown verb '{}'; did you mean '{}'?", verb, closest));
 }
 
 struct Command {
@@ -91,12 +52,22 @@ struct Command {
     std::vector<std::string> args;
     bool persist = false;
     bool dry_run = false;
+    bool no_pager = false;
+    bool no_color = false;
     // set-port-type, set-pfc: the checked arguments.
     unsigned port = 0;
     std::vector<std::uint8_t> priorities;
 };
 
-enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_PERSIST, ARG_DRY_RUN };
+enum {
+    ARG_VERSION = 0x100,
+    ARG_JSON,
+    ARG_NO_LEGEND,
+    ARG_PERSIST,
+    ARG_DRY_RUN,
+    ARG_NO_PAGER,
+    ARG_NO_COLOR
+};
 
 bool parse_port(const std::string& text, unsigned& port) {
     if (text.empty() || text.size() > 3 || !std::all_of(text.begin(), text.end(), [](char c) {
@@ -142,6 +113,8 @@ int parse(int argc, char** argv, Command& cmd) {
         {"no-legend", no_argument, nullptr, ARG_NO_LEGEND},
         {"persist", no_argument, nullptr, ARG_PERSIST},
         {"dry-run", no_argument, nullptr, ARG_DRY_RUN},
+        {"no-pager", no_argument, nullptr, ARG_NO_PAGER},
+        {"no-color", no_argument, nullptr, ARG_NO_COLOR},
         {nullptr, 0, nullptr, 0},
     };
     opterr = 0; // our own messages, one line each
@@ -149,7 +122,7 @@ int parse(int argc, char** argv, Command& cmd) {
     while ((c = getopt_long(argc, argv, ":hH:", options, nullptr)) != -1) {
         switch (c) {
         case 'h':
-            print_help();
+            print_help(stdout);
             return 0;
         case ARG_VERSION:
             fmt::print("rdmactl {}\n", RDMAD_VERSION);
@@ -170,6 +143,12 @@ int parse(int argc, char** argv, Command& cmd) {
             break;
         case ARG_DRY_RUN:
             cmd.dry_run = true;
+            break;
+        case ARG_NO_PAGER:
+            cmd.no_pager = true;
+            break;
+        case ARG_NO_COLOR:
+            cmd.no_color = true;
             break;
         case ':':
             return usage_error(fmt::format("option '{}' needs an argument", argv[optind - 1]));
@@ -202,10 +181,16 @@ int parse(int argc, char** argv, Command& cmd) {
         if (cmd.args.size() < 2)
             return usage_error("set-pfc needs DEVICE PRIORITIES");
         wanted = 2;
-    } else if (cmd.verb != "status" && cmd.verb != "list" && cmd.verb != "links" &&
-               cmd.verb != "monitor" && cmd.verb != "doctor" && cmd.verb != "reconcile" &&
-               cmd.verb != "reload") {
-        return usage_error(fmt::format("unknown verb '{}'", cmd.verb));
+    } else if (cmd.verb == "revert") {
+        if (cmd.args.empty())
+            return usage_error("revert needs DEVICE [PORT]");
+        wanted = 2;
+    } else if (cmd.verb == "help") {
+        wanted = 1;
+        if (!cmd.args.empty() && !find_verb(cmd.args[0]))
+            return unknown_verb(cmd.args[0]);
+    } else if (!find_verb(cmd.verb)) {
+        return unknown_verb(cmd.verb);
     }
     if (cmd.args.size() > wanted)
         return usage_error(
@@ -215,10 +200,12 @@ int parse(int argc, char** argv, Command& cmd) {
     if (cmd.dry_run && cmd.verb != "reconcile")
         return usage_error("--dry-run is only for reconcile");
 
-    if (cmd.verb == "set-port-type" || cmd.verb == "set-pfc") {
+    if (cmd.verb == "set-port-type" || cmd.verb == "set-pfc" || cmd.verb == "revert") {
         if (cmd.args[0].empty())
             return usage_error("DEVICE must not be empty");
     }
+    if (cmd.verb == "revert" && cmd.args.size() > 1 && !parse_port(cmd.args[1], cmd.port))
+        return usage_error(fmt::format("bad PORT '{}': a port number from 1", cmd.args[1]));
     if (cmd.verb == "set-port-type") {
         if (!parse_port(cmd.args[1], cmd.port))
             return usage_error(fmt::format("bad PORT '{}': a port number from 1", cmd.args[1]));
@@ -233,7 +220,20 @@ int parse(int argc, char** argv, Command& cmd) {
     return -1;
 }
 
+// The verbs whose output can be long enough for a pager (as systemctl pages status and list).
+bool pages(const std::string& verb) {
+    return verb == "status" || verb == "list" || verb == "show" || verb == "links" ||
+           verb == "doctor" || verb == "help";
+}
+
 int dispatch(const Command& cmd) {
+    if (cmd.verb == "help") {
+        if (cmd.args.empty())
+            print_help(stdout);
+        else
+            print_verb_help(stdout, *find_verb(cmd.args[0]));
+        return 0;
+    }
     Client client(cmd.host);
     if (cmd.verb == "list")
         return verb_list(client, cmd.output);
@@ -250,6 +250,8 @@ int dispatch(const Command& cmd) {
                                   cmd.persist);
     if (cmd.verb == "set-pfc")
         return verb_set_pfc(client, cmd.output, cmd.args[0], cmd.priorities, cmd.persist);
+    if (cmd.verb == "revert")
+        return verb_revert(client, cmd.output, cmd.args[0], cmd.port);
     if (cmd.verb == "reconcile")
         return verb_reconcile(client, cmd.output, cmd.dry_run);
     if (cmd.verb == "reload")
@@ -258,8 +260,11 @@ int dispatch(const Command& cmd) {
 }
 
 int fail(const std::string& message) {
+    end_pager(); // the message comes after what the pager shows, not inside it
     // Best effort: stderr may be gone too.
-    std::fprintf(stderr, "rdmactl: %s\n", sanitize(message).c_str());
+    const std::string line = "rdmactl: " + sanitize(message);
+    std::fprintf(stderr, "%s\n",
+                 paint(color_for(STDERR_FILENO, false) ? sgr::kRed : nullptr, line).c_str());
     return kExitFailure;
 }
 
@@ -288,10 +293,20 @@ int run(int argc, char** argv) {
     try {
         Command cmd;
         int status = parse(argc, argv, cmd);
-        if (status < 0)
+        bool paged = false;
+        if (status < 0) {
+            // Colour is decided before the pager takes stdout: less -R shows it on the terminal.
+            cmd.output.color = !cmd.output.json && color_for(STDOUT_FILENO, cmd.no_color);
+            if (!cmd.output.json && !cmd.no_pager && pages(cmd.verb))
+                paged = start_pager();
             status = dispatch(cmd);
-        // Output to a full disk or a closed pipe is a failure, not a silent success.
-        if (std::fflush(stdout) != 0 || std::ferror(stdout))
+        }
+        // Output to a full disk or a closed pipe is a failure, not a silent success; a pager
+        // the user quit before the end is not.
+        const bool flushed = std::fflush(stdout) == 0 && !std::ferror(stdout);
+        const int error = errno;
+        end_pager();
+        if (!flushed && !(paged && error == EPIPE))
             return fail("cannot write to standard output");
         return status;
     } catch (const Failure& e) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "table.hpp"
 
+#include "terminal.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -45,10 +47,26 @@ std::string cell(std::string_view s) {
     return s.empty() ? std::string("-") : sanitize(s);
 }
 
+// `s` padded to `width`, the text coloured by `painter` (when given) and the fill not.
+std::string pad_painted(const std::string& s, std::size_t width, bool right,
+                        const Painter& painter) {
+    const char* color = painter ? painter(s) : nullptr;
+    if (!color)
+        return pad(s, width, right);
+    const std::size_t w = display_width(s);
+    const std::string fill(w >= width ? 0 : width - w, ' ');
+    return right ? fill + paint(color, s) : paint(color, s) + fill;
+}
+
 } // namespace
 
 Table::Table(std::vector<std::string> header)
-    : header_(std::move(header)), right_(header_.size(), false) {}
+    : header_(std::move(header)), right_(header_.size(), false), painters_(header_.size()) {}
+
+void Table::paint_column(std::size_t column, Painter painter) {
+    if (column < painters_.size())
+        painters_[column] = std::move(painter);
+}
 
 void Table::align_right(std::size_t column) {
     if (column < right_.size())
@@ -74,12 +92,15 @@ std::vector<std::size_t> Table::widths(bool header) const {
 }
 
 std::vector<std::string> Table::format_row(const std::vector<std::string>& row,
-                                           const std::vector<std::size_t>& widths) const {
+                                           const std::vector<std::size_t>& widths,
+                                           bool color) const {
+    static const Painter none;
     std::vector<std::string> cells;
     for (std::size_t i = 0; i < row.size(); ++i) {
         const bool last = i + 1 == row.size();
         // A left-aligned last column needs no padding.
-        cells.push_back(last && !right_[i] ? row[i] : pad(row[i], widths[i], right_[i]));
+        const std::size_t width = last && !right_[i] ? 0 : widths[i];
+        cells.push_back(pad_painted(row[i], width, right_[i], color ? painters_[i] : none));
     }
     return cells;
 }
@@ -94,12 +115,12 @@ std::string Table::join(const std::vector<std::string>& cells) {
     return line;
 }
 
-void Table::print(std::FILE* out, bool header) const {
+void Table::print(std::FILE* out, bool header, bool color) const {
     const auto w = widths(header);
     if (header)
         fmt::print(out, "{}\n", join(format_row(header_, w)));
     for (const auto& row : rows_)
-        fmt::print(out, "{}\n", join(format_row(row, w)));
+        fmt::print(out, "{}\n", join(format_row(row, w, color)));
 }
 
 std::vector<std::string> Table::lines() const {
@@ -122,6 +143,10 @@ void Fields::add(std::string key, std::vector<std::string> lines) {
     fields_.emplace_back(std::move(key), std::move(lines));
 }
 
+void Fields::paint_key(std::string key, Painter painter) {
+    painters_.emplace_back(std::move(key), std::move(painter));
+}
+
 std::size_t Fields::key_width() const {
     std::size_t w = 0;
     for (const auto& [key, lines] : fields_)
@@ -129,13 +154,18 @@ std::size_t Fields::key_width() const {
     return w;
 }
 
-void Fields::print(std::FILE* out, std::size_t key_width) const {
+void Fields::print(std::FILE* out, std::size_t key_width, bool color) const {
     key_width = std::max(key_width, this->key_width());
     for (const auto& [key, lines] : fields_) {
+        const Painter* painter = nullptr;
+        for (const auto& [k, p] : painters_)
+            if (color && k == key)
+                painter = &p;
         for (std::size_t i = 0; i < lines.size(); ++i) {
             const std::string label =
                 i == 0 ? pad(key + ":", key_width + 1, true) : std::string(key_width + 1, ' ');
-            fmt::print(out, "{} {}\n", label, lines[i]);
+            const char* c = painter && *painter ? (*painter)(lines[i]) : nullptr;
+            fmt::print(out, "{} {}\n", label, paint(c, lines[i]));
         }
     }
 }

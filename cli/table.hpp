@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,9 @@ std::string sanitize(std::string_view s);
 /// Number of terminal columns of sanitized UTF-8 text (one per code point).
 std::size_t display_width(std::string_view s);
 
+/// The SGR colour of a cell or line from its text (terminal.hpp), nullptr for none.
+using Painter = std::function<const char*(std::string_view text)>;
+
 /// A table with a header row. Empty cells print as "-"; columns are two spaces apart; the
 /// last column is not padded, so no line ends in blanks.
 class Table {
@@ -27,21 +31,26 @@ class Table {
     explicit Table(std::vector<std::string> header);
     /// Right-align column `column` (numbers).
     void align_right(std::size_t column);
+    /// Colour the cells of `column` with `painter` when print() is asked for colour.
+    void paint_column(std::size_t column, Painter painter);
     void add_row(std::vector<std::string> cells);
     std::size_t rows() const { return rows_.size(); }
-    /// Prints the rows, preceded by the header when `header`.
-    void print(std::FILE* out, bool header) const;
+    /// Prints the rows, preceded by the header when `header`; cells coloured when `color`
+    /// (the padding stays outside the colour).
+    void print(std::FILE* out, bool header, bool color = false) const;
     /// The rows as lines, without the header (for lists nested in a Fields value).
     std::vector<std::string> lines() const;
 
   private:
     std::vector<std::string> format_row(const std::vector<std::string>& row,
-                                        const std::vector<std::size_t>& widths) const;
+                                        const std::vector<std::size_t>& widths,
+                                        bool color = false) const;
     std::vector<std::size_t> widths(bool header) const;
     static std::string join(const std::vector<std::string>& cells);
 
     std::vector<std::string> header_;
     std::vector<bool> right_;
+    std::vector<Painter> painters_;
     std::vector<std::vector<std::string>> rows_;
 };
 
@@ -51,12 +60,16 @@ class Fields {
   public:
     void add(std::string key, std::string value);
     void add(std::string key, std::vector<std::string> lines);
+    /// Colour the lines of the value of `key` with `painter` when print() is asked for colour.
+    void paint_key(std::string key, Painter painter);
     std::size_t key_width() const;
-    /// Prints with the keys padded to `key_width` (at least this list's own key_width()).
-    void print(std::FILE* out, std::size_t key_width) const;
+    /// Prints with the keys padded to `key_width` (at least this list's own key_width());
+    /// values coloured when `color`.
+    void print(std::FILE* out, std::size_t key_width, bool color = false) const;
 
   private:
     std::vector<std::pair<std::string, std::vector<std::string>>> fields_;
+    std::vector<std::pair<std::string, Painter>> painters_;
 };
 
 } // namespace rdmactl

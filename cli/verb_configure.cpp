@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // The verbs that change the desired state (polkit action org.rdmad1.configure):
-// set-port-type, set-pfc, reconcile, reload. Their arguments are checked in main.cpp before
+// set-port-type, set-pfc, revert, reconcile, reload. Their arguments are checked in main.cpp before
 // any call; what rdmad then makes of the request shows in status and doctor.
 #include "document.hpp"
 #include "table.hpp"
@@ -70,6 +70,21 @@ int verb_set_pfc(Client& client, const Output& out, const std::string& device,
         items.push_back(std::to_string(prio));
     fmt::print("{}: PFC no-drop priorities {} requested{}\n", sanitize(device),
                fmt::join(items, ","), persist ? " (persistent)" : "");
+    return 0;
+}
+
+int verb_revert(Client& client, const Output& out, const std::string& device, unsigned port) {
+    (void)out;
+    json doc = client.describe();
+    // Without PORT: every setting of the device, asked on any port object (port 1 first).
+    auto [dev, p] = lookup_port(client, doc, device, port ? port : 1, port == 0);
+    (void)dev;
+    client.revert(doc::str(*p, "Path"), port ? "PortType" : "");
+    if (port)
+        fmt::print("{} port {}: port type set over D-Bus dropped; /etc/rdmad applies\n",
+                   sanitize(device), port);
+    else
+        fmt::print("{}: settings made over D-Bus dropped; /etc/rdmad applies\n", sanitize(device));
     return 0;
 }
 

@@ -5,6 +5,7 @@
 // object. Exit status kExitProblems when one is an error or a warning.
 #include "document.hpp"
 #include "table.hpp"
+#include "terminal.hpp"
 #include "verbs.hpp"
 
 #include <fmt/format.h>
@@ -71,14 +72,17 @@ int verb_doctor(Client& client, const Output& out) {
     for (const auto& p : list) {
         const std::string object = p["object"].get<std::string>();
         if (first || object != current) {
-            if (!first)
+            if (!first && out.legend)
                 fmt::print("\n");
             fmt::print("{}:\n", sanitize(object));
             current = object;
             first = false;
         }
-        fmt::print("  {}: {} ({})\n", sanitize(p["severity"].get<std::string>()),
-                   sanitize(p["text"].get<std::string>()), sanitize(p["code"].get<std::string>()));
+        const std::string severity = p["severity"].get<std::string>();
+        fmt::print("  {}\n", paint(out.color ? severity_color(severity) : nullptr,
+                                   fmt::format("{}: {} ({})", sanitize(severity),
+                                               sanitize(p["text"].get<std::string>()),
+                                               sanitize(p["code"].get<std::string>()))));
     }
     if (out.legend)
         fmt::print("\n{} {}: {} {}, {} {}.\n", total, total == 1 ? "problem" : "problems", errors,

@@ -25,7 +25,7 @@ int verb_list(Client& client, const Output& out) {
                        doc::provider_text(*dev), std::to_string(doc::ports(*dev).size()),
                        doc::str(*dev, "FirmwareVersion")});
     if (!devices.empty())
-        table.print(stdout, out.legend);
+        table.print(stdout, out.legend, out.color);
     if (out.legend)
         fmt::print("{}{} {} listed.\n", devices.empty() ? "" : "\n", devices.size(),
                    devices.size() == 1 ? "RDMA device" : "RDMA devices");

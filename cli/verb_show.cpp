@@ -5,6 +5,7 @@
 // same document --json prints.
 #include "document.hpp"
 #include "table.hpp"
+#include "terminal.hpp"
 #include "verbs.hpp"
 
 #include <fmt/format.h>
@@ -139,17 +140,34 @@ Fields fields_of(const json& doc, const json& obj, const std::array<const char*,
     return fields;
 }
 
-void print_device(const json& doc, const json& dev) {
+// Problems lines ("warning: ...") take their severity's colour, State ACTIVE green.
+void paint_fields(Fields& fields) {
+    fields.paint_key("State", state_color);
+    fields.paint_key("Problems", [](std::string_view line) {
+        return severity_color(line.substr(0, line.find(':')));
+    });
+}
+
+void print_device(const json& doc, const json& dev, const Output& out) {
     std::vector<Fields> sections{fields_of(doc, dev, kDeviceKeys, {"Ports"})};
-    for (const auto* port : doc::ports(dev))
-        sections.push_back(fields_of(doc, *port, kPortKeys));
+    for (const auto* port : doc::ports(dev)) {
+        // A port type asked of an adapter that sets it in firmware (PortType ""): the type
+        // it has is its link layer's, and the Problems above give the remedy.
+        json shown = *port;
+        if (doc::str(*port, "PortType").empty() && !doc::str(*port, "DesiredPortType").empty())
+            if (std::string type = doc::actual_port_type(*port); !type.empty())
+                shown["PortType"] = type + " (from LinkLayer; set in firmware)";
+        sections.push_back(fields_of(doc, shown, kPortKeys));
+    }
     std::size_t width = 0;
-    for (const auto& s : sections)
+    for (auto& s : sections) {
         width = std::max(width, s.key_width());
+        paint_fields(s);
+    }
     for (std::size_t i = 0; i < sections.size(); ++i) {
-        if (i > 0)
+        if (i > 0 && out.legend)
             fmt::print("\n");
-        sections[i].print(stdout, width);
+        sections[i].print(stdout, width, out.color);
     }
 }
 
@@ -172,9 +190,9 @@ int verb_show(Client& client, const Output& out, const std::string& name) {
     if (out.json)
         print_json(*obj);
     else if (std::string_view(kind) == "Devices")
-        print_device(doc, *obj);
+        print_device(doc, *obj, out);
     else
-        fields_of(doc, *obj, kLinkKeys).print(stdout, 0);
+        fields_of(doc, *obj, kLinkKeys).print(stdout, 0, out.color);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 // do RDMA if its driver were loaded.
 #include "document.hpp"
 #include "table.hpp"
+#include "terminal.hpp"
 #include "verbs.hpp"
 
 #include <fmt/core.h>
@@ -21,16 +22,25 @@ int verb_status(Client& client, const Output& out) {
     const auto devices = doc::devices(doc);
     Table table({"DEVICE", "PORT", "TRANSPORT", "STATE", "PHYS", "RATE", "NETDEV", "PROVIDER"});
     table.align_right(1);
+    table.paint_column(3, state_color);
+    // "<object>: <severity>: <text>": the line takes its severity's colour.
+    auto problem_line = [&](const std::string& object, const std::string& severity,
+                            const std::string& text) {
+        return paint(
+            out.color ? severity_color(severity) : nullptr,
+            fmt::format("{}: {}: {}", sanitize(object), sanitize(severity), sanitize(text)));
+    };
     std::vector<std::string> problems;
     // rdmad's own problems first: while a configuration file is bad, the desired state below
     // is the last good one.
     for (const auto& p : doc::array(doc, "Problems"))
-        problems.push_back(fmt::format("rdmad: {}: {}", sanitize(doc::str(p, "Severity")),
-                                       sanitize(doc::str(p, "Text"))));
+        problems.push_back(problem_line("rdmad", doc::str(p, "Severity"), doc::str(p, "Text")));
     if (doc::str(doc, "State") == "degraded" && problems.empty())
-        problems.push_back("rdmad: warning: degraded, running on a partial view of the hardware");
+        problems.push_back(problem_line("rdmad", "warning",
+                                        "degraded, running on a partial view of the hardware"));
     std::vector<std::string> unsynced;
     std::size_t n_ports = 0;
+    std::size_t n_unsynced = 0;
     for (const auto* dev : devices) {
         const std::string name = doc::str(*dev, "Name");
         const std::string provider = doc::provider_text(*dev);
@@ -44,24 +54,28 @@ int verb_status(Client& client, const Output& out) {
                            doc::transport_text(*port), doc::str(*port, "State"),
                            doc::str(*port, "PhysicalState"), doc::rate_text(*port),
                            doc::name_of(doc, doc::str(*port, "Link")), provider});
-            if (std::string sync = doc::sync_text(*port); !sync.empty())
-                unsynced.push_back(fmt::format("{} port {}: {}", sanitize(name),
-                                               doc::integer(*port, "Number"), sanitize(sync)));
+            // One story per port: where the device's problem already says the port's type,
+            // what is asked and the firmware remedy, the sync line does not say it again.
+            const std::int64_t number = doc::integer(*port, "Number");
+            const bool firmware = doc::has_firmware_port_type_problem(*dev, number);
+            if (!doc::boolean(*port, "InSync") && port->contains("InSync"))
+                ++n_unsynced;
+            if (std::string sync = doc::sync_text(*port, firmware); !sync.empty())
+                unsynced.push_back(
+                    fmt::format("{} port {}: {}", sanitize(name), number, sanitize(sync)));
         }
         for (const auto& p : doc::array(*dev, "Problems"))
-            problems.push_back(fmt::format("{}: {}: {}", sanitize(name),
-                                           sanitize(doc::str(p, "Severity")),
-                                           sanitize(doc::str(p, "Text"))));
+            problems.push_back(problem_line(name, doc::str(p, "Severity"), doc::str(p, "Text")));
     }
 
     if (devices.empty()) {
         if (out.legend)
             fmt::print("No RDMA devices found.\n");
     } else {
-        table.print(stdout, out.legend);
+        table.print(stdout, out.legend, out.color);
     }
     if (!problems.empty() || !unsynced.empty()) {
-        if (!devices.empty())
+        if (!devices.empty() && out.legend)
             fmt::print("\n");
         for (const auto& p : problems)
             fmt::print("{}\n", p);
@@ -74,7 +88,8 @@ int verb_status(Client& client, const Output& out) {
     for (const auto* link : doc::links(doc)) {
         if (doc::str(*link, "RdmaCapable") != "module-not-loaded")
             continue;
-        if (first_hint && (!devices.empty() || !problems.empty() || !unsynced.empty()))
+        if (first_hint && out.legend &&
+            (!devices.empty() || !problems.empty() || !unsynced.empty()))
             fmt::print("\n");
         first_hint = false;
         const std::string hint = doc::str(*link, "Hint");
@@ -88,8 +103,8 @@ int verb_status(Client& client, const Output& out) {
         };
         fmt::print("\n{}, {}, {}", count(devices.size(), "RDMA device", "RDMA devices"),
                    count(n_ports, "port", "ports"), count(problems.size(), "problem", "problems"));
-        if (!unsynced.empty())
-            fmt::print(", {} not in sync", count(unsynced.size(), "port", "ports"));
+        if (n_unsynced > 0)
+            fmt::print(", {} not in sync", count(n_unsynced, "port", "ports"));
         fmt::print(".\n");
     }
     return 0;

@@ -17,7 +17,8 @@ constexpr int kExitProblems = 3;
 
 struct Output {
     bool json = false;  // --json: the Describe() document, or the part the verb covers
-    bool legend = true; // --no-legend clears it: no table headers, no summary lines
+    bool legend = true; // --no-legend clears it: no table headers, summary or blank lines
+    bool color = false; // stdout is a terminal, no --no-color, no NO_COLOR, not --json
 };
 
 /// Prints `value` as pretty JSON (2-space indent), the form every --json output takes.
@@ -39,6 +40,9 @@ int verb_set_port_type(Client& client, const Output& out, const std::string& dev
 /// Port.SetPFCNoDrop on the device's port 1 (PFC is per device); `priorities` already checked.
 int verb_set_pfc(Client& client, const Output& out, const std::string& device,
                  const std::vector<std::uint8_t>& priorities, bool persist);
+/// Port.Revert: drops the D-Bus settings of `device` (port 0), or the port type of its port
+/// `port`; prints what it asked.
+int verb_revert(Client& client, const Output& out, const std::string& device, unsigned port);
 /// Manager.Reconcile: a table OBJECT SETTING FROM TO, or a JSON array.
 int verb_reconcile(Client& client, const Output& out, bool dry_run);
 /// Manager.Reload: prints nothing on success.
