@@ -11,10 +11,11 @@
 #   tools/demo.sh --shell         then a shell with rdmactl on PATH, talking to that rdmad
 #   tools/demo.sh --installed     the installed /usr/libexec/rdmad and rdmactl (the package),
 #                                 no build
-#   tools/demo.sh --list-hosts    the bundled hosts
+#   tools/demo.sh --list-hosts    the bundled hosts, one line each from their notes
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 host=hwloc-cx3-ib
+list_hosts=0
 real=0
 shell=0
 installed=0
@@ -25,11 +26,37 @@ while (($#)); do
     --real) real=1; shift ;;
     --shell) shell=1; shift ;;
     --installed) installed=1; shift ;;
-    --list-hosts) ls "$top/tests/fixtures/hosts" | sed -n 's/\.umockdev$//p'; exit 0 ;;
+    --list-hosts) list_hosts=1; shift ;;
     -h|--help) sed -n '3,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+# --list-hosts: "NAME  (recorded|constructed)  what it holds", from each host's notes file
+# (tests/fixtures/hosts/NAME.umockdev.notes: "# Host: NAME (kind)", then "# Holds: ..." or
+# "# Models:" and an indented line: that paragraph's first line).
+if ((list_hosts)); then
+  for f in "$top"/tests/fixtures/hosts/*.umockdev; do
+    awk -v name="$(basename "$f" .umockdev)" '
+      /^# Host: / { kind = $4 }
+      /^# (Holds|Models):/ && !what {
+        sub(/^# (Holds|Models):[ \t]*/, ""); what = $0
+        if (what == "") { getline; sub(/^#[ \t]*/, ""); what = $0 }
+      }
+      END {
+        # The first line of the paragraph, without a parenthesis it does not close.
+        depth = 0; open = 0
+        for (i = 1; i <= length(what); i++) {
+          c = substr(what, i, 1)
+          if (c == "(" && depth++ == 0) open = i
+          if (c == ")" && depth > 0) depth--
+        }
+        if (depth > 0) what = substr(what, 1, open - 1)
+        sub(/[,;.: ]+$/, "", what)
+        printf "%-28s %-13s %s\n", name, kind, what
+      }' "$f.notes" 2>/dev/null || echo "$(basename "$f" .umockdev)"
+  done
+  exit 0
+fi
 file="$top/tests/fixtures/hosts/$host.umockdev"
 if ((real)); then
   [ -d /sys/class/infiniband ] || { echo "demo.sh: --real: no /sys/class/infiniband here" >&2; exit 1; }
@@ -44,9 +71,19 @@ if ((installed)); then
   command -v umockdev-run >/dev/null && command -v dbus-daemon >/dev/null ||
     { echo "demo.sh: --installed needs umockdev and dbus-daemon (apt-get install umockdev dbus-daemon)" >&2; exit 1; }
 else
+  # One line per step, with what it takes on a 2-core machine (README).
+  echo "== checking the build dependencies (tools/install-deps.sh: about 2 minutes when it installs packages, 1 s otherwise)"
   "$top/tools/install-deps.sh"
   # Configured as tools/run-tests.sh does (-Dwerror=true), so that the test run reuses this build.
-  [ -f "$top/build/build.ninja" ] || meson setup "$top/build" -Dwerror=true >/dev/null
+  if [ ! -f "$top/build/build.ninja" ]; then
+    echo "== configuring the build in build/ (meson setup: about 10 s)"
+    meson setup "$top/build" -Dwerror=true >/dev/null
+  fi
+  if ninja -C "$top/build" -n 2>/dev/null | grep -q '^\['; then
+    echo "== building rdmad, rdmactl and the tests (ninja: about 6 minutes the first time on 2 cores, seconds after a change)"
+  else
+    echo "== the build in build/ is up to date"
+  fi
   ninja -C "$top/build" >/dev/null
   RDMAD="$top/build/daemon/rdmad" RDMACTL="$top/build/cli/rdmactl"
 fi
@@ -72,16 +109,22 @@ run='
     echo "Try: rdmactl links; rdmactl doctor; rdmactl monitor; busctl --system tree org.rdmad1"
     echo "Desired state: write $CONFIGURATION_DIRECTORY/rdmad.conf, then rdmactl reload."
     echo "Its log: $DEMO_DIR/rdmad.log. Leave the shell (exit) to stop it."
-    PATH="$(dirname "$RDMACTL"):$PATH" PS1="rdmad-demo# " bash --norc -i; rc=0
+    # Interactive on a terminal; commands piped in are read as a script (an interactive bash
+    # without a terminal complains about job control).
+    if [ -t 0 ]; then
+      PATH="$(dirname "$RDMACTL"):$PATH" PS1="rdmad-demo# " bash --norc -i; rc=0
+    else
+      PATH="$(dirname "$RDMACTL"):$PATH" bash --norc -s; rc=0
+    fi
   fi
   kill -TERM $pid; wait $pid; drc=$?
   if [ $drc != 0 ]; then echo "rdmad exited with status $drc; its log:" >&2; cat "$DEMO_DIR/rdmad.log" >&2; fi
   exit $(( rc ? rc : drc ))'
 export RDMAD RDMACTL DEMO_DIR="$tmp" DEMO_SHELL="$shell"
 if ((real)); then
-  echo "== rdmactl status (this machine)"
+  echo "== starting rdmad on a private bus over this machine's /sys (about 1 s), then rdmactl status"
   bash -c "$run"
 else
-  echo "== rdmactl status (recorded host $host)"
+  echo "== starting rdmad on a private bus over the recorded host $host (about 1 s), then rdmactl status"
   umockdev-run -d "$file" -- bash -c "$run"
 fi
