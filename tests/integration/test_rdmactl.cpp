@@ -53,3 +53,198 @@ TEST_CASE("rdmactl without a daemon exits 1 with 'not running'; bad usage exits 
     INFO("bogus stdout: " << u.out << "\nstderr: " << u.err);
     CHECK(u.status == 2);
 }
+
+// ---- the conventions of systemctl and networkctl (issue 13) ------------------------------
+
+namespace {
+
+// `command` (a shell command line) on a pseudo-terminal: script(1) from util-linux gives it
+// one and copies what it writes (with the terminal's "\r\n") to our pipe.
+RunResult on_pty(const std::string& command) {
+    return run_program({"script", "--quiet", "--return", "--command", command, "/dev/null"});
+}
+
+std::string quoted(const std::string& s) {
+    std::string out = "'";
+    for (char c : s)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// SGR sequences rdmactl uses (cli/terminal.hpp): ECMA-48 bold red, yellow, green, reset.
+const std::string kGreenActive = "\x1b[0;1;32mACTIVE\x1b[0m";
+const std::string kYellow = "\x1b[0;1;33m";
+
+} // namespace
+
+TEST_CASE("rdmactl help, help VERB, and a suggestion for a mistyped verb", "[rdmactl][cli]") {
+    if (!have_rdmactl())
+        return;
+    const std::string ctl = env_or_fail("RDMACTL");
+    PrivateBus bus; // help needs no rdmad
+    auto h = run_program({ctl, "help"});
+    INFO("help: " << h.out << h.err);
+    CHECK(h.status == 0);
+    CHECK(h.out == run_program({ctl, "--help"}).out);
+    CHECK(h.out.find("\n  revert DEVICE [PORT]") != std::string::npos);
+    CHECK(h.out.find("\n  help [VERB]") != std::string::npos);
+
+    auto v = run_program({ctl, "help", "set-pfc"});
+    INFO("help set-pfc: " << v.out << v.err);
+    CHECK(v.status == 0);
+    CHECK(v.out.rfind("Usage: rdmactl [OPTIONS] set-pfc DEVICE PRIORITIES\n", 0) == 0);
+
+    auto s = run_program({ctl, "stauts"});
+    INFO("stauts: " << s.out << s.err);
+    CHECK(s.status == 2);
+    CHECK(s.out.empty());
+    CHECK(s.err.rfind("rdmactl: unknown verb 'stauts'; did you mean 'status'?\n", 0) == 0);
+    auto l = run_program({ctl, "help", "lsit"});
+    CHECK(l.status == 2);
+    CHECK(l.err.rfind("rdmactl: unknown verb 'lsit'; did you mean 'list'?\n", 0) == 0);
+    auto r = run_program({ctl, "revrt", "mlx5_0"});
+    CHECK(r.err.rfind("rdmactl: unknown verb 'revrt'; did you mean 'revert'?\n", 0) == 0);
+    // Nothing close: no guess.
+    auto x = run_program({ctl, "xyzzy"});
+    CHECK(x.status == 2);
+    CHECK(x.err.rfind("rdmactl: unknown verb 'xyzzy'\n", 0) == 0);
+}
+
+TEST_CASE("rdmactl: an unreachable system bus or ssh host is named with the reason",
+          "[rdmactl][cli]") {
+    if (!have_rdmactl())
+        return;
+    const std::string ctl = env_or_fail("RDMACTL");
+    TempDir dir("rdmactl-nobus");
+    const std::string address = "unix:path=" + (dir / "no-such-socket").string();
+    auto r = run_program({"env", "DBUS_SYSTEM_BUS_ADDRESS=" + address, ctl, "status"});
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    // connect(2) on a path that does not exist: ENOENT.
+    CHECK(r.err ==
+          "rdmactl: cannot reach the system bus at " + address + ": No such file or directory\n");
+
+    // -H: sd-bus runs "ssh -xT -- HOST systemd-stdio-bridge"; an ssh that fails as OpenSSH
+    // does for a refused connection (its message, exit status 255).
+    write_file(dir / "ssh", "#!/bin/sh\n"
+                            "for host; do :; done\n"
+                            "echo \"ssh: connect to host node17 port 22: Connection refused\" >&2\n"
+                            "exit 255\n");
+    fs::permissions(dir / "ssh", fs::perms::owner_all);
+    auto h = run_program({"env", "PATH=" + dir.path().string() + ":" + env_or_empty("PATH"), ctl,
+                          "-H", "node17", "status"});
+    INFO(h.out << h.err);
+    CHECK(h.status == 1);
+    CHECK(h.err ==
+          "rdmactl: cannot reach node17 over ssh: connect to host node17 port 22: Connection "
+          "refused\n");
+}
+
+TEST_CASE("rdmactl colours on a terminal only, pages there, and --no-legend prints no blank lines",
+          "[rdmactl][cli]") {
+    if (!have_rdmactl())
+        return;
+    const std::string ctl = quoted(env_or_fail("RDMACTL"));
+    // hfi1_0 port 1 and mlx5_0 port 1 are ACTIVE; no uverbs in the capture: warnings.
+    Rig rig("procfs-hfi1-mlx4-mlx5");
+    const std::string env = "env -u NO_COLOR -u LESS TERM=xterm RDMACTL_PAGER= ";
+
+    auto tty = on_pty(env + ctl + " status");
+    INFO("pty: " << tty.out << tty.err);
+    CHECK(tty.status == 0);
+    CHECK(tty.out.find(kGreenActive) != std::string::npos);
+    CHECK(tty.out.find(kYellow + "mlx5_0: warning: ") != std::string::npos);
+
+    auto pipe =
+        run_program({"env", "-u", "NO_COLOR", "TERM=xterm", env_or_fail("RDMACTL"), "status"});
+    INFO("pipe: " << pipe.out);
+    CHECK(pipe.status == 0);
+    CHECK(pipe.out.find("ACTIVE") != std::string::npos);
+    CHECK(pipe.out.find('\x1b') == std::string::npos);
+
+    for (const std::string& off :
+         {env + "NO_COLOR=1 " + ctl + " status", env + ctl + " --no-color status",
+          env + ctl + " --json status", env + "TERM=dumb " + ctl + " doctor"}) {
+        auto o = on_pty(off);
+        INFO(off << ": " << o.out);
+        CHECK(o.out.find("warning") != std::string::npos);
+        CHECK(o.out.find('\x1b') == std::string::npos);
+    }
+
+    // The pager: RDMACTL_PAGER first, then PAGER; LESS=FRSXMK when unset; --no-pager; never
+    // in a pipe.
+    auto paged =
+        on_pty("env -u LESS RDMACTL_PAGER='echo LESS=$LESS; sed s/^/paged:/' " + ctl + " list");
+    INFO("paged: " << paged.out);
+    CHECK(paged.out.find("LESS=FRSXMK\r\n") != std::string::npos);
+    CHECK(paged.out.find("paged:mlx4_0 ") != std::string::npos);
+    auto pager = on_pty("env -u RDMACTL_PAGER PAGER='sed s/^/viaPAGER:/' " + ctl + " list");
+    CHECK(pager.out.find("viaPAGER:mlx4_0 ") != std::string::npos);
+    auto unpaged = on_pty("env RDMACTL_PAGER='sed s/^/paged:/' " + ctl + " --no-pager list");
+    CHECK(unpaged.out.find("paged:") == std::string::npos);
+    CHECK(unpaged.out.find("mlx4_0 ") != std::string::npos);
+    auto piped =
+        run_program({"env", "RDMACTL_PAGER=sed s/^/paged:/", env_or_fail("RDMACTL"), "list"});
+    CHECK(piped.out.find("paged:") == std::string::npos);
+
+    // --no-legend: rows only, no blank separator lines (status has problems and a summary,
+    // show several sections, doctor several groups).
+    for (const char* verb : {"status", "doctor"}) {
+        auto n = run_program({env_or_fail("RDMACTL"), "--no-legend", verb});
+        INFO(verb << ": " << n.out);
+        CHECK(!n.out.empty());
+        CHECK(n.out.find("\n\n") == std::string::npos);
+        CHECK(n.out.front() != '\n');
+    }
+    auto n = run_program({env_or_fail("RDMACTL"), "--no-legend", "show", "mlx4_0"});
+    INFO("show: " << n.out);
+    CHECK(n.out.find("Number: 2") != std::string::npos);
+    CHECK(n.out.find("\n\n") == std::string::npos);
+    auto with = run_program({env_or_fail("RDMACTL"), "status"});
+    CHECK(with.out.find("\n\n") != std::string::npos); // the legend keeps them
+    rig.stop_daemon();
+}
+
+TEST_CASE("rdmactl: an mlx5 port type asked but set in firmware tells one story",
+          "[rdmactl][cli]") {
+    if (!have_rdmactl())
+        return;
+    const std::string ctl = env_or_fail("RDMACTL");
+    // mlx5_0 (ConnectX-4, 0000:04:00.0) port 1 is InfiniBand; eth is asked.
+    PrivateBus bus;
+    Testbed testbed("procfs-hfi1-mlx4-mlx5");
+    TempDir cfg("rdmactl-firmware");
+    fs::create_directories(cfg / "etc");
+    fs::create_directories(cfg / "state");
+    fs::create_directories(cfg / "modprobe.d");
+    write_file(cfg / "etc" / "rdmad.conf",
+               "[[rule]]\npci_address = \"0000:04:00.0\"\nport_type = [\"eth\"]\n");
+    DaemonOptions o;
+    o.args = {"--legacy-mlx4-conf=" + (cfg / "none.conf").string(),
+              "--modprobe-dir=" + (cfg / "modprobe.d").string()};
+    DaemonProcess daemon(std::move(o), {},
+                         {{"CONFIGURATION_DIRECTORY", (cfg / "etc").string()},
+                          {"STATE_DIRECTORY", (cfg / "state").string()}});
+    auto s = run_program({ctl, "status"});
+    INFO(s.out << s.err);
+    CHECK(s.status == 0);
+    // The device problem says the type, what is asked and the remedy once; no sync line
+    // says "PortType -" beside it.
+    CHECK(s.out.find("mlx5_0: warning: port 1 is InfiniBand but eth is asked: on this adapter "
+                     "the port type is a firmware setting; run mstconfig -d 0000:04:00.0 set") !=
+          std::string::npos);
+    CHECK(s.out.find("PortType -") == std::string::npos);
+    CHECK(s.out.find("mlx5_0 port 1: not in sync") == std::string::npos);
+    CHECK(s.out.find(", 1 port not in sync.") != std::string::npos);
+    std::size_t remedies = 0;
+    for (std::size_t at = s.out.find("mstconfig"); at != std::string::npos;
+         at = s.out.find("mstconfig", at + 1))
+        ++remedies;
+    CHECK(remedies == 1);
+
+    auto show = run_program({ctl, "show", "mlx5_0"});
+    INFO(show.out);
+    CHECK(show.out.find("PortType: ib (from LinkLayer; set in firmware)") != std::string::npos);
+    CHECK(show.out.find("DesiredPortType: eth") != std::string::npos);
+    CHECK(daemon.stop() == 0);
+}

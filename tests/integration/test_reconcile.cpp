@@ -1439,3 +1439,108 @@ TEST_CASE("rdmactl set-port-type, set-pfc, reconcile, reload and doctor against 
     CHECK(r.manager_state() == "running");
     r.stop();
 }
+
+TEST_CASE("rdmactl revert: a D-Bus setting over an /etc rule is shown, and revert drops it "
+          "through polkit",
+          "[reconcile][rdmactl][polkit][revert]") {
+    const char* ctl_env = std::getenv("RDMACTL");
+    REQUIRE(ctl_env); // meson sets it; a missing rdmactl is a failure, not a skip
+    const std::string ctl = ctl_env;
+    RRig r(kHost);
+    // /etc asks what mlx4_0 has (mlx4_port1 and mlx4_port2 read "ib"); line 1 is the rule.
+    r.config("[[rule]]\npci_address = \"0000:03:00.0\"\nport_type = [\"ib\", \"ib\"]\n");
+    r.start();
+    const auto override_texts = [&] {
+        std::vector<std::string> out;
+        const json dev = r.device("mlx4_0"); // the range below must not outlive it
+        for (const auto& p : dev["Problems"])
+            if (p["Code"] == "dbus-override") {
+                CHECK(p["Severity"] == "info");
+                out.push_back(p["Text"].get<std::string>());
+            }
+        return out;
+    };
+    const auto sources = [&] {
+        return variant_json(
+            r.client->get("/org/rdmad1", "org.rdmad1.Manager", "DesiredStateSource"));
+    };
+    CHECK(override_texts().empty());
+    CHECK(sources() == json({r.config_file()}));
+
+    // Persisted: kept in state.conf, named with the /etc rule it overrides and the remedy.
+    auto res = run_program({ctl, "set-port-type", "mlx4_0", "2", "eth", "--persist"});
+    INFO(res.out << res.err);
+    REQUIRE(res.status == 0);
+    const std::string persisted = "port 2 type eth set over D-Bus, kept in " + r.state_file() +
+                                  ", overrides " + r.config_file() +
+                                  ":1 (ib); 'rdmactl revert mlx4_0 2' drops the setting";
+    CHECK(r.eventually([&] { return override_texts() == std::vector<std::string>{persisted}; }));
+    CHECK(sources() == json({r.config_file(), r.state_file()}));
+    for (const char* verb : {"status", "doctor"}) {
+        res = run_program({ctl, verb});
+        INFO(verb << ": " << res.out << res.err);
+        CHECK(res.out.find("info: " + persisted) != std::string::npos);
+    }
+    res = run_program({ctl, "show", "mlx4_0"});
+    INFO(res.out);
+    CHECK(res.out.find("info: " + persisted + " (dbus-override)") != std::string::npos);
+
+    Child polkitd({"/usr/bin/python3", "-m", "dbusmock", "--template", "polkitd"});
+    INFO(polkitd.log());
+    REQUIRE(
+        r.eventually([&] { return name_has_owner(*r.client, "org.freedesktop.PolicyKit1"); }, 10s));
+    auto mock = [&](const std::string& arg) {
+        auto m = run_program({"dbus-send", "--bus=" + r.bus.address(), "--print-reply",
+                              "--dest=org.freedesktop.PolicyKit1",
+                              "/org/freedesktop/PolicyKit1/Authority",
+                              "org.freedesktop.DBus.Mock.SetAllowed", arg});
+        INFO(m.err);
+        REQUIRE(m.status == 0);
+    };
+
+    // polkit says no: nothing changes, the file included.
+    mock("array:string:");
+    const std::string state_before = read_file(r.state_file());
+    res = run_program({ctl, "revert", "mlx4_0", "2"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 1);
+    CHECK(res.err.rfind("rdmactl: not authorized (polkit action org.rdmad1.configure): ", 0) == 0);
+    CHECK(read_file(r.state_file()) == state_before);
+    CHECK(override_texts() == std::vector<std::string>{persisted});
+
+    // polkit allows org.rdmad1.configure: port 2 takes what /etc asks again, and the state
+    // file keeps no rule (the list left asks nothing /etc does not).
+    mock("array:string:org.rdmad1.configure");
+    res = run_program({ctl, "revert", "mlx4_0", "2"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx4_0 port 2: port type set over D-Bus dropped; /etc/rdmad applies\n");
+    CHECK(r.port("mlx4_0", 2)["DesiredPortType"] == "ib");
+    CHECK(override_texts().empty());
+    CHECK(read_file(r.state_file()).find("[[rule]]") == std::string::npos);
+    CHECK(sources() == json({r.config_file()}));
+
+    // This run only: "D-Bus (runtime)" in DesiredStateSource; revert DEVICE drops it all.
+    res = run_program({ctl, "set-port-type", "mlx4_0", "2", "eth"});
+    REQUIRE(res.status == 0);
+    CHECK(r.eventually([&] {
+        return override_texts() ==
+               std::vector<std::string>{"port 2 type eth set over D-Bus, for this run of rdmad "
+                                        "(until it stops), overrides " +
+                                        r.config_file() +
+                                        ":1 (ib); 'rdmactl revert mlx4_0 2' drops the setting"};
+    }));
+    CHECK(sources() == json({r.config_file(), "D-Bus (runtime)"}));
+    res = run_program({ctl, "revert", "mlx4_0"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx4_0: settings made over D-Bus dropped; /etc/rdmad applies\n");
+    CHECK(r.port("mlx4_0", 2)["DesiredPortType"] == "ib");
+    CHECK(override_texts().empty());
+    CHECK(sources() == json({r.config_file()}));
+
+    // Bad usage never reaches rdmad.
+    CHECK(run_program({ctl, "revert"}).status == 2);
+    CHECK(run_program({ctl, "revert", "mlx4_0", "0"}).status == 2);
+    r.stop();
+}
