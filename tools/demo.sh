@@ -72,11 +72,11 @@ if ((installed)); then
     { echo "demo.sh: --installed needs umockdev and dbus-daemon (apt-get install umockdev dbus-daemon)" >&2; exit 1; }
 else
   # One line per step, with what it takes on a 2-core machine (README).
-  echo "== checking the build dependencies (tools/install-deps.sh: about 2 minutes when it installs packages, 1 s otherwise)"
+  echo "== checking the build dependencies (tools/install-deps.sh: a few minutes when it must install packages, about 4 s otherwise)"
   "$top/tools/install-deps.sh"
   # Configured as tools/run-tests.sh does (-Dwerror=true), so that the test run reuses this build.
   if [ ! -f "$top/build/build.ninja" ]; then
-    echo "== configuring the build in build/ (meson setup: about 10 s)"
+    echo "== configuring the build in build/ (meson setup: about 5 s)"
     meson setup "$top/build" -Dwerror=true >/dev/null
   fi
   if ninja -C "$top/build" -n 2>/dev/null | grep -q '^\['; then
@@ -122,9 +122,9 @@ run='
   exit $(( rc ? rc : drc ))'
 export RDMAD RDMACTL DEMO_DIR="$tmp" DEMO_SHELL="$shell"
 if ((real)); then
-  echo "== starting rdmad on a private bus over this machine's /sys (about 1 s), then rdmactl status"
+  echo "== starting rdmad on a private bus over this machine's /sys (about 3 s), then rdmactl status"
   bash -c "$run"
 else
-  echo "== starting rdmad on a private bus over the recorded host $host (about 1 s), then rdmactl status"
+  echo "== starting rdmad on a private bus over the recorded host $host (about 3 s), then rdmactl status"
   umockdev-run -d "$file" -- bash -c "$run"
 fi
