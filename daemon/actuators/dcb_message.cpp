@@ -85,14 +85,13 @@ class AttrStream {
 };
 
 /// What one walk over the attributes after a struct dcbmsg found (dcbnl_ieee_fill(): IFNAME, IEEE
-/// { IEEE_PFC }, DCBX; dcbnl_ieee_set(): IEEE as a u8 status; dcbnl_getdcbx(): DCBX).
+/// { IEEE_PFC }, DCBX; dcbnl_ieee_set(): IEEE as a u8 status).
 struct Walk {
     const uint8_t* base = nullptr; ///< the stream being walked, to measure how far it got
     size_t end = 0;                ///< offset after the last attribute libmnl accepted
     IeeeGetReply fill;
     std::string fill_error; ///< the first reason the dcbnl_ieee_fill() reading refuses
     std::optional<std::span<const uint8_t>> first_ieee; ///< payload of the first DCB_ATTR_IEEE
-    std::optional<std::span<const uint8_t>> first_dcbx; ///< payload of the first DCB_ATTR_DCBX
 };
 
 void advance(Walk& w, const struct nlattr* attr) {
@@ -158,8 +157,6 @@ int on_dcb_attr(const struct nlattr* attr, void* data) {
         break;
     }
     case DCB_ATTR_DCBX:
-        if (!w.first_dcbx)
-            w.first_dcbx = payload_of(attr);
         if (mnl_attr_validate(attr, MNL_TYPE_U8) < 0) {
             if (w.fill_error.empty())
                 w.fill_error = "empty DCB_ATTR_DCBX";
@@ -260,10 +257,6 @@ Bytes build_ieee_set_pfc(std::string_view ifname, const PfcState& pfc, uint32_t 
     return r.finish();
 }
 
-Bytes build_get_dcbx(std::string_view ifname, uint32_t seq, uint32_t port) {
-    return request(RTM_GETDCB, DCB_CMD_GDCBX, ifname, seq, port).finish();
-}
-
 Parsed<std::vector<Message>> split_messages(std::span<const uint8_t> datagram) {
     using R = Parsed<std::vector<Message>>;
     if (datagram.empty())
@@ -361,19 +354,6 @@ Parsed<int> parse_ieee_set_reply(std::span<const uint8_t> payload) {
     // reads it back as int8. A positive byte is no errno we know: keep it as is.
     auto status = static_cast<int8_t>(w->first_ieee->front());
     return Parsed<int>{status < 0 ? -status : status, {}};
-}
-
-Parsed<uint8_t> parse_dcbx_reply(std::span<const uint8_t> payload) {
-    AttrStream stream(payload);
-    std::string error;
-    auto w = dcb_reply(stream, DCB_CMD_GDCBX, error);
-    if (!w)
-        return Parsed<uint8_t>::fail(error);
-    if (!w->first_dcbx)
-        return Parsed<uint8_t>::fail("GDCBX reply without DCB_ATTR_DCBX");
-    if (w->first_dcbx->empty())
-        return Parsed<uint8_t>::fail("empty DCB_ATTR_DCBX");
-    return Parsed<uint8_t>{w->first_dcbx->front(), {}};
 }
 
 } // namespace rdmad::dcb

@@ -66,9 +66,6 @@ class Reconciler {
         return config_.rules.empty() && persisted_.empty() && runtime_.empty() && failures_.empty();
     }
 
-    /// `[daemon] apply`: false means observe and report, never write.
-    bool apply_enabled() const { return config_.apply; }
-
     /// The port types of `device` (of `inventory`) with port `port` (from 1) set to `type`:
     /// every other port keeps what the desired state asks of it (with this run's D-Bus
     /// requests when `with_runtime`, else only what files and state.conf ask), else its
