@@ -56,6 +56,8 @@ class Reconciler {
         return out;
     }
     const std::vector<ConfigError>& legacy_warnings() const { return legacy_warnings_; }
+    /// `[export]` of the last good /etc files (defaults when none sets it).
+    const ExportConfig& export_config() const { return config_.exports; }
     /// Files in effect, lowest precedence first (the legacy file, rdmad.conf, conf.d/*,
     /// the state file).
     std::vector<std::string> sources() const;
