@@ -78,6 +78,8 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     });
     reconciler_ = std::make_unique<Reconciler>(options_.reconcile, dcb_.get());
     bus_ = std::make_unique<Bus>(event_, *this);
+    exports_ = std::make_unique<exports::ExportWriter>(
+        event_, [this] { return reconciler_->export_config(); });
 
     // Accuracy 1 ms: 0 would mean sd-event's default slack of 250 ms (sd_event_add_time(3)),
     // which turned the 50 ms coalescing window into ~250 ms.
@@ -108,6 +110,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
 }
 
 Daemon::~Daemon() {
+    exports_.reset();
     for (auto* s : signals_)
         sd_event_source_disable_unref(s);
     sd_event_source_disable_unref(timer_);
@@ -236,7 +239,13 @@ ChangeList Daemon::publish(ScanChanges changes) {
     return planned;
 }
 
+void Daemon::export_changed() {
+    exports_->changed(inventory_.state(), bus_->state(), reconciler_->config_errors().size(),
+                      !reconciler_->config_error() && reconciler_->failure_problems().empty());
+}
+
 void Daemon::notify_status() {
+    export_changed();
     notifier_.send(fmt::format("STATUS={} RDMA devices, {} netdevs{}",
                                inventory_.state().devices.size(), inventory_.state().links.size(),
                                reconciler_->config_error() ? ", config error" : ""));
@@ -462,6 +471,7 @@ int Daemon::run() {
     // Take the name only once the first inventory is on the bus.
     bus_->request_name();
     bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
+    export_changed();
     log::info("ready: {} RDMA devices, {} netdevs", inventory_.state().devices.size(),
               inventory_.state().links.size());
     if (!notifier_.send("READY=1"))

@@ -7,6 +7,7 @@
 
 #include "bus/bus.hpp"
 #include "bus/controller.hpp"
+#include "export/export_writer.hpp"
 #include "inventory/inventory.hpp"
 #include "reconcile/reconciler.hpp"
 #include "sources/rtnl_monitor.hpp"
@@ -83,6 +84,8 @@ class Daemon final : public Controller {
     /// STATUS= for systemctl status; one per pass (bench/ counts passes by it), never waiting
     /// for room in the notify socket (util/notify.hpp).
     void notify_status();
+    /// Tell the export writer (Prometheus, NFD) what was published; notify_status() does.
+    void export_changed();
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_watchdog(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_signal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
@@ -98,6 +101,7 @@ class Daemon final : public Controller {
     std::unique_ptr<dcb::DcbClient> dcb_;                  ///< PFC reads (scanner), SETs
     std::unique_ptr<Reconciler> reconciler_;
     std::unique_ptr<Bus> bus_;
+    std::unique_ptr<exports::ExportWriter> exports_;
     Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
     sd_event_source* timer_ = nullptr;
     sd_event_source* watchdog_ = nullptr; ///< WATCHDOG=1, only when systemd asks for it

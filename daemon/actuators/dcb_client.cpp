@@ -338,35 +338,4 @@ DcbResult DcbClient::set_pfc(std::string_view ifname, uint8_t mask,
     return back;
 }
 
-DcbResult DcbClient::get_dcbx(std::string_view ifname) {
-    if (!valid_ifname(ifname))
-        return failure(DcbResult::Status::failed, EINVAL,
-                       fmt::format("\"{}\" is not a netdev name", ifname));
-    std::string what = fmt::format("DCB GDCBX on {}", ifname);
-    uint32_t seq = next_seq();
-    Bytes request = build_get_dcbx(ifname, seq, 0);
-    std::optional<uint8_t> mode;
-    DcbResult r;
-    bool ok = exchange(request, seq, RTM_GETDCB, what, r,
-                       [&](std::span<const uint8_t> payload, DcbResult& res) {
-                           auto p = parse_dcbx_reply(payload);
-                           if (!p.ok()) {
-                               res.message = p.error;
-                               return false;
-                           }
-                           mode = *p.value;
-                           return true;
-                       });
-    if (!ok)
-        return r;
-    if (!mode)
-        return failure(DcbResult::Status::failed, EPROTO,
-                       what + ": the kernel acknowledged but sent no reply");
-    r.status = DcbResult::Status::ok;
-    r.error = 0;
-    r.dcbx = mode;
-    r.message = fmt::format("{}: DCBX mode {}", ifname, hex(*mode));
-    return r;
-}
-
 } // namespace rdmad::dcb

@@ -88,9 +88,6 @@ class DcbClient {
     DcbResult set_pfc(std::string_view ifname, uint8_t mask,
                       const std::optional<PfcState>& current = std::nullopt);
 
-    /// GDCBX: the DCBX mode. not_supported when the driver has no getdcbx.
-    DcbResult get_dcbx(std::string_view ifname);
-
   private:
     /// Send `request` and read datagrams until its ACK; the reply message of `reply_type`
     /// (if any) is handed to `on_reply`. Fills `result` and returns false on any failure.

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
 //
-// DCB netlink codec. Constants and struct layouts: <linux/dcbnl.h>, <linux/netlink.h>,
-// <linux/rtnetlink.h> (Debian linux-libc-dev). Netlink is host byte order; fields are read with
-// memcpy because a datagram owes us no alignment.
+// DCB netlink codec over libmnl's message and attribute API (Debian libmnl-dev). Constants and
+// struct layouts: <linux/dcbnl.h>, <linux/netlink.h>, <linux/rtnetlink.h> (Debian
+// linux-libc-dev). Netlink is host byte order. libmnl reads headers in place, so a span that is
+// not 4-byte aligned is walked in an aligned copy; every length is checked as size_t before
+// libmnl, which measures with int, steps over it.
 #include "actuators/dcb_message.hpp"
 
 #include <cstring>
+#include <limits>
 #include <stdexcept>
+
+#include <libmnl/libmnl.h>
 
 #include <linux/dcbnl.h>
 #include <linux/netlink.h>
@@ -22,125 +27,206 @@ static_assert(offsetof(struct ieee_pfc, delay) == 4 && offsetof(struct ieee_pfc,
 
 namespace {
 
-constexpr size_t align4(size_t n) {
-    return (n + 3) & ~size_t{3};
-}
-
 template <class T> T load(std::span<const uint8_t> bytes, size_t offset) {
     T v;
     std::memcpy(&v, bytes.data() + offset, sizeof v);
     return v;
 }
 
-/// Appends netlink structures to a byte vector; nests are closed by patching their length.
-class Writer {
-  public:
-    Writer(uint16_t type, uint8_t cmd, uint32_t seq, uint32_t port) {
-        struct nlmsghdr h {};
-        h.nlmsg_type = type;
-        // iproute2 dcb/dcb.c dcb_prepare(): NLM_F_REQUEST | NLM_F_ACK.
-        h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        h.nlmsg_seq = seq;
-        h.nlmsg_pid = port;
-        put(&h, sizeof h);
-        struct dcbmsg d {};
-        d.dcb_family = AF_UNSPEC;
-        d.cmd = cmd;
-        put(&d, sizeof d);
-    }
-    void attr(uint16_t type, const void* data, size_t len) {
-        struct nlattr a {};
-        a.nla_len = static_cast<uint16_t>(NLA_HDRLEN + len);
-        a.nla_type = type;
-        put(&a, sizeof a);
-        put(data, len);
-    }
-    size_t nest_start(uint16_t type) {
-        size_t at = out_.size();
-        // libmnl mnl_attr_nest_start() (which iproute2 uses) sets NLA_F_NESTED; the kernel
-        // masks it off (nla_type()).
-        struct nlattr a {};
-        a.nla_type = type | NLA_F_NESTED;
-        put(&a, sizeof a);
-        return at;
-    }
-    void nest_end(size_t at) {
-        auto len = static_cast<uint16_t>(out_.size() - at);
-        std::memcpy(out_.data() + at + offsetof(struct nlattr, nla_len), &len, sizeof len);
-    }
-    Bytes finish() {
-        auto len = static_cast<uint32_t>(out_.size());
-        std::memcpy(out_.data() + offsetof(struct nlmsghdr, nlmsg_len), &len, sizeof len);
-        return std::move(out_);
-    }
+/// The longest request we build: nlmsghdr + dcbmsg + IFNAME + IEEE nest with struct ieee_pfc.
+constexpr size_t max_request = 256;
 
-  private:
-    void put(const void* data, size_t len) {
-        auto p = static_cast<const uint8_t*>(data);
-        out_.insert(out_.end(), p, p + len);
-        out_.resize(align4(out_.size()), 0);
+/// The first part of every request, laid out by libmnl as iproute2 dcb/dcb.c dcb_prepare() does.
+struct Request {
+    Bytes buf = Bytes(max_request, 0);
+    struct nlmsghdr* nlh = nullptr;
+
+    Bytes finish() {
+        buf.resize(nlh->nlmsg_len);
+        return std::move(buf);
     }
-    Bytes out_;
 };
 
-Writer request(uint16_t type, uint8_t cmd, std::string_view ifname, uint32_t seq, uint32_t port) {
+Request request(uint16_t type, uint8_t cmd, std::string_view ifname, uint32_t seq, uint32_t port) {
     if (!valid_ifname(ifname))
         throw std::invalid_argument("not a netdev name: \"" + std::string(ifname) + "\"");
-    Writer w(type, cmd, seq, port);
+    Request r;
+    r.nlh = mnl_nlmsg_put_header(r.buf.data());
+    r.nlh->nlmsg_type = type;
+    // iproute2 dcb/dcb.c dcb_prepare(): NLM_F_REQUEST | NLM_F_ACK.
+    r.nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    r.nlh->nlmsg_seq = seq;
+    r.nlh->nlmsg_pid = port;
+    auto* d = static_cast<struct dcbmsg*>(mnl_nlmsg_put_extra_header(r.nlh, sizeof(struct dcbmsg)));
+    d->dcb_family = AF_UNSPEC;
+    d->cmd = cmd;
     // DCB_ATTR_IFNAME is NLA_NUL_STRING (dcbnl_rtnl_policy): iproute2 mnl_attr_put_strz.
     std::string z(ifname);
-    w.attr(DCB_ATTR_IFNAME, z.c_str(), z.size() + 1);
+    mnl_attr_put_strz(r.nlh, DCB_ATTR_IFNAME, z.c_str());
+    return r;
+}
+
+/// An attribute stream as libmnl walks it: 4-byte aligned (struct nlattr is read in place) and
+/// shorter than INT_MAX (libmnl 1.0.4 measures what is left as int). A misaligned span is copied.
+class AttrStream {
+  public:
+    explicit AttrStream(std::span<const uint8_t> bytes) : bytes_(bytes) {
+        if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(struct nlattr) != 0) {
+            copy_.resize((bytes.size() + 3) / 4);
+            std::memcpy(copy_.data(), bytes.data(), bytes.size());
+            bytes_ = {reinterpret_cast<const uint8_t*>(copy_.data()), bytes.size()};
+        }
+    }
+    std::span<const uint8_t> bytes() const { return bytes_; }
+
+  private:
+    std::span<const uint8_t> bytes_;
+    std::vector<uint32_t> copy_;
+};
+
+/// What one walk over the attributes after a struct dcbmsg found (dcbnl_ieee_fill(): IFNAME, IEEE
+/// { IEEE_PFC }, DCBX; dcbnl_ieee_set(): IEEE as a u8 status).
+struct Walk {
+    const uint8_t* base = nullptr; ///< the stream being walked, to measure how far it got
+    size_t end = 0;                ///< offset after the last attribute libmnl accepted
+    IeeeGetReply fill;
+    std::string fill_error; ///< the first reason the dcbnl_ieee_fill() reading refuses
+    std::optional<std::span<const uint8_t>> first_ieee; ///< payload of the first DCB_ATTR_IEEE
+};
+
+void advance(Walk& w, const struct nlattr* attr) {
+    w.end = static_cast<size_t>(reinterpret_cast<const uint8_t*>(attr) - w.base) +
+            MNL_ALIGN(attr->nla_len);
+}
+
+std::span<const uint8_t> payload_of(const struct nlattr* attr) {
+    return {static_cast<const uint8_t*>(mnl_attr_get_payload(attr)),
+            mnl_attr_get_payload_len(attr)};
+}
+
+/// libmnl's walk stops quietly at an attribute that does not fit (mnl_attr_ok()); the kernel's
+/// nla_ok() rules make that an error, so every byte must have been walked (the last attribute's
+/// padding may be missing). Returns "" or why not.
+std::string unwalked(const Walk& w, size_t size) {
+    if (std::min(w.end, size) == size)
+        return {};
+    if (size - w.end < NLA_HDRLEN)
+        return "truncated attribute header";
+    auto len = load<uint16_t>({w.base, size}, w.end + offsetof(struct nlattr, nla_len));
+    return "attribute length " + std::to_string(len) + " out of bounds";
+}
+
+int on_ieee_nested(const struct nlattr* attr, void* data) {
+    auto& w = *static_cast<Walk*>(data);
+    advance(w, attr);
+    if (mnl_attr_get_type(attr) != DCB_ATTR_IEEE_PFC)
+        return MNL_CB_OK;
+    // iproute2 dcb_pfc.c requires exactly sizeof(struct ieee_pfc) (mnl_attr_validate2() with
+    // MNL_TYPE_BINARY refuses anything longer); we take at least that much, so a longer struct
+    // from a future kernel still decodes.
+    size_t len = mnl_attr_get_payload_len(attr);
+    if (len < sizeof(struct ieee_pfc)) {
+        w.fill_error = "DCB_ATTR_IEEE_PFC of " + std::to_string(len) +
+                       " bytes, struct ieee_pfc needs " + std::to_string(sizeof(struct ieee_pfc));
+        return MNL_CB_ERROR;
+    }
+    struct ieee_pfc raw;
+    std::memcpy(&raw, mnl_attr_get_payload(attr), sizeof raw);
+    PfcState s;
+    s.pfc_cap = raw.pfc_cap;
+    s.pfc_en = raw.pfc_en;
+    s.mbc = raw.mbc;
+    s.delay = raw.delay;
+    for (size_t i = 0; i < 8; ++i) {
+        s.requests[i] = raw.requests[i];
+        s.indications[i] = raw.indications[i];
+    }
+    w.fill.pfc = s;
+    return MNL_CB_OK;
+}
+
+int on_dcb_attr(const struct nlattr* attr, void* data) {
+    auto& w = *static_cast<Walk*>(data);
+    advance(w, attr);
+    switch (mnl_attr_get_type(attr)) {
+    case DCB_ATTR_IFNAME: {
+        // NLA_STRING, NUL-terminated by nla_put_string(); keep the bytes before the NUL.
+        std::string_view name(static_cast<const char*>(mnl_attr_get_payload(attr)),
+                              mnl_attr_get_payload_len(attr));
+        w.fill.ifname = std::string(name.substr(0, name.find('\0')));
+        break;
+    }
+    case DCB_ATTR_DCBX:
+        if (mnl_attr_validate(attr, MNL_TYPE_U8) < 0) {
+            if (w.fill_error.empty())
+                w.fill_error = "empty DCB_ATTR_DCBX";
+        } else if (w.fill_error.empty()) {
+            w.fill.dcbx = mnl_attr_get_u8(attr);
+        }
+        break;
+    case DCB_ATTR_IEEE: {
+        // A nest in GET replies and notifications, a u8 status in the IEEE_SET reply.
+        if (!w.first_ieee)
+            w.first_ieee = payload_of(attr);
+        if (!w.fill_error.empty())
+            break;
+        Walk nested;
+        nested.base = static_cast<const uint8_t*>(mnl_attr_get_payload(attr));
+        mnl_attr_parse_nested(attr, on_ieee_nested, &nested);
+        std::string why = nested.fill_error.empty()
+                              ? unwalked(nested, mnl_attr_get_payload_len(attr))
+                              : nested.fill_error;
+        if (!why.empty())
+            w.fill_error = "in DCB_ATTR_IEEE: " + why;
+        else if (nested.fill.pfc)
+            w.fill.pfc = nested.fill.pfc;
+        break;
+    }
+    default:
+        break;
+    }
+    return MNL_CB_OK;
+}
+
+/// Walk the attributes after the struct dcbmsg at the start of `payload` with libmnl. The
+/// caller has checked that the payload holds a struct dcbmsg; `error` is set when the stream
+/// does not walk to its end.
+Walk walk_dcb(const AttrStream& stream, std::string& error) {
+    Walk w;
+    auto attrs = stream.bytes().subspan(MNL_ALIGN(sizeof(struct dcbmsg)));
+    w.base = attrs.data();
+    mnl_attr_parse_payload(attrs.data(), attrs.size(), on_dcb_attr, &w);
+    error = unwalked(w, attrs.size());
     return w;
 }
 
-/// One netlink attribute inside an attribute stream.
-struct Attr {
-    uint16_t type; ///< without NLA_F_NESTED / NLA_F_NET_BYTEORDER
-    std::span<const uint8_t> value;
-};
-
-/// Walk an attribute stream; a header that does not fit, or a length shorter than the header or
-/// longer than what is left, is an error (the kernel's nla_ok() rules).
-Parsed<std::vector<Attr>> split_attrs(std::span<const uint8_t> bytes) {
-    std::vector<Attr> out;
-    size_t off = 0;
-    while (off < bytes.size()) {
-        size_t left = bytes.size() - off;
-        if (left < NLA_HDRLEN)
-            return Parsed<std::vector<Attr>>::fail("truncated attribute header");
-        auto a = load<struct nlattr>(bytes, off);
-        if (a.nla_len < NLA_HDRLEN || a.nla_len > left)
-            return Parsed<std::vector<Attr>>::fail("attribute length " + std::to_string(a.nla_len) +
-                                                   " out of bounds");
-        out.push_back(Attr{static_cast<uint16_t>(a.nla_type & NLA_TYPE_MASK),
-                           bytes.subspan(off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN)});
-        off += std::min(align4(a.nla_len), left);
-    }
-    return Parsed<std::vector<Attr>>{std::move(out), {}};
-}
-
-/// Check the struct dcbmsg at the start of a reply payload and return the attributes after it.
-Parsed<std::vector<Attr>> dcb_attrs(std::span<const uint8_t> payload, uint8_t cmd) {
+/// Why a payload cannot be a DCB reply at all, or "".
+std::string check_dcb_payload(std::span<const uint8_t> payload, const char* what) {
     if (payload.size() < sizeof(struct dcbmsg))
-        return Parsed<std::vector<Attr>>::fail("reply shorter than struct dcbmsg");
-    auto d = load<struct dcbmsg>(payload, 0);
-    if (d.cmd != cmd)
-        return Parsed<std::vector<Attr>>::fail("reply is for DCB command " + std::to_string(d.cmd) +
-                                               ", expected " + std::to_string(cmd));
-    return split_attrs(payload.subspan(align4(sizeof(struct dcbmsg))));
+        return std::string(what) + " shorter than struct dcbmsg";
+    // libmnl 1.0.4 measures what is left of a payload as int: refuse what does not fit one.
+    if (payload.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+        return std::string(what) + " of " + std::to_string(payload.size()) +
+               " bytes, longer than libmnl walks";
+    return {};
 }
 
-PfcState decode_pfc(std::span<const uint8_t> v) {
-    PfcState s;
-    s.pfc_cap = v[offsetof(struct ieee_pfc, pfc_cap)];
-    s.pfc_en = v[offsetof(struct ieee_pfc, pfc_en)];
-    s.mbc = v[offsetof(struct ieee_pfc, mbc)];
-    s.delay = load<uint16_t>(v, offsetof(struct ieee_pfc, delay));
-    for (size_t i = 0; i < 8; ++i) {
-        s.requests[i] = load<uint64_t>(v, offsetof(struct ieee_pfc, requests) + 8 * i);
-        s.indications[i] = load<uint64_t>(v, offsetof(struct ieee_pfc, indications) + 8 * i);
+/// Check the struct dcbmsg at the start of a reply payload and walk the attributes after it.
+std::optional<Walk> dcb_reply(const AttrStream& stream, uint8_t cmd, std::string& error) {
+    auto payload = stream.bytes();
+    error = check_dcb_payload(payload, "reply");
+    if (!error.empty())
+        return std::nullopt;
+    auto d = load<struct dcbmsg>(payload, 0);
+    if (d.cmd != cmd) {
+        error = "reply is for DCB command " + std::to_string(d.cmd) + ", expected " +
+                std::to_string(cmd);
+        return std::nullopt;
     }
-    return s;
+    Walk w = walk_dcb(stream, error);
+    if (!error.empty())
+        return std::nullopt;
+    return w;
 }
 
 } // namespace
@@ -157,40 +243,51 @@ Bytes build_ieee_get(std::string_view ifname, uint32_t seq, uint32_t port) {
 
 Bytes build_ieee_set_pfc(std::string_view ifname, const PfcState& pfc, uint32_t seq,
                          uint32_t port) {
-    Writer w = request(RTM_SETDCB, DCB_CMD_IEEE_SET, ifname, seq, port);
+    Request r = request(RTM_SETDCB, DCB_CMD_IEEE_SET, ifname, seq, port);
     struct ieee_pfc raw {};
     raw.pfc_cap = pfc.pfc_cap;
     raw.pfc_en = pfc.pfc_en;
     raw.mbc = pfc.mbc;
     raw.delay = pfc.delay;
-    size_t nest = w.nest_start(DCB_ATTR_IEEE);
-    w.attr(DCB_ATTR_IEEE_PFC, &raw, sizeof raw);
-    w.nest_end(nest);
-    return w.finish();
-}
-
-Bytes build_get_dcbx(std::string_view ifname, uint32_t seq, uint32_t port) {
-    return request(RTM_GETDCB, DCB_CMD_GDCBX, ifname, seq, port).finish();
+    // mnl_attr_nest_start() sets NLA_F_NESTED, as iproute2's request has it; the kernel masks
+    // it off (nla_type()).
+    struct nlattr* nest = mnl_attr_nest_start(r.nlh, DCB_ATTR_IEEE);
+    mnl_attr_put(r.nlh, DCB_ATTR_IEEE_PFC, sizeof raw, &raw);
+    mnl_attr_nest_end(r.nlh, nest);
+    return r.finish();
 }
 
 Parsed<std::vector<Message>> split_messages(std::span<const uint8_t> datagram) {
     using R = Parsed<std::vector<Message>>;
-    std::vector<Message> out;
-    size_t off = 0;
-    while (off < datagram.size()) {
-        size_t left = datagram.size() - off;
-        if (left < NLMSG_HDRLEN)
-            return R::fail(std::to_string(left) + " stray bytes after the last netlink message");
-        auto h = load<struct nlmsghdr>(datagram, off);
-        if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > left)
-            return R::fail("netlink message length " + std::to_string(h.nlmsg_len) +
-                           " out of bounds (" + std::to_string(left) + " bytes left)");
-        out.push_back(Message{h.nlmsg_type, h.nlmsg_flags, h.nlmsg_seq, h.nlmsg_pid,
-                              datagram.subspan(off + NLMSG_HDRLEN, h.nlmsg_len - NLMSG_HDRLEN)});
-        off += std::min<size_t>(NLMSG_ALIGN(h.nlmsg_len), left);
-    }
-    if (out.empty())
+    if (datagram.empty())
         return R::fail("empty netlink datagram");
+    // libmnl 1.0.4 walks with int lengths: mnl_nlmsg_ok() casts nlmsg_len to int, so a length
+    // of 2 GiB or more passed its check and walked past the datagram. Every length is checked
+    // here as size_t first; libmnl only steps over what has been checked.
+    if (datagram.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+        return R::fail("netlink datagram of " + std::to_string(datagram.size()) +
+                       " bytes, longer than libmnl walks");
+    AttrStream aligned(datagram); // struct nlmsghdr is read in place as well
+    const uint8_t* base = aligned.bytes().data();
+    std::vector<Message> out;
+    int left = static_cast<int>(datagram.size());
+    auto nlh = reinterpret_cast<const struct nlmsghdr*>(base);
+    while (left > 0) {
+        if (static_cast<size_t>(left) < NLMSG_HDRLEN)
+            return R::fail(std::to_string(left) + " stray bytes after the last netlink message");
+        if (nlh->nlmsg_len < NLMSG_HDRLEN || nlh->nlmsg_len > static_cast<uint32_t>(left))
+            return R::fail("netlink message length " + std::to_string(nlh->nlmsg_len) +
+                           " out of bounds (" + std::to_string(left) + " bytes left)");
+        if (!mnl_nlmsg_ok(nlh, left))
+            return R::fail("netlink message refused by libmnl");
+        // The payload is handed out as a span of the caller's bytes, not of an aligned copy.
+        auto off = static_cast<size_t>(reinterpret_cast<const uint8_t*>(nlh) - base);
+        out.push_back(Message{nlh->nlmsg_type, nlh->nlmsg_flags, nlh->nlmsg_seq, nlh->nlmsg_pid,
+                              datagram.subspan(off + NLMSG_HDRLEN, nlh->nlmsg_len - NLMSG_HDRLEN)});
+        if (MNL_ALIGN(nlh->nlmsg_len) >= static_cast<uint32_t>(left))
+            break; // the last message (its padding may be missing): do not step past the end
+        nlh = mnl_nlmsg_next(nlh, &left);
+    }
     return R{std::move(out), {}};
 }
 
@@ -205,107 +302,58 @@ Parsed<int> parse_nlmsg_error(std::span<const uint8_t> payload) {
     return Parsed<int>{-error, {}};
 }
 
-namespace {
-
-/// The attributes of dcbnl_ieee_fill() (DCB_ATTR_IFNAME, DCB_ATTR_IEEE { DCB_ATTR_IEEE_PFC },
-/// DCB_ATTR_DCBX), shared by the IEEE_GET reply and the RTNLGRP_DCB notification.
-Parsed<IeeeGetReply> parse_ieee_fill(const std::vector<Attr>& attrs) {
-    using R = Parsed<IeeeGetReply>;
-    IeeeGetReply reply;
-    for (const Attr& a : attrs) {
-        if (a.type == DCB_ATTR_IFNAME) {
-            // NLA_STRING, NUL-terminated by nla_put_string(); keep the bytes before the NUL.
-            std::string_view name(reinterpret_cast<const char*>(a.value.data()), a.value.size());
-            reply.ifname = std::string(name.substr(0, name.find('\0')));
-            continue;
-        }
-        if (a.type == DCB_ATTR_DCBX) {
-            if (a.value.empty())
-                return R::fail("empty DCB_ATTR_DCBX");
-            reply.dcbx = a.value[0];
-        } else if (a.type == DCB_ATTR_IEEE) {
-            auto nested = split_attrs(a.value);
-            if (!nested.ok())
-                return R::fail("in DCB_ATTR_IEEE: " + nested.error);
-            for (const Attr& n : *nested.value) {
-                if (n.type != DCB_ATTR_IEEE_PFC)
-                    continue;
-                // iproute2 dcb_pfc.c requires exactly sizeof(struct ieee_pfc); we take at least
-                // that much, so a longer struct from a future kernel still decodes.
-                if (n.value.size() < sizeof(struct ieee_pfc))
-                    return R::fail("DCB_ATTR_IEEE_PFC of " + std::to_string(n.value.size()) +
-                                   " bytes, struct ieee_pfc needs " +
-                                   std::to_string(sizeof(struct ieee_pfc)));
-                reply.pfc = decode_pfc(n.value);
-            }
-        }
-    }
-    return R{reply, {}};
-}
-
-} // namespace
-
 Parsed<IeeeGetReply> parse_ieee_get_reply(std::span<const uint8_t> payload) {
-    auto top = dcb_attrs(payload, DCB_CMD_IEEE_GET);
-    if (!top.ok())
-        return Parsed<IeeeGetReply>::fail(top.error);
-    return parse_ieee_fill(*top.value);
+    using R = Parsed<IeeeGetReply>;
+    AttrStream stream(payload);
+    std::string error;
+    auto w = dcb_reply(stream, DCB_CMD_IEEE_GET, error);
+    if (!w)
+        return R::fail(error);
+    if (!w->fill_error.empty())
+        return R::fail(w->fill_error);
+    return R{std::move(w->fill), {}};
 }
 
 Parsed<DcbNotification> parse_dcb_notification(std::span<const uint8_t> payload) {
     using R = Parsed<DcbNotification>;
-    if (payload.size() < sizeof(struct dcbmsg))
-        return R::fail("DCB notification shorter than struct dcbmsg");
+    AttrStream stream(payload);
+    std::string error = check_dcb_payload(stream.bytes(), "DCB notification");
+    if (!error.empty())
+        return R::fail(error);
     DcbNotification n;
-    n.cmd = load<struct dcbmsg>(payload, 0).cmd;
-    auto attrs = split_attrs(payload.subspan(align4(sizeof(struct dcbmsg))));
-    if (!attrs.ok())
-        return R::fail(attrs.error);
-    auto fill = parse_ieee_fill(*attrs.value);
-    if (!fill.ok())
-        return R::fail(fill.error);
-    if (fill.value->ifname.empty())
+    n.cmd = load<struct dcbmsg>(stream.bytes(), 0).cmd;
+    Walk w = walk_dcb(stream, error);
+    if (!error.empty())
+        return R::fail(error);
+    if (!w.fill_error.empty())
+        return R::fail(w.fill_error);
+    if (w.fill.ifname.empty())
         return R::fail("DCB notification without DCB_ATTR_IFNAME");
-    n.ifname = fill.value->ifname;
+    n.ifname = std::move(w.fill.ifname);
     // net/dcb/dcbnl.c dcbnl_notify(): dcbnl_ieee_fill() for IEEE commands (IEEE_SET, IEEE_DEL,
     // and IEEE_GET from drivers' dcbnl_ieee_notify()), dcbnl_cee_fill() otherwise. Only the
     // IEEE form carries struct ieee_pfc.
     if (n.cmd == DCB_CMD_IEEE_SET || n.cmd == DCB_CMD_IEEE_GET || n.cmd == DCB_CMD_IEEE_DEL) {
-        n.pfc = fill.value->pfc;
-        n.dcbx = fill.value->dcbx;
+        n.pfc = w.fill.pfc;
+        n.dcbx = w.fill.dcbx;
     }
     return R{std::move(n), {}};
 }
 
 Parsed<int> parse_ieee_set_reply(std::span<const uint8_t> payload) {
-    auto top = dcb_attrs(payload, DCB_CMD_IEEE_SET);
-    if (!top.ok())
-        return Parsed<int>::fail(top.error);
-    for (const Attr& a : *top.value) {
-        if (a.type != DCB_ATTR_IEEE)
-            continue;
-        if (a.value.empty())
-            return Parsed<int>::fail("empty status DCB_ATTR_IEEE");
-        // dcbnl_ieee_set(): nla_put_u8(skb, DCB_ATTR_IEEE, err), err a negative errno; iproute2
-        // reads it back as int8. A positive byte is no errno we know: keep it as is.
-        auto status = static_cast<int8_t>(a.value[0]);
-        return Parsed<int>{status < 0 ? -status : status, {}};
-    }
-    return Parsed<int>::fail("IEEE_SET reply without its DCB_ATTR_IEEE status byte");
-}
-
-Parsed<uint8_t> parse_dcbx_reply(std::span<const uint8_t> payload) {
-    auto top = dcb_attrs(payload, DCB_CMD_GDCBX);
-    if (!top.ok())
-        return Parsed<uint8_t>::fail(top.error);
-    for (const Attr& a : *top.value) {
-        if (a.type != DCB_ATTR_DCBX)
-            continue;
-        if (a.value.empty())
-            return Parsed<uint8_t>::fail("empty DCB_ATTR_DCBX");
-        return Parsed<uint8_t>{a.value[0], {}};
-    }
-    return Parsed<uint8_t>::fail("GDCBX reply without DCB_ATTR_DCBX");
+    AttrStream stream(payload);
+    std::string error;
+    auto w = dcb_reply(stream, DCB_CMD_IEEE_SET, error);
+    if (!w)
+        return Parsed<int>::fail(error);
+    if (!w->first_ieee)
+        return Parsed<int>::fail("IEEE_SET reply without its DCB_ATTR_IEEE status byte");
+    if (w->first_ieee->empty())
+        return Parsed<int>::fail("empty status DCB_ATTR_IEEE");
+    // dcbnl_ieee_set(): nla_put_u8(skb, DCB_ATTR_IEEE, err), err a negative errno; iproute2
+    // reads it back as int8. A positive byte is no errno we know: keep it as is.
+    auto status = static_cast<int8_t>(w->first_ieee->front());
+    return Parsed<int>{status < 0 ? -status : status, {}};
 }
 
 } // namespace rdmad::dcb

@@ -84,9 +84,6 @@ Bytes build_ieee_get(std::string_view ifname, uint32_t seq, uint32_t port);
 /// zero (no driver reads them on set; iproute2 echoes what it read).
 Bytes build_ieee_set_pfc(std::string_view ifname, const PfcState& pfc, uint32_t seq, uint32_t port);
 
-/// RTM_GETDCB, DCB_CMD_GDCBX, DCB_ATTR_IFNAME: the DCBX mode (DCB_CAP_DCBX_* flags).
-Bytes build_get_dcbx(std::string_view ifname, uint32_t seq, uint32_t port);
-
 // --- Replies.
 
 /// Split one received datagram into its netlink messages. Every nlmsg_len must cover its header
@@ -109,8 +106,5 @@ Parsed<DcbNotification> parse_dcb_notification(std::span<const uint8_t> payload)
 /// u8 DCB_ATTR_IEEE (its negative errno truncated to 8 bits; NLMSG_ERROR is 0 all the same).
 /// Returns 0 or the positive errno (0xEA -> 22, EINVAL).
 Parsed<int> parse_ieee_set_reply(std::span<const uint8_t> payload);
-
-/// The payload of the RTM_GETDCB reply to DCB_CMD_GDCBX: the u8 DCB_ATTR_DCBX.
-Parsed<uint8_t> parse_dcbx_reply(std::span<const uint8_t> payload);
 
 } // namespace rdmad::dcb

@@ -98,6 +98,19 @@ std::optional<bool> read_bool(const toml::node& value, std::string_view key, Pro
     return std::nullopt;
 }
 
+/// The raw text is checked for ASCII before parsing; this catches what TOML escapes
+/// (\u00e9, \u0000) turn into. False (a problem added) for a control or non-ASCII character.
+bool printable_ascii(const toml::node& value, const std::string& text, std::string_view key,
+                     Problems& problems) {
+    for (const char c : text)
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
+            problems.add(value.source(),
+                         std::string(key) + " must be printable ASCII (no control characters)");
+            return false;
+        }
+    return true;
+}
+
 std::optional<std::string> read_string(const toml::node& value, std::string_view key,
                                        Problems& problems) {
     const auto* s = value.as_string();
@@ -110,14 +123,9 @@ std::optional<std::string> read_string(const toml::node& value, std::string_view
         problems.add(value.source(), std::string(key) + " must not be empty");
         return std::nullopt;
     }
-    // The raw text is checked for ASCII before parsing; this catches what TOML escapes
-    // (\u00e9, \u0000) turn into. Every match value is an ASCII name, address or glob.
-    for (const char c : s->get())
-        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
-            problems.add(value.source(),
-                         std::string(key) + " must be printable ASCII (no control characters)");
-            return std::nullopt;
-        }
+    // Every match value is an ASCII name, address or glob.
+    if (!printable_ascii(value, s->get(), key, problems))
+        return std::nullopt;
     return s->get();
 }
 
@@ -212,6 +220,47 @@ void read_daemon(const toml::node& node, const toml::key& name, ConfigFile& out,
         } else {
             problems.add(key.source(),
                          "unknown key " + quoted(key.str()) + " in [daemon] (expected \"apply\")");
+        }
+    }
+}
+
+/// An `[export]` directory: "" (off) or an absolute path of printable ASCII.
+std::optional<std::string> read_export_dir(const toml::node& value, std::string_view key,
+                                           Problems& problems) {
+    const auto* s = value.as_string();
+    if (!s) {
+        problems.add(value.source(), std::string(key) +
+                                         " must be a string (a directory, or \"\" for off), not " +
+                                         type_name(value));
+        return std::nullopt;
+    }
+    if (s->get().empty())
+        return std::string();
+    if (s->get().front() != '/') {
+        problems.add(value.source(), std::string(key) + " must be an absolute directory path");
+        return std::nullopt;
+    }
+    if (!printable_ascii(value, s->get(), key, problems))
+        return std::nullopt;
+    return s->get();
+}
+
+void read_export(const toml::node& node, const toml::key& name, ConfigFile& out,
+                 Problems& problems) {
+    const auto* table = node.as_table();
+    if (!table) {
+        problems.add(name.source(), "export must be a table ([export]), not " + type_name(node));
+        return;
+    }
+    for (auto&& [key, value] : *table) {
+        if (key.str() == "prometheus_dir") {
+            out.prometheus_dir = read_export_dir(value, "prometheus_dir", problems);
+        } else if (key.str() == "nfd_dir") {
+            out.nfd_dir = read_export_dir(value, "nfd_dir", problems);
+        } else {
+            problems.add(key.source(), "unknown key " + quoted(key.str()) +
+                                           " in [export] (expected \"prometheus_dir\" or "
+                                           "\"nfd_dir\")");
         }
     }
 }
@@ -586,6 +635,8 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
     for (auto&& [key, value] : root) {
         if (key.str() == "daemon") {
             read_daemon(value, key, out, problems);
+        } else if (key.str() == "export") {
+            read_export(value, key, out, problems);
         } else if (key.str() == "rule") {
             const auto* rules = value.as_array();
             if (!rules) {
@@ -613,10 +664,11 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
             }
         } else if (value.is_table()) {
             problems.add(key.source(), "unknown table [" + std::string(key.str()) +
-                                           "] (expected [daemon] or [[rule]])");
+                                           "] (expected [daemon], [export] or [[rule]])");
         } else {
-            problems.add(key.source(), "unknown key " + quoted(key.str()) +
-                                           " (expected the [daemon] table or [[rule]] tables)");
+            problems.add(key.source(),
+                         "unknown key " + quoted(key.str()) +
+                             " (expected the [daemon] or [export] table or [[rule]] tables)");
         }
     }
     if (problems.first())
@@ -628,6 +680,10 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
 void merge_config(DesiredConfig& config, ConfigFile&& file, const std::string& filename) {
     if (file.apply)
         config.apply = *file.apply;
+    if (file.prometheus_dir)
+        config.exports.prometheus_dir = *file.prometheus_dir;
+    if (file.nfd_dir)
+        config.exports.nfd_dir = *file.nfd_dir;
     if (config.rules.empty()) {
         config.rules = std::move(file.rules);
     } else {

@@ -41,9 +41,22 @@ struct Rule {
     bool operator==(const Rule&) const = default;
 };
 
+/// `[export]`: where rdmad writes the files other agents collect (daemon/export/). "" turns a
+/// file off; so does a directory that does not exist.
+struct ExportConfig {
+    /// node-exporter's textfile collector directory (Debian's prometheus-node-exporter
+    /// --collector.textfile.directory default): rdmad.prom goes there.
+    std::string prometheus_dir = "/var/lib/prometheus/node-exporter";
+    /// Kubernetes Node Feature Discovery's local feature files (nfd-worker's
+    /// features.d): rdmad goes there.
+    std::string nfd_dir = "/etc/kubernetes/node-feature-discovery/features.d";
+    bool operator==(const ExportConfig&) const = default;
+};
+
 /// Every rule in effect, in precedence order (later wins, key by key).
 struct DesiredConfig {
     bool apply = true; ///< `[daemon] apply`; false: observe and report drift, never write
+    ExportConfig exports; ///< `[export]`, the last file that sets a key wins
     std::vector<Rule> rules;
     std::vector<std::string> sources; ///< files in effect, in the order they were read
     bool operator==(const DesiredConfig&) const = default;

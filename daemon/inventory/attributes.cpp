@@ -85,13 +85,6 @@ std::string_view trim_attribute(std::string_view text) {
     return text;
 }
 
-std::optional<NumberedName> parse_numbered_name(std::string_view text) {
-    const auto parsed = split_numbered(text);
-    if (!parsed)
-        return std::nullopt;
-    return NumberedName{parsed->number, std::string(parsed->name)};
-}
-
 std::string parse_port_state(std::string_view text) {
     // kernel sysfs.c state_show(): "%d: %s\n", names NOP DOWN INIT ARMED ACTIVE ACTIVE_DEFER,
     // "UNKNOWN" otherwise. The kernel's own text is kept: it already is the name.
@@ -242,19 +235,6 @@ std::string parse_link_layer(std::string_view text) {
     // kernel sysfs.c link_layer_show(): "InfiniBand", "Ethernet" or "Unknown" (EFA's
     // IB_LINK_LAYER_UNSPECIFIED shows as "Unknown"). Anything else passes through trimmed.
     return std::string(trim_attribute(text));
-}
-
-std::optional<std::pair<uint32_t, uint32_t>> parse_dev_numbers(std::string_view text) {
-    // driver core dev_show(): print_dev_t, "%u:%u\n" (MAJOR, MINOR); uverbs is 231:192+N.
-    text = trim_attribute(text);
-    const auto colon = text.find(':');
-    if (colon == std::string_view::npos)
-        return std::nullopt;
-    const auto major = parse_decimal_u32(text.substr(0, colon));
-    const auto minor = parse_decimal_u32(text.substr(colon + 1));
-    if (!major || !minor)
-        return std::nullopt;
-    return std::pair{*major, *minor};
 }
 
 std::optional<std::string> parse_mlx4_port_type(std::string_view text) {

@@ -16,14 +16,6 @@ namespace rdmad {
 /// Strip one trailing "\n" (and any trailing whitespace) and leading whitespace.
 std::string_view trim_attribute(std::string_view text);
 
-/// A "<number>: <name>" attribute (`state`, `phys_state`, `node_type`).
-struct NumberedName {
-    uint32_t number = 0;
-    std::string name;
-};
-/// "4: ACTIVE" -> {4, "ACTIVE"}; "0: <unknown>" -> {0, "<unknown>"}; nullopt without ": ".
-std::optional<NumberedName> parse_numbered_name(std::string_view text);
-
 /// Port `state` ("%d: %s", 0 NOP 1 DOWN 2 INIT 3 ARMED 4 ACTIVE 5 ACTIVE_DEFER): the name part,
 /// e.g. "ACTIVE"; text without the "N: " prefix passes through trimmed. Empty input -> "".
 std::string parse_port_state(std::string_view text);
@@ -66,9 +58,6 @@ std::optional<std::string> parse_gid_type(std::string_view text);
 
 /// `link_layer`: "InfiniBand", "Ethernet", "Unknown" pass through; other text trimmed.
 std::string parse_link_layer(std::string_view text);
-
-/// `infiniband_verbs/uverbsN/dev` ("major:minor") -> pair; nullopt when malformed.
-std::optional<std::pair<uint32_t, uint32_t>> parse_dev_numbers(std::string_view text);
 
 /// mlx4 `mlx4_port<n>`: "ib", "eth", "auto (ib)", "auto (eth)"; nullopt otherwise.
 /// Source: kernel drivers/net/ethernet/mellanox/mlx4/main.c (show_port_type).

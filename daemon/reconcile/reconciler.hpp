@@ -56,6 +56,8 @@ class Reconciler {
         return out;
     }
     const std::vector<ConfigError>& legacy_warnings() const { return legacy_warnings_; }
+    /// `[export]` of the last good /etc files (defaults when none sets it).
+    const ExportConfig& export_config() const { return config_.exports; }
     /// Files in effect, lowest precedence first (the legacy file, rdmad.conf, conf.d/*,
     /// the state file).
     std::vector<std::string> sources() const;
@@ -65,9 +67,6 @@ class Reconciler {
     bool idle() const {
         return config_.rules.empty() && persisted_.empty() && runtime_.empty() && failures_.empty();
     }
-
-    /// `[daemon] apply`: false means observe and report, never write.
-    bool apply_enabled() const { return config_.apply; }
 
     /// The port types of `device` (of `inventory`) with port `port` (from 1) set to `type`:
     /// every other port keeps what the desired state asks of it (with this run's D-Bus

@@ -20,10 +20,16 @@ namespace {
 
 } // namespace
 
-void write_file_atomically(const std::string& path, std::string_view content, mode_t mode) {
+void write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
+                           bool hidden_temp) {
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash ? slash : 1);
     std::string tmpl = path + ".XXXXXX";
+    if (hidden_temp)
+        tmpl = (slash == std::string::npos
+                    ? "." + path
+                    : path.substr(0, slash + 1) + "." + path.substr(slash + 1)) +
+               ".XXXXXX";
     std::vector<char> name(tmpl.begin(), tmpl.end());
     name.push_back('\0');
     int fd = ::mkostemp(name.data(), O_CLOEXEC);

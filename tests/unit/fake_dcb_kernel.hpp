@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // A fake kernel for DCB netlink (rdmad::dcb::NetlinkTransport) that answers like
-// net/dcb/dcbnl.c (DOMAIN.md §2.2-2.3): IEEE_GET, IEEE_SET, GDCBX, EOPNOTSUPP without
+// net/dcb/dcbnl.c (DOMAIN.md §2.2-2.3): IEEE_GET, IEEE_SET, EOPNOTSUPP without
 // dcbnl_ops, capped ACKs. It decodes requests and lays out replies by hand, so rdmad's own
 // encoder and parsers are what the tests check. Used by test_dcb_client.cpp and
 // test_reconciler_pfc.cpp.
@@ -62,7 +62,7 @@ class FakeKernel final : public NetlinkTransport {
     std::deque<Bytes> queue;    ///< datagrams waiting to be received
     std::deque<Bytes> scripted; ///< the answers to the next request, when `script` is set
     bool script = false;
-    int gets = 0, sets = 0, dcbx_gets = 0, dels = 0;
+    int gets = 0, sets = 0, dels = 0;
 
     ssize_t send(std::span<const uint8_t> req) override {
         if (req.size() < 24)
@@ -130,16 +130,6 @@ class FakeKernel final : public NetlinkTransport {
             Out o = reply_header(RTM_SETDCB, DCB_CMD_IEEE_SET);
             auto status = static_cast<uint8_t>(static_cast<int8_t>(err));
             o.attr(DCB_ATTR_IEEE, &status, 1);
-            finish(o, seq);
-            ack(seq, type, 0);
-        } else if (type == RTM_GETDCB && cmd == DCB_CMD_GDCBX) {
-            ++dcbx_gets;
-            if (!dev.getdcbx) {
-                ack(seq, type, -EOPNOTSUPP);
-                return static_cast<ssize_t>(req.size());
-            }
-            Out o = reply_header(RTM_GETDCB, DCB_CMD_GDCBX);
-            o.attr(DCB_ATTR_DCBX, &dev.dcbx, 1);
             finish(o, seq);
             ack(seq, type, 0);
         } else {

@@ -118,26 +118,14 @@ TEST_CASE("a phys_state whose name does not match its number passes the name thr
     CHECK(parse_phys_state("4: ACTIVE\n") == "ACTIVE");
 }
 
-TEST_CASE("a numbered attribute splits into number and name") {
-    const auto parsed = parse_numbered_name("4: ACTIVE\n");
-    REQUIRE(parsed.has_value());
-    CHECK(parsed->number == 4);
-    CHECK(parsed->name == "ACTIVE");
-    const auto unknown = parse_numbered_name("0: <unknown>");
-    REQUIRE(unknown.has_value());
-    CHECK(unknown->number == 0);
-    CHECK(unknown->name == "<unknown>");
-}
-
 TEST_CASE("text without \"N: \" is not mistaken for a numbered attribute") {
-    CHECK_FALSE(parse_numbered_name("ACTIVE").has_value());
-    CHECK_FALSE(parse_numbered_name("4:ACTIVE").has_value());
-    CHECK_FALSE(parse_numbered_name(": ACTIVE").has_value());
-    CHECK_FALSE(parse_numbered_name("-1: ACTIVE").has_value());
-    CHECK_FALSE(parse_numbered_name("x4: ACTIVE").has_value());
-    CHECK_FALSE(parse_numbered_name("4: \n").has_value());
-    CHECK_FALSE(parse_numbered_name("99999999999: ACTIVE").has_value());
-    CHECK_FALSE(parse_numbered_name("").has_value());
+    CHECK(parse_port_state("ACTIVE") == "ACTIVE");
+    CHECK(parse_port_state("4:ACTIVE") == "4:ACTIVE");
+    CHECK(parse_port_state(": ACTIVE") == ": ACTIVE");
+    CHECK(parse_port_state("-1: ACTIVE") == "-1: ACTIVE");
+    CHECK(parse_port_state("x4: ACTIVE") == "x4: ACTIVE");
+    CHECK(parse_port_state("99999999999: ACTIVE") == "99999999999: ACTIVE");
+    CHECK(parse_port_state("") == "");
 }
 
 // ---- node_type ------------------------------------------------------------------------------
@@ -281,23 +269,6 @@ TEST_CASE("link_layer passes the kernel's names through without the newline") {
     CHECK(parse_link_layer("Ethernet") == "Ethernet");
     CHECK(parse_link_layer("Unknown\n") == "Unknown");
     CHECK(parse_link_layer("") == "");
-}
-
-// ---- uverbs dev -----------------------------------------------------------------------------
-
-TEST_CASE("a uverbs dev file gives major and minor") {
-    CHECK(parse_dev_numbers("231:192\n") == std::optional(std::pair<uint32_t, uint32_t>{231, 192}));
-    CHECK(parse_dev_numbers("231:193") == std::optional(std::pair<uint32_t, uint32_t>{231, 193}));
-}
-
-TEST_CASE("a malformed dev file is refused rather than read as 0:0") {
-    CHECK_FALSE(parse_dev_numbers("").has_value());
-    CHECK_FALSE(parse_dev_numbers("231").has_value());
-    CHECK_FALSE(parse_dev_numbers("231:").has_value());
-    CHECK_FALSE(parse_dev_numbers(":192").has_value());
-    CHECK_FALSE(parse_dev_numbers("231:-1").has_value());
-    CHECK_FALSE(parse_dev_numbers("231:192:1").has_value());
-    CHECK_FALSE(parse_dev_numbers("231:99999999999").has_value());
 }
 
 // ---- mlx4_portN -----------------------------------------------------------------------------

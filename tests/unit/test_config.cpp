@@ -83,10 +83,18 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "node_guid, device, netdev, port_type, pfc_no_drop or require_provider)"},
         {"unknown key in [daemon]", "[daemon]\napply = true\n  dry_run = true\n",
          "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\")"},
+        {"relative export directory", "[export]\nprometheus_dir = \"prom\"\n",
+         "f.conf:2:18: prometheus_dir must be an absolute directory path"},
+        {"export directory given as a boolean", "[export]\nnfd_dir = false\n",
+         "f.conf:2:11: nfd_dir must be a string (a directory, or \"\" for off), not a boolean"},
+        {"unknown key in [export]", "[export]\nprom_dir = \"/x\"\n",
+         "f.conf:2:1: unknown key \"prom_dir\" in [export] (expected \"prometheus_dir\" or "
+         "\"nfd_dir\")"},
         {"misspelt table", "[deamon]\napply = false\n",
-         "f.conf:1:2: unknown table [deamon] (expected [daemon] or [[rule]])"},
+         "f.conf:1:2: unknown table [deamon] (expected [daemon], [export] or [[rule]])"},
         {"top-level key outside any table", "apply = false\n",
-         "f.conf:1:1: unknown key \"apply\" (expected the [daemon] table or [[rule]] tables)"},
+         "f.conf:1:1: unknown key \"apply\" (expected the [daemon] or [export] table or [[rule]] "
+         "tables)"},
         {"[rule] written for [[rule]]", "[rule]\ndevice = \"x\"\n",
          "f.conf:1:2: rule must be an array of tables ([[rule]]), not a table"},
         {"priority 8", "[[rule]]\ndriver = \"mlx5_core\"\npfc_no_drop = [3, 8]\n",
@@ -342,7 +350,7 @@ TEST_CASE("60,000 dotted keys under [[rule]] are refused the same way") {
 TEST_CASE("the depth counts the table header, inline tables and arrays a key is inside") {
     // [a.a...] (20 levels), then a key of 10 levels: 30, allowed, toml++ reports the schema.
     CHECK(error_of("[" + dotted(20) + "]\n" + dotted(10) + " = 1\n") ==
-          "f.conf:1:2: unknown table [a] (expected [daemon] or [[rule]])");
+          "f.conf:1:2: unknown table [a] (expected [daemon], [export] or [[rule]])");
     // 20 + 10 + 3: too deep, the third part of the last key is the 33rd level (its '.' at
     // column 28).
     CHECK(error_of("[" + dotted(20) + "]\n" + dotted(10) + " = { " + dotted(3) + " = 1 }\n") ==
@@ -396,4 +404,22 @@ TEST_CASE("load_config keeps every file's rules, in file order, once") {
     CHECK(rules[1].line == 3);
     CHECK(rules[2].match.device_glob == "c");
     CHECK(rules[2].file == c);
+}
+
+TEST_CASE("[export] sets each directory, \"\" turns one off, a later file wins key by key") {
+    auto first = std::get<ConfigFile>(
+        parse_config_text("[export]\nprometheus_dir = \"/srv/prom\"\nnfd_dir = \"\"\n", "a.conf"));
+    CHECK(first.prometheus_dir == std::optional<std::string>("/srv/prom"));
+    CHECK(first.nfd_dir == std::optional<std::string>(""));
+    auto second =
+        std::get<ConfigFile>(parse_config_text("[export]\nnfd_dir = \"/run/nfd\"\n", "b.conf"));
+    CHECK(!second.prometheus_dir);
+    DesiredConfig config;
+    // The defaults: Debian's node-exporter textfile directory and nfd-worker's features.d.
+    CHECK(config.exports.prometheus_dir == "/var/lib/prometheus/node-exporter");
+    CHECK(config.exports.nfd_dir == "/etc/kubernetes/node-feature-discovery/features.d");
+    merge_config(config, std::move(first), "a.conf");
+    merge_config(config, std::move(second), "b.conf");
+    CHECK(config.exports.prometheus_dir == "/srv/prom");
+    CHECK(config.exports.nfd_dir == "/run/nfd");
 }

@@ -103,7 +103,7 @@ TEST_CASE("a driver that silently ignores the PFC attribute is not_applied, not 
     CHECK(k.gets == 2);
 }
 
-TEST_CASE("EOPNOTSUPP (no dcbnl_ops) is not_supported, for get, set and dcbx, and nothing set") {
+TEST_CASE("EOPNOTSUPP (no dcbnl_ops) is not_supported, for get and set, and nothing set") {
     FakeKernel k;
     k.netdevs["veth0"].dcbnl_ops = false;
     DcbClient c(k);
@@ -112,7 +112,6 @@ TEST_CASE("EOPNOTSUPP (no dcbnl_ops) is not_supported, for get, set and dcbx, an
     CHECK(s.status == Status::not_supported);
     CHECK(s.error == EOPNOTSUPP);
     CHECK_THAT(s.message, Catch::Contains("no DCB on this netdev"));
-    CHECK(c.get_dcbx("veth0").status == Status::not_supported);
     CHECK(k.sets == 0);
 }
 
@@ -134,17 +133,6 @@ TEST_CASE("a netdev the kernel does not know is failed with ENODEV") {
     DcbResult r = c.get_pfc("nosuch0");
     CHECK(r.status == Status::failed);
     CHECK(r.error == ENODEV);
-}
-
-TEST_CASE("get_dcbx reads the DCBX flags; a driver without getdcbx is not_supported") {
-    FakeKernel k;
-    k.netdevs["mlx0"].dcbx = DCB_CAP_DCBX_VER_IEEE;
-    k.netdevs["nodcbx0"].getdcbx = false;
-    DcbClient c(k);
-    DcbResult r = c.get_dcbx("mlx0");
-    REQUIRE(r.ok());
-    CHECK(r.dcbx == uint8_t{DCB_CAP_DCBX_VER_IEEE});
-    CHECK(c.get_dcbx("nodcbx0").status == Status::not_supported);
 }
 
 TEST_CASE("truncated and garbage replies are failed, never a crash") {
@@ -279,7 +267,6 @@ TEST_CASE("a veth in a fresh netns: the real kernel says EOPNOTSUPP and rdmad sa
     CHECK(g.error == EOPNOTSUPP);
     DcbResult s = c.set_pfc("rdmatest0", 0x18);
     CHECK(s.status == Status::not_supported);
-    CHECK(c.get_dcbx("rdmatest0").status == Status::not_supported);
     // A name that does not exist in that netns: ENODEV, from the same socket.
     DcbResult none = c.get_pfc("nosuchdev0");
     CHECK(none.status == Status::failed);

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+//
+// Writes the exports (rdmad.prom for node-exporter's textfile collector, the NFD feature file
+// `rdmad`) when what they say changed: atomically (util/atomic_file: a temporary file in the
+// same directory, fsync, rename; for NFD a dot-file, which nfd-worker ignores), never a torn
+// file. Event-driven: the first change after a quiet spell is written at once, the rest of a
+// burst at most once per `min_interval_usec`, and once more when the burst settles. The one
+// timer (sd-event, CLOCK_MONOTONIC, one-shot) runs only while a change waits; besides it, a
+// long timer renews the NFD expiry (every nfd_ttl/2, 12 h by default). A directory that does
+// not exist (or "" in [export]) turns its file off; it is looked up at each write, so creating
+// the directory later turns it on at the next change. When rdmad stops (the writer's end), it
+// removes the files it wrote: stale facts are worse than none.
+#pragma once
+
+#include "config/desired.hpp"
+#include "export/facts.hpp"
+#include "inventory/model.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <systemd/sd-event.h>
+
+namespace rdmad::exports {
+
+/// The file name in prometheus_dir (node-exporter reads *.prom there).
+inline constexpr const char* prometheus_file = "rdmad.prom";
+/// The file name in nfd_dir.
+inline constexpr const char* nfd_file = "rdmad";
+
+struct WriterOptions {
+    uint64_t min_interval_usec = 250'000;             ///< at most 4 writes a second during a burst
+    uint64_t nfd_ttl_usec = 24ull * 3600 * 1'000'000; ///< expiry-time = write time + this
+};
+
+class ExportWriter {
+  public:
+    /// `config` is asked at each write (SIGHUP may change [export]); `event` must outlive the
+    /// writer. Throws std::system_error when the timer cannot be created.
+    ExportWriter(sd_event* event, std::function<ExportConfig()> config, WriterOptions options = {});
+    ~ExportWriter();
+    ExportWriter(const ExportWriter&) = delete;
+    ExportWriter& operator=(const ExportWriter&) = delete;
+
+    /// What rdmad exports may have changed: the inventory as published, and the daemon's facts.
+    /// `inventory` is read when the write happens (now, or when the timer fires), so it must
+    /// stay valid until the next call or the writer's end (the daemon's own copy).
+    /// `reconciled_ok`: this pass left no action failed and no configuration error (stamps
+    /// rdmad_last_reconcile_timestamp_seconds).
+    void changed(const HostState& inventory, const std::string& state, size_t config_errors,
+                 bool reconciled_ok);
+
+  private:
+    void write_pending();
+    void arm(uint64_t at_usec);
+    static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
+    static int on_refresh(sd_event_source* s, uint64_t usec, void* userdata);
+
+    sd_event* event_;
+    std::function<ExportConfig()> config_;
+    WriterOptions options_;
+    sd_event_source* timer_ = nullptr;   ///< the burst timer, off unless a change waits
+    sd_event_source* refresh_ = nullptr; ///< renews the NFD expiry, off without an NFD file
+    const HostState* inventory_ = nullptr;
+    ManagerFacts facts_;
+    bool pending_ = false;
+    bool armed_ = false;
+    uint64_t last_write_usec_ = 0;         ///< CLOCK_MONOTONIC of the last write attempt, 0 = never
+    std::string prom_path_, prom_written_; ///< the file and what it holds, as rdmad wrote it
+    std::string nfd_path_, nfd_labels_;
+    std::string last_error_; ///< logged once until it changes
+};
+
+} // namespace rdmad::exports

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+//
+// What the exports (Prometheus textfile, Kubernetes NFD feature file) say besides the
+// inventory, and the derived port values both of them use. Pure: plain values in, plain values
+// out.
+#pragma once
+
+#include "inventory/model.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace rdmad::exports {
+
+/// The daemon's own facts, as org.rdmad1.Manager has them.
+struct ManagerFacts {
+    std::string state = "starting"; ///< Manager State: "starting", "running" or "degraded"
+    size_t config_errors = 0;       ///< configuration files rdmad cannot use (Manager Problems)
+    /// CLOCK_REALTIME in microseconds of the last pass that left no action failed and no
+    /// configuration error; nullopt before the first.
+    std::optional<uint64_t> last_reconcile_usec;
+    bool operator==(const ManagerFacts&) const = default;
+};
+
+/// True for a GID that is routable across IP subnets: not all zero and not IPv6 link-local
+/// (fe80::/10). `gid` is the kernel's uncompressed form (DOMAIN.md: "%pI6", 8 groups of 4 hex
+/// digits); an IPv4 address shows as ::ffff:a.b.c.d.
+bool routable_gid(const std::string& gid);
+
+/// True for an IPv4-mapped GID (0000:0000:0000:0000:0000:ffff:xxxx:xxxx).
+bool ipv4_mapped_gid(const std::string& gid);
+
+/// True when the port has a "RoCE v2" GID that is routable (routable_gid()).
+bool has_routable_roce_v2_gid(const PortState& port);
+
+/// The GID index to give applications (NCCL_IB_GID_INDEX, ib_write_bw -x) on a RoCE port: the
+/// lowest index of a "RoCE v2" GID mapping an IPv4 address, else the lowest of a routable
+/// "RoCE v2" GID; nullopt when it has none. (RoCE v2 is the routable UDP/IP encapsulation;
+/// IPv4 is what RoCE fabrics route, and index order is the kernel's, stable while addresses
+/// are.)
+std::optional<uint32_t> recommended_roce_gid_index(const PortState& port);
+
+/// How a port can be used from this host, for schedulers: "infiniband", "roce-v2" or "iwarp"
+/// when the port is ACTIVE, its device's rdma-core provider is installed and it has a uverbs
+/// device (what libibverbs needs to list it, DOMAIN.md §4.1); "" otherwise (and for RoCE
+/// ports without RoCE v2, OPA, usNIC).
+std::string usable_transport(const DeviceState& device, const PortState& port);
+
+} // namespace rdmad::exports

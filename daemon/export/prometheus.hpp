@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+//
+// rdmad's metrics for Prometheus, in the text exposition format node-exporter's textfile
+// collector reads (https://prometheus.io/docs/instrumenting/exposition_formats/; naming:
+// https://prometheus.io/docs/practices/naming/). Pure: the text of rdmad.prom from plain values.
+//
+// They complement node-exporter's own node_infiniband_* (port state, physical state, rate,
+// counters, board and firmware info) and node_network_* and never repeat them; RDMA device and
+// port carry the labels node_infiniband_* has (`device`, `port`), so `on(device, port)` joins.
+// Netdev series carry `device` = the netdev name, as node_network_* do. No timestamps, no GIDs,
+// addresses or free text as label values: the series are bounded by the devices, ports and
+// netdevs of the host.
+#pragma once
+
+#include "export/facts.hpp"
+#include "inventory/model.hpp"
+
+#include <string>
+
+namespace rdmad::exports {
+
+/// The whole rdmad.prom: every family with its HELP and TYPE (all gauges), series sorted by
+/// device name, port number and netdev name, so equal inputs give equal bytes. Families:
+///   rdmad_state{state}                      1 for the Manager state, 0 for the other two
+///   rdmad_config_errors                     configuration files rdmad cannot use
+///   rdmad_last_reconcile_timestamp_seconds  Unix time of the last pass without failures
+///   rdmad_device_info{device,kernel_driver,provider,node_type}  1
+///   rdmad_device_provider_installed{device} 0/1
+///   rdmad_device_problems{device,code,severity}  problems of that code (only codes present)
+///   rdmad_port_info{device,port,link_layer,transport,netdev}  1
+///   rdmad_port_in_sync{device,port}         0/1: actual state equals the desired state
+///   rdmad_port_type{device,port,type}       mlx4 ports: 1 for the mode set (ib, eth, auto)
+///   rdmad_port_desired_type{device,port,type}  when a rule or call asks one
+///   rdmad_port_pfc_status{device,port,status}  Ethernet ports: ok, not_supported, failed,
+///                                           unknown (whether PFC could be read)
+///   rdmad_port_pfc_no_drop{device,port,priority}  0/1 per priority 0-7, when PFC was read
+///   rdmad_port_desired_pfc_no_drop{device,port,priority}  0/1, when a rule or call asks
+///   rdmad_port_roce_version{device,port,version}  RoCE ports: 0/1 for v1 and v2
+///   rdmad_port_roce_v2_routable_gid{device,port}  RoCE ports: 0/1 (facts.hpp)
+///   rdmad_port_recommended_roce_gid_index{device,port}  RoCE ports that have one (facts.hpp)
+///   rdmad_netdev_rdma_capable{device,state} every netdev: 1 for its state (yes, no,
+///                                           module-not-loaded, unknown), 0 for the others
+std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts);
+
+/// A label value in the exposition format: backslash, double quote and line feed escaped.
+std::string escape_label_value(const std::string& value);
+
+} // namespace rdmad::exports

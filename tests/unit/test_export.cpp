@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+//
+// The exports' renderers (daemon/export/): rdmad.prom for node-exporter's textfile collector
+// and the NFD feature file, on plain inventory values. The host below is modelled on the
+// recorded constructed-mlx5-roce and azure-hpc-mlx4 fixtures: a ConnectX RoCE port whose GID
+// table holds the kernel's default link-local GIDs (index 0 RoCE v1, 1 RoCE v2) and the
+// IPv4-mapped GIDs of 192.168.1.1 (index 2 v1, 3 v2), an InfiniBand port and an mlx4 port.
+// Rules checked: the exposition format
+// (https://prometheus.io/docs/instrumenting/exposition_formats/), Prometheus naming
+// (https://prometheus.io/docs/practices/naming/), Kubernetes label syntax (written out below
+// from k8s.io/apimachinery validation: IsQualifiedName, IsValidLabelValue) and NFD's feature
+// file format (customization-guide, "Feature files").
+#include "export/facts.hpp"
+#include "export/nfd.hpp"
+#include "export/prometheus.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace rdmad;
+using namespace rdmad::exports;
+
+namespace {
+
+const char* const kLinkLocal = "fe80:0000:0000:0000:0202:c9ff:fe00:0001";
+const char* const kIpv4 = "0000:0000:0000:0000:0000:ffff:c0a8:0101"; // 192.168.1.1
+
+PortState roce_port() {
+    PortState p;
+    p.number = 1;
+    p.state = "ACTIVE";
+    p.phys_state = "LinkUp";
+    p.link_layer = "Ethernet";
+    p.transport = "RoCE";
+    p.roce_versions = {"v1", "v2"};
+    p.netdev = "enp1s0f0np0";
+    p.gids = {{0, kLinkLocal, "IB/RoCE v1", "enp1s0f0np0"},
+              {1, kLinkLocal, "RoCE v2", "enp1s0f0np0"},
+              {2, kIpv4, "IB/RoCE v1", "enp1s0f0np0"},
+              {3, kIpv4, "RoCE v2", "enp1s0f0np0"}};
+    p.pfc.status = PfcActual::Status::ok;
+    p.pfc.priorities = {3};
+    p.pfc_no_drop = {3};
+    p.desired_pfc_no_drop = {3, 4};
+    p.in_sync = false;
+    return p;
+}
+
+DeviceState device(const std::string& name, const std::string& driver, const std::string& provider,
+                   std::vector<PortState> ports) {
+    DeviceState d;
+    d.name = name;
+    d.syspath = "/sys/devices/pci0000:00/0000:00:01.0/infiniband/" + name;
+    d.node_type = "CA";
+    d.kernel_driver = driver;
+    d.provider = provider;
+    d.provider_installed = true;
+    d.verbs_device = "/dev/infiniband/uverbs0";
+    d.pci_address = "0000:01:00.0";
+    d.node_guid = "0002:c903:0031:78f0";
+    d.ports = std::move(ports);
+    return d;
+}
+
+HostState host() {
+    HostState inv;
+    auto roce = device("mlx5_0", "mlx5_core", "mlx5", {roce_port()});
+    inv.devices[roce.syspath] = roce;
+
+    PortState ib;
+    ib.number = 1;
+    ib.state = "ACTIVE";
+    ib.link_layer = "InfiniBand";
+    ib.transport = "InfiniBand";
+    ib.gids = {{0, "fe80:0000:0000:0000:0002:c903:0031:78f1", "", ""}};
+    auto ibdev = device("mlx5_1", "mlx5_core", "mlx5", {ib});
+    inv.devices[ibdev.syspath] = ibdev;
+
+    PortState m1, m2;
+    m1.number = 1;
+    m1.state = "DOWN";
+    m1.link_layer = "InfiniBand";
+    m1.transport = "InfiniBand";
+    m1.port_type = "ib";
+    m2 = m1;
+    m2.number = 2;
+    m2.link_layer = "Ethernet";
+    m2.transport = "RoCE";
+    m2.roce_versions = {"v1"};
+    m2.port_type = "auto (eth)";
+    m2.desired_port_type = "eth";
+    m2.pfc.status = PfcActual::Status::not_supported;
+    auto mlx4 = device("mlx4_0", "mlx4_core", "mlx4", {m1, m2});
+    mlx4.provider_installed = false;
+    mlx4.problems = {{"provider-missing", "error", "install ibverbs-providers"},
+                     {"port-not-active", "warning", "port 1 is DOWN"},
+                     {"port-not-active", "warning", "port 2 is DOWN"}};
+    inv.devices[mlx4.syspath] = mlx4;
+
+    LinkState eth;
+    eth.index = 4;
+    eth.name = "enp1s0f0np0";
+    eth.rdma_capable = "yes";
+    eth.rdma_device = "mlx5_0";
+    inv.links[4] = eth;
+    LinkState lo;
+    lo.index = 1;
+    lo.name = "lo";
+    lo.rdma_capable = "no";
+    inv.links[1] = lo;
+    return inv;
+}
+
+ManagerFacts facts() {
+    ManagerFacts f;
+    f.state = "running";
+    f.config_errors = 0;
+    f.last_reconcile_usec = 1764590400'500000; // 2025-12-01T12:00:00.5Z
+    return f;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        out.push_back(line);
+    return out;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+    const auto all = lines_of(text);
+    return std::find(all.begin(), all.end(), line) != all.end();
+}
+
+std::string metric_name(const std::string& sample) {
+    return sample.substr(0, sample.find_first_of("{ "));
+}
+
+/// The label values of a sample line, in order.
+std::vector<std::string> label_values(const std::string& sample) {
+    std::vector<std::string> out;
+    static const std::regex value(R"re(="((?:\\.|[^"\\])*)")re");
+    for (auto it = std::sregex_iterator(sample.begin(), sample.end(), value);
+         it != std::sregex_iterator(); ++it)
+        out.push_back((*it)[1]);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("rdmad.prom: every line is a HELP, a TYPE or a sample of the exposition format") {
+    const std::string text = render_prometheus(host(), facts());
+    REQUIRE(!text.empty());
+    CHECK(text.back() == '\n');
+    // metric_name{label="value",...} value -- no timestamp after the value.
+    static const std::regex sample(
+        R"re(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")*\})? -?[0-9]+(\.[0-9]+)?$)re");
+    static const std::regex help(R"re(^# HELP rdmad_[a-z0-9_]+ \S.*$)re");
+    static const std::regex type(R"re(^# TYPE rdmad_[a-z0-9_]+ gauge$)re");
+    std::set<std::string> seen, closed;
+    std::string current;
+    for (const auto& line : lines_of(text)) {
+        INFO(line);
+        if (line.rfind("# HELP ", 0) == 0) {
+            CHECK(std::regex_match(line, help));
+            const std::string name = line.substr(7, line.find(' ', 7) - 7);
+            CHECK(seen.insert(name).second); // one HELP per family
+            if (!current.empty())
+                closed.insert(current);
+            current = name;
+            continue;
+        }
+        if (line.rfind("# TYPE ", 0) == 0) {
+            CHECK(std::regex_match(line, type));
+            CHECK(line.substr(7, line.find(' ', 7) - 7) == current);
+            continue;
+        }
+        CHECK(std::regex_match(line, sample));
+        // Samples of a family follow its HELP/TYPE, and no family comes back later.
+        CHECK(metric_name(line) == current);
+        CHECK(!closed.count(metric_name(line)));
+    }
+}
+
+TEST_CASE("rdmad.prom: names have the rdmad_ prefix, no node-exporter metric is repeated, no GID, "
+          "address or text is a label value") {
+    const std::string text = render_prometheus(host(), facts());
+    static const std::regex gid_like("[0-9a-f]{4}:[0-9a-f]{4}");
+    for (const auto& line : lines_of(text)) {
+        if (line[0] == '#')
+            continue;
+        INFO(line);
+        const std::string name = metric_name(line);
+        CHECK(name.rfind("rdmad_", 0) == 0);
+        // node-exporter's infiniband collector already has port state, physical state, rate,
+        // counters and board/firmware info; its netclass collector operstate and carrier.
+        for (const char* theirs : {"state_id", "physical_state", "rate", "_bytes", "_packets",
+                                   "firmware", "board", "operstate", "carrier", "_total"})
+            CHECK(name.find(theirs) == std::string::npos);
+        for (const auto& v : label_values(line)) {
+            CHECK(!std::regex_search(v, gid_like));  // no GID, node GUID or PCI address
+            CHECK(v.find(' ') == std::string::npos); // no sentence (problem text)
+        }
+    }
+    CHECK(text.find("0000:01:00.0") == std::string::npos);
+    CHECK(text.find("install ibverbs-providers") == std::string::npos);
+}
+
+TEST_CASE("rdmad.prom: the port series join node_infiniband_* on device and port") {
+    const std::string text = render_prometheus(host(), facts());
+    CHECK(has_line(text, R"(rdmad_port_info{device="mlx5_0",port="1",link_layer="Ethernet",)"
+                         R"(transport="RoCE",netdev="enp1s0f0np0"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_info{device="mlx5_1",port="1",link_layer="InfiniBand",)"
+                         R"(transport="InfiniBand",netdev=""} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_in_sync{device="mlx5_0",port="1"} 0)"));
+    CHECK(has_line(text, R"(rdmad_port_in_sync{device="mlx5_1",port="1"} 1)"));
+    CHECK(has_line(text, R"(rdmad_device_info{device="mlx5_0",kernel_driver="mlx5_core",)"
+                         R"(provider="mlx5",node_type="CA"} 1)"));
+    CHECK(has_line(text, R"(rdmad_device_provider_installed{device="mlx4_0"} 0)"));
+    CHECK(has_line(text, R"(rdmad_device_provider_installed{device="mlx5_0"} 1)"));
+}
+
+TEST_CASE("rdmad.prom: PFC no-drop priorities, actual and desired, one series per priority") {
+    const std::string text = render_prometheus(host(), facts());
+    for (int p = 0; p < 8; ++p) {
+        INFO(p);
+        const std::string labels =
+            R"({device="mlx5_0",port="1",priority=")" + std::to_string(p) + "\"}";
+        CHECK(has_line(text, "rdmad_port_pfc_no_drop" + labels + (p == 3 ? " 1" : " 0")));
+        CHECK(has_line(text, "rdmad_port_desired_pfc_no_drop" + labels +
+                                 (p == 3 || p == 4 ? " 1" : " 0")));
+    }
+    CHECK(has_line(text, R"(rdmad_port_pfc_status{device="mlx5_0",port="1",status="ok"} 1)"));
+    CHECK(has_line(text,
+                   R"(rdmad_port_pfc_status{device="mlx4_0",port="2",status="not_supported"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_pfc_status{device="mlx4_0",port="2",status="ok"} 0)"));
+    // PFC that could not be read says nothing about priorities; an IB port has no PFC.
+    CHECK(text.find(R"(rdmad_port_pfc_no_drop{device="mlx4_0")") == std::string::npos);
+    CHECK(text.find(R"(rdmad_port_pfc_status{device="mlx5_1")") == std::string::npos);
+}
+
+TEST_CASE("rdmad.prom: port type as state sets, actual (mode) and desired") {
+    const std::string text = render_prometheus(host(), facts());
+    // mlx4_port2 reads "auto (eth)": the mode set is auto.
+    CHECK(has_line(text, R"(rdmad_port_type{device="mlx4_0",port="2",type="auto"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_type{device="mlx4_0",port="2",type="eth"} 0)"));
+    CHECK(has_line(text, R"(rdmad_port_type{device="mlx4_0",port="1",type="ib"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_desired_type{device="mlx4_0",port="2",type="eth"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_desired_type{device="mlx4_0",port="2",type="auto"} 0)"));
+    CHECK(text.find(R"(rdmad_port_desired_type{device="mlx4_0",port="1")") == std::string::npos);
+    CHECK(text.find(R"(rdmad_port_type{device="mlx5_0")") == std::string::npos);
+}
+
+TEST_CASE("rdmad.prom: RoCE versions, a routable RoCE v2 GID and the GID index to use") {
+    const std::string text = render_prometheus(host(), facts());
+    CHECK(has_line(text, R"(rdmad_port_roce_version{device="mlx5_0",port="1",version="v1"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_roce_version{device="mlx5_0",port="1",version="v2"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_roce_version{device="mlx4_0",port="2",version="v2"} 0)"));
+    CHECK(has_line(text, R"(rdmad_port_roce_v2_routable_gid{device="mlx5_0",port="1"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_roce_v2_routable_gid{device="mlx4_0",port="2"} 0)"));
+    // Index 3: the RoCE v2 GID of 192.168.1.1 (1 is v2 but link-local).
+    CHECK(has_line(text, R"(rdmad_port_recommended_roce_gid_index{device="mlx5_0",port="1"} 3)"));
+    CHECK(text.find(R"(rdmad_port_roce_version{device="mlx5_1")") == std::string::npos);
+}
+
+TEST_CASE("rdmad.prom: problems counted by code and severity, netdev capability, daemon facts") {
+    const std::string text = render_prometheus(host(), facts());
+    CHECK(has_line(text, R"(rdmad_device_problems{device="mlx4_0",code="port-not-active",)"
+                         R"(severity="warning"} 2)"));
+    CHECK(has_line(text, R"(rdmad_device_problems{device="mlx4_0",code="provider-missing",)"
+                         R"(severity="error"} 1)"));
+    CHECK(text.find(R"(rdmad_device_problems{device="mlx5_0")") == std::string::npos);
+    CHECK(has_line(text, R"(rdmad_netdev_rdma_capable{device="enp1s0f0np0",state="yes"} 1)"));
+    CHECK(has_line(text, R"(rdmad_netdev_rdma_capable{device="enp1s0f0np0",state="no"} 0)"));
+    CHECK(has_line(text, R"(rdmad_netdev_rdma_capable{device="lo",state="no"} 1)"));
+    CHECK(has_line(text, R"(rdmad_state{state="running"} 1)"));
+    CHECK(has_line(text, R"(rdmad_state{state="starting"} 0)"));
+    CHECK(has_line(text, R"(rdmad_state{state="degraded"} 0)"));
+    CHECK(has_line(text, "rdmad_config_errors 0"));
+    CHECK(has_line(text, "rdmad_last_reconcile_timestamp_seconds 1764590400.5"));
+    ManagerFacts never = facts();
+    never.last_reconcile_usec.reset();
+    CHECK(render_prometheus(host(), never).find("rdmad_last_reconcile") == std::string::npos);
+}
+
+TEST_CASE("rdmad.prom: equal inputs give equal bytes; a label value is escaped") {
+    CHECK(render_prometheus(host(), facts()) == render_prometheus(host(), facts()));
+    CHECK(escape_label_value(R"(a"b\c)"
+                             "\n") == R"(a\"b\\c\n)");
+    HostState empty;
+    const std::string text = render_prometheus(empty, facts());
+    // Families without samples are left out, HELP and all.
+    CHECK(text.find("rdmad_port_info") == std::string::npos);
+    CHECK(has_line(text, R"(rdmad_state{state="running"} 1)"));
+}
+
+TEST_CASE("GIDs: routable excludes zero and fe80::/10; IPv4-mapped is ::ffff:a.b.c.d") {
+    CHECK(!routable_gid("0000:0000:0000:0000:0000:0000:0000:0000"));
+    CHECK(!routable_gid(kLinkLocal));
+    CHECK(!routable_gid("febf:0000:0000:0000:0000:0000:0000:0001")); // still fe80::/10
+    CHECK(routable_gid("fec0:0000:0000:0000:0000:0000:0000:0001"));
+    CHECK(routable_gid("2001:0db8:0000:0000:0000:0000:0000:0001"));
+    CHECK(routable_gid(kIpv4));
+    CHECK(!routable_gid("fe80::1")); // not the kernel's form
+    CHECK(ipv4_mapped_gid(kIpv4));
+    CHECK(!ipv4_mapped_gid("2001:0db8:0000:0000:0000:0000:0000:0001"));
+    PortState p = roce_port();
+    CHECK(recommended_roce_gid_index(p) == std::optional<uint32_t>(3));
+    // Without IPv4, the lowest routable RoCE v2 GID.
+    p.gids = {{1, kLinkLocal, "RoCE v2", ""},
+              {5, "2001:0db8:0000:0000:0000:0000:0000:0002", "RoCE v2", ""},
+              {4, "2001:0db8:0000:0000:0000:0000:0000:0001", "RoCE v2", ""}};
+    CHECK(recommended_roce_gid_index(p) == std::optional<uint32_t>(4));
+    p.gids = {{1, kLinkLocal, "RoCE v2", ""}, {2, kIpv4, "IB/RoCE v1", ""}};
+    CHECK(!recommended_roce_gid_index(p));
+    CHECK(!has_routable_roce_v2_gid(p));
+}
+
+// ---- NFD ------------------------------------------------------------------------------------
+
+namespace {
+
+// Kubernetes label rules, written out: the name part of a key is 1-63 characters, alphanumeric
+// at both ends, [-_.A-Za-z0-9] between; a value is empty or the same. NFD prefixes a name
+// without "/" with feature.node.kubernetes.io/.
+bool k8s_name(const std::string& s) {
+    static const std::regex re("^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$");
+    return s.size() <= 63 && std::regex_match(s, re);
+}
+bool k8s_value(const std::string& s) {
+    return s.empty() || k8s_name(s);
+}
+
+std::map<std::string, std::string> labels_of(const std::string& text) {
+    std::map<std::string, std::string> out;
+    for (const auto& line : lines_of(text)) {
+        if (line.empty() || line[0] == '#')
+            continue;
+        const auto eq = line.find('=');
+        REQUIRE(eq != std::string::npos);
+        out[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("NFD labels: usable ports per transport, providers, sync, the agreed GID index") {
+    const auto labels = labels_of(render_nfd_labels(host(), facts()));
+    const std::map<std::string, std::string> want = {
+        // mlx5_1 port 1: ACTIVE InfiniBand; mlx5_0 port 1: ACTIVE RoCE with v2 GIDs; mlx4_0's
+        // ports are DOWN and its provider is missing.
+        {"rdmad.infiniband", "true"},  {"rdmad.infiniband.ports", "1"},
+        {"rdmad.roce-v2", "true"},     {"rdmad.roce-v2.ports", "1"},
+        {"rdmad.iwarp.ports", "0"},    {"rdmad.providers-installed", "false"},
+        {"rdmad.in-sync", "false"}, // mlx5_0 port 1 asks for priority 4 too
+        {"rdmad.roce-gid-index", "3"},
+    };
+    CHECK(labels == want);
+    for (const auto& [name, value] : labels) {
+        INFO(name << "=" << value);
+        CHECK(k8s_name(name));
+        CHECK(k8s_value(value));
+        CHECK(valid_label_name(name));
+        CHECK(valid_label_value(value));
+        CHECK(("feature.node.kubernetes.io/" + name).size() <= 253 + 1 + 63);
+    }
+}
+
+TEST_CASE("NFD labels: no GID index when usable RoCE v2 ports disagree or one has none") {
+    HostState inv = host();
+    auto second = device("mlx5_2", "mlx5_core", "mlx5", {roce_port()});
+    second.ports[0].gids[3].index = 5; // its IPv4 RoCE v2 GID sits at index 5
+    inv.devices[second.syspath] = second;
+    auto labels = labels_of(render_nfd_labels(inv, facts()));
+    CHECK(labels.at("rdmad.roce-v2.ports") == "2");
+    CHECK(!labels.count("rdmad.roce-gid-index"));
+    inv.devices[second.syspath].ports[0].gids.resize(2); // link-local GIDs only
+    labels = labels_of(render_nfd_labels(inv, facts()));
+    CHECK(!labels.count("rdmad.roce-gid-index"));
+}
+
+TEST_CASE("NFD labels: a host in sync, without devices, and with a configuration error") {
+    HostState inv;
+    ManagerFacts f = facts();
+    auto labels = labels_of(render_nfd_labels(inv, f));
+    CHECK(labels.at("rdmad.in-sync") == "true");
+    CHECK(!labels.count("rdmad.providers-installed"));
+    CHECK(!labels.count("rdmad.infiniband"));
+    CHECK(labels.at("rdmad.infiniband.ports") == "0");
+    f.config_errors = 1;
+    CHECK(labels_of(render_nfd_labels(inv, f)).at("rdmad.in-sync") == "false");
+}
+
+TEST_CASE("NFD file: comment, RFC 3339 UTC expiry directive, labels") {
+    const std::string file = render_nfd("rdmad.in-sync=true\n", 1764590400);
+    const auto lines = lines_of(file);
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0].rfind("# ", 0) == 0);
+    CHECK(lines[0].find("+") == std::string::npos); // a comment, not a directive
+    CHECK(lines[1] == "# +expiry-time=2025-12-01T12:00:00Z");
+    CHECK(lines[2] == "rdmad.in-sync=true");
+}
+
+TEST_CASE("exports at 1,024 devices: NFD far below its 64 KiB limit, every label still valid") {
+    HostState inv;
+    for (int i = 0; i < 1024; ++i) {
+        auto d = device("mlx5_" + std::to_string(i), "mlx5_core", "mlx5", {roce_port()});
+        d.syspath += std::to_string(i);
+        inv.devices[d.syspath] = d;
+    }
+    const std::string nfd = render_nfd(render_nfd_labels(inv, facts()), 1764590400);
+    CHECK(nfd.size() < 1024);
+    CHECK(labels_of(nfd).at("rdmad.roce-v2.ports") == "1024");
+    const std::string prom = render_prometheus(inv, facts());
+    // Each device: info and provider series; its RoCE port: info, in-sync, 4 PFC statuses, 8
+    // actual and 8 desired priorities, 2 RoCE versions, routable GID and GID index.
+    size_t samples = 0;
+    for (const auto& line : lines_of(prom))
+        samples += line[0] != '#';
+    CHECK(samples == 3 /*state*/ + 1 /*config errors*/ + 1 /*reconcile*/ +
+                         1024 * (2 + 1 + 1 + 4 + 8 + 8 + 2 + 1 + 1));
+}
