@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "client.hpp"
 
+#include "rdmad_api.hpp"
+
 #include "org.rdmad1.Manager.proxy.h"
 #include "table.hpp"
 
@@ -16,15 +18,14 @@ namespace rdmactl {
 
 namespace {
 
-constexpr const char* kBusName = "org.rdmad1";
-constexpr const char* kManagerPath = "/org/rdmad1";
-
-// The daemon's named errors (dbus/org.rdmad1.Manager.xml, daemon/bus/errors.hpp).
-constexpr std::string_view kNoSuchObject = "org.rdmad1.Error.NoSuchObject";
-constexpr std::string_view kInvalidArgument = "org.rdmad1.Error.InvalidArgument";
-constexpr std::string_view kFailed = "org.rdmad1.Error.Failed";
-constexpr std::string_view kNotSupported = "org.rdmad1.Error.NotSupported";
-constexpr std::string_view kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
+// The bus name, the root path and the daemon's named errors: dbus/rdmad_api.hpp.
+using rdmad::api::kBusName;
+using rdmad::api::kManagerPath;
+constexpr std::string_view kNoSuchObject = rdmad::api::kNoSuchObject;
+constexpr std::string_view kInvalidArgument = rdmad::api::kInvalidArgument;
+constexpr std::string_view kFailed = rdmad::api::kFailed;
+constexpr std::string_view kNotSupported = rdmad::api::kNotSupported;
+constexpr std::string_view kAccessDenied = rdmad::api::kAccessDenied;
 
 constexpr const char* kManagerInterface = "org.rdmad1.Manager";
 constexpr const char* kPortInterface = "org.rdmad1.Port";

@@ -6,6 +6,7 @@
 #include "client.hpp"
 #include "config.h"
 #include "help.hpp"
+#include "rdmad_api.hpp"
 #include "table.hpp"
 #include "terminal.hpp"
 #include "verbs.hpp"
@@ -92,8 +93,8 @@ std::string parse_priorities(const std::string& text, std::vector<std::uint8_t>&
             return fmt::format("bad priority '{}': PRIORITIES must be a comma list of 0-7",
                                item);
         const auto prio = static_cast<std::uint8_t>(item[0] - '0');
-        if (prio > 7)
-            return fmt::format("priority {} is above 7", item);
+        if (prio > rdmad::api::kMaxPriority)
+            return fmt::format("priority {} is above {}", item, rdmad::api::kMaxPriority);
         if (std::find(out.begin(), out.end(), prio) != out.end())
             return fmt::format("priority {} given twice", item);
         out.push_back(prio);
@@ -210,7 +211,7 @@ int parse(int argc, char** argv, Command& cmd) {
         if (!parse_port(cmd.args[1], cmd.port))
             return usage_error(fmt::format("bad PORT '{}': a port number from 1", cmd.args[1]));
         const std::string& type = cmd.args[2];
-        if (type != "ib" && type != "eth" && type != "auto")
+        if (!rdmad::api::valid_port_type(type))
             return usage_error(fmt::format("bad TYPE '{}': ib, eth or auto", type));
     }
     if (cmd.verb == "set-pfc") {

@@ -10,6 +10,7 @@
 // comes back) and updated by every signal. Values are kept in the Describe() shape (GIDs and
 // Problems as objects), so --json prints old and new alike.
 #include "document.hpp"
+#include "rdmad_api.hpp"
 #include "table.hpp"
 #include "verbs.hpp"
 
@@ -35,8 +36,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kBusName = "org.rdmad1";
-constexpr const char* kRoot = "/org/rdmad1";
+using rdmad::api::kBusName;
+constexpr const char* kRoot = rdmad::api::kManagerPath;
 constexpr std::string_view kInterfacePrefix = "org.rdmad1.";
 
 // ---- Reading any D-Bus value into JSON ----------------------------------------------------

@@ -92,8 +92,16 @@ tmp=$(mktemp -d)
 . "$top/tools/private-bus.sh"
 trap 'stop_private_bus; rm -rf "$tmp"' EXIT
 start_private_bus "$tmp"
-mkdir -p "$tmp/etc" "$tmp/state" "$tmp/modprobe.d"
+mkdir -p "$tmp/etc/conf.d" "$tmp/state" "$tmp/modprobe.d" "$tmp/prometheus" "$tmp/nfd"
 export CONFIGURATION_DIRECTORY="$tmp/etc" STATE_DIRECTORY="$tmp/state"
+# The exports go to the demo's own directories, never to this machine's node-exporter or
+# Kubernetes directories (rdmad.conf(5), [export]).
+cat > "$tmp/etc/conf.d/00-demo-exports.conf" <<EOF
+# tools/demo.sh: the exports stay in the demo's directory.
+[export]
+prometheus_dir = "$tmp/prometheus"
+nfd_dir = "$tmp/nfd"
+EOF
 
 # rdmad runs in the foreground of a small shell that waits for it to take its name, prints
 # the status (or opens a shell), then stops it with SIGTERM and returns rdmad's exit status.
@@ -108,6 +116,7 @@ run='
     echo "rdmad runs on a private bus (DBUS_SYSTEM_BUS_ADDRESS=$DBUS_SYSTEM_BUS_ADDRESS)."
     echo "Try: rdmactl links; rdmactl doctor; rdmactl monitor; busctl --system tree org.rdmad1"
     echo "Desired state: write $CONFIGURATION_DIRECTORY/rdmad.conf, then rdmactl reload."
+    echo "Exports: $DEMO_DIR/prometheus/rdmad.prom (node-exporter textfile), $DEMO_DIR/nfd/rdmad (NFD)."
     echo "Its log: $DEMO_DIR/rdmad.log. Leave the shell (exit) to stop it."
     # Interactive on a terminal; commands piped in are read as a script (an interactive bash
     # without a terminal complains about job control).
