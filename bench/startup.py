@@ -169,9 +169,18 @@ def run_rdmad(args, root, n, run_dir):
 def run_bare(args, root):
     """One pass of bench-sysfs-read, under the preload (as rdmad reads) and directly."""
     r = {}
-    out = subprocess.run([args.sysfs_read], env=preload_env(root), capture_output=True,
-                         text=True, check=True).stdout.split()
+    # Popen + wait4 rather than run(): the pass's CPU time (user + system, the whole process
+    # with its exec and the preload's set-up) is the load-proof floor for rdmad CPU.
+    proc = subprocess.Popen([args.sysfs_read], env=preload_env(root), stdout=subprocess.PIPE,
+                            text=True)
+    stdout = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit("bench-sysfs-read failed: exit %d" % proc.returncode)
+    out = stdout.split()
     r["bare_preload_ms"] = int(out[0]) / 1e3
+    r["bare_cpu_ms"] = (usage.ru_utime + usage.ru_stime) * 1e3
     r["bare_files"] = int(out[1])
     out = subprocess.run([args.sysfs_read, "--root", root], capture_output=True, text=True,
                          check=True).stdout.split()
@@ -261,12 +270,27 @@ COLUMNS = [
     ("hwm_ready_kib", "HWM@READY MiB", "{:.1f}"),
     ("hwm_describe_kib", "HWM+Describe MiB", "{:.1f}"),
     ("bare_preload_ms", "bare read ms (preload)", "{:.2f}"),
+    ("bare_cpu_ms", "bare CPU ms (preload)", "{:.1f}"),
     ("bare_direct_ms", "bare read ms (direct)", "{:.2f}"),
     ("bare_files", "files read", "{:d}"),
     ("ne_scrape_ms", "node-exp scrape ms", "{:.1f}"),
     ("ne_hwm_kib", "node-exp HWM MiB", "{:.1f}"),
     ("ibstat_ms", "ibstat ms", "{:.1f}"),
+    ("ready_x", "READY / bare", "{:.2f}"),
+    ("cpu_x", "rdmad CPU / bare CPU", "{:.2f}"),
+    ("describe_x", "node-exp / Describe", "{:.1f}"),
 ]
+# The last three columns are ratios of one run's figures (then the median over runs): bare
+# read ms (preload) and its CPU time are the floors of READY and rdmad CPU.
+
+
+def ratios(r):
+    """READY / bare read, rdmad CPU / bare CPU and node-exporter scrape / Describe of run r."""
+    def div(a, b):
+        return r[a] / r[b] if r.get(a) is not None and r.get(b) else None
+    r["ready_x"] = div("ready_ms", "bare_preload_ms")
+    r["cpu_x"] = div("cpu_ms", "bare_cpu_ms")
+    r["describe_x"] = div("ne_scrape_ms", "describe_ms")
 
 
 def fmt(key, value, spec):
@@ -337,6 +361,7 @@ def main():
             r.update(run_bare(args, root))
             r.update(run_node_exporter(args, root, n, run_dir))
             r.update(run_ibstat(args, root, n, run_dir))
+            ratios(r)
             results.append(r)
             log("  run %d: %s" % (i + 1, ", ".join(
                 "%s %s" % (h, fmt(k, r[k], spec)) for k, h, spec in COLUMNS[1:] if k in r)))

@@ -3,7 +3,7 @@
 
 #include "inventory/attributes.hpp"
 #include "inventory/transport.hpp"
-#include "sources/udev.hpp"
+#include "sources/device_paths.hpp"
 #include "util/sysfs.hpp"
 
 #include <algorithm>
@@ -101,10 +101,10 @@ PortState read_port(const std::string& device_syspath, uint32_t number, bool* ha
     return port;
 }
 
-DeviceState read_device(udev_device* dev) {
+DeviceState read_device(const std::string& syspath) {
     DeviceState d;
-    d.syspath = udev::str(udev_device_get_syspath(dev));
-    d.name = udev::str(udev_device_get_sysname(dev));
+    d.syspath = syspath;
+    d.name = device_paths::sysname(syspath);
     const std::string& sp = d.syspath;
 
     if (auto t = sysfs::read_text(sp, "node_type"))
@@ -120,15 +120,9 @@ DeviceState read_device(udev_device* dev) {
 
     // The parent: normally the PCI function; an auxiliary device on kernels that hang the
     // ibdev there; none for rxe/siw (rxe names its netdev in `parent`).
-    udev_device* pci = udev_device_get_parent_with_subsystem_devtype(dev, "pci", nullptr);
-    std::string pci_syspath;
-    if (pci) {
-        std::string name = udev::str(udev_device_get_sysname(pci));
-        if (is_pci_address(name)) {
-            d.pci_address = name;
-            pci_syspath = udev::str(udev_device_get_syspath(pci));
-        }
-    }
+    auto pci = device_paths::pci_function(sp);
+    d.pci_address = std::move(pci.address);
+    const std::string pci_syspath = std::move(pci.syspath);
     const std::string parent_name = sysfs::link_basename(sp, "device");
     if (!parent_name.empty() && parent_name == d.pci_address)
         d.kernel_driver = sysfs::link_basename(sp, "device/driver");

@@ -6,16 +6,15 @@
 
 #include "inventory/model.hpp"
 
-#include <libudev.h>
 #include <string>
 
 namespace rdmad {
 
-/// Read the device at `dev` (subsystem "infiniband"): identity, node attributes, PCI address
-/// and kernel driver (from the `device/driver` link, or the PCI parent's when `device` is an
-/// auxiliary device), SR-IOV physical function (`physfn`), rxe `parent`, and every port.
+/// Read the device at `syspath` (`/sys/devices/.../infiniband/<name>`): identity, node attributes,
+/// PCI address and kernel driver (from the `device/driver` link, or the PCI parent's when `device`
+/// is an auxiliary device), SR-IOV physical function (`physfn`), rxe `parent`, and every port.
 /// Leaves provider, verbs device and problems for the scanner.
-DeviceState read_device(udev_device* dev);
+DeviceState read_device(const std::string& syspath);
 
 /// Read port `number` below `device_syspath` (`ports/<n>/`): state, physical state, link
 /// layer, rate, LID, SM LID and the non-empty GID entries with their types and netdevs.

@@ -2,7 +2,7 @@
 #include "sources/link_reader.hpp"
 
 #include "inventory/attributes.hpp"
-#include "sources/udev.hpp"
+#include "sources/device_paths.hpp"
 #include "util/sysfs.hpp"
 
 #include <charconv>
@@ -28,30 +28,22 @@ std::optional<uint32_t> to_unsigned(std::string_view text) {
     return v;
 }
 
-std::string pci_parent(udev_device* dev) {
-    udev_device* pci = udev_device_get_parent_with_subsystem_devtype(dev, "pci", nullptr);
-    if (!pci)
-        return {};
-    std::string name = udev::str(udev_device_get_sysname(pci));
-    return is_pci_address(name) ? name : std::string();
-}
-
 } // namespace
 
-std::optional<LinkState> read_link(udev_device* dev) {
+std::optional<LinkState> read_link(const std::string& syspath) {
     LinkState link;
-    link.syspath = udev::str(udev_device_get_syspath(dev));
-    link.name = udev::str(udev_device_get_sysname(dev));
+    link.syspath = syspath;
+    link.name = device_paths::sysname(syspath);
     std::optional<int32_t> index;
     if (auto t = sysfs::read_text(link.syspath, "ifindex"))
         index = to_ifindex(*t);
     if (!index)
-        if (const char* p = udev_device_get_property_value(dev, "IFINDEX"))
-            index = to_ifindex(p);
+        if (auto p = device_paths::uevent_property(syspath, "IFINDEX"))
+            index = to_ifindex(*p);
     if (!index)
         return std::nullopt;
     link.index = *index;
-    link.pci_address = pci_parent(dev);
+    link.pci_address = device_paths::pci_function(syspath).address;
     link.driver = sysfs::link_basename(link.syspath, "device/driver");
     if (auto t = sysfs::read_text(link.syspath, "operstate"))
         link.operstate = std::string(trim_attribute(*t));
@@ -63,16 +55,16 @@ std::optional<LinkState> read_link(udev_device* dev) {
     return link;
 }
 
-AuxDevice read_aux_device(udev_device* dev) {
+AuxDevice read_aux_device(const std::string& syspath) {
     AuxDevice aux;
-    const std::string sp = udev::str(udev_device_get_syspath(dev));
-    aux.name = udev::str(udev_device_get_sysname(dev));
-    aux.pci_address = pci_parent(dev);
+    const std::string& sp = syspath;
+    aux.name = device_paths::sysname(syspath);
+    aux.pci_address = device_paths::pci_function(syspath).address;
     aux.driver = sysfs::link_basename(sp, "driver");
     if (auto t = sysfs::read_text(sp, "modalias"))
         aux.modalias = std::string(trim_attribute(*t));
-    else if (const char* m = udev_device_get_property_value(dev, "MODALIAS"))
-        aux.modalias = m;
+    else if (auto m = device_paths::uevent_property(sp, "MODALIAS"))
+        aux.modalias = std::move(*m);
     return aux;
 }
 

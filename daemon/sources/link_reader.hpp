@@ -6,17 +6,18 @@
 #include "inventory/model.hpp"
 #include "inventory/rdma_capability.hpp"
 
-#include <libudev.h>
 #include <optional>
+#include <string>
 
 namespace rdmad {
 
-/// Read the netdev at `dev` (subsystem "net"): ifindex (from `ifindex`, else the IFINDEX
-/// property), name, PCI address, driver (`device/driver` basename), operstate and `master`.
-/// std::nullopt when it has no usable ifindex.
-std::optional<LinkState> read_link(udev_device* dev);
+/// Read the netdev at `syspath` (`/sys/devices/.../net/<name>`): ifindex (from `ifindex`,
+/// else IFINDEX in `uevent`), name, PCI address, driver (`device/driver` basename), operstate and
+/// `master`. std::nullopt when it has no usable ifindex.
+std::optional<LinkState> read_link(const std::string& syspath);
 
-/// Read the auxiliary device at `dev`: name, PCI parent, bound driver and modalias.
-AuxDevice read_aux_device(udev_device* dev);
+/// Read the auxiliary device at `syspath`: name, PCI parent, bound driver and modalias (from
+/// `modalias`, else MODALIAS in `uevent`).
+AuxDevice read_aux_device(const std::string& syspath);
 
 } // namespace rdmad

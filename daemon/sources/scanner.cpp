@@ -3,6 +3,7 @@
 
 #include "inventory/attributes.hpp"
 #include "inventory/problems.hpp"
+#include "sources/device_paths.hpp"
 #include "sources/device_reader.hpp"
 #include "sources/link_reader.hpp"
 #include "util/log.hpp"
@@ -42,9 +43,9 @@ void Scanner::full_scan() {
     dirty_devices_.clear();
     dirty_links_.clear();
     incomplete_.clear();
-    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "infiniband"))
+    for (const auto& path : device_paths::subsystem_devices("infiniband"))
         read_device_at(path);
-    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "net"))
+    for (const auto& path : device_paths::subsystem_devices("net"))
         read_link_at(path);
     read_verbs();
     read_aux();
@@ -52,13 +53,12 @@ void Scanner::full_scan() {
 }
 
 void Scanner::read_device_at(const std::string& syspath) {
-    udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
-    if (!dev) {
+    if (!sysfs::exists(syspath)) {
         erase_device_raw(syspath);
         incomplete_.erase(syspath);
         return;
     }
-    DeviceState d = read_device(dev.get());
+    DeviceState d = read_device(syspath);
     if (looks_incomplete(d) && incomplete_[syspath] < kMaxRetries) {
         ++incomplete_[syspath];
     } else {
@@ -120,12 +120,11 @@ void Scanner::erase_link_raw(const std::string& syspath) {
 void Scanner::read_link_at(const std::string& syspath) {
     // Links are keyed by ifindex; a rename (move) keeps the ifindex and changes the syspath.
     erase_link_raw(syspath);
-    udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
-    if (!dev) {
+    if (!sysfs::exists(syspath)) {
         incomplete_.erase(syspath);
         return;
     }
-    auto link = read_link(dev.get());
+    auto link = read_link(syspath);
     if (!link) {
         if (incomplete_[syspath] < kMaxRetries) {
             ++incomplete_[syspath];
@@ -152,7 +151,7 @@ void Scanner::read_verbs() {
     verbs_.clear();
     verbs_of_.clear();
     dirty_verbs_paths_.clear();
-    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "infiniband_verbs"))
+    for (const auto& path : device_paths::subsystem_devices("infiniband_verbs"))
         read_verbs_at(path);
 }
 
@@ -160,14 +159,11 @@ void Scanner::read_verbs_at(const std::string& syspath) {
     // Each uverbs char device names its RDMA device in `ibdev`; its number says nothing
     // (uverbs19 may serve mlx5_24). Source: DOMAIN.md §3.3.
     erase_verbs(syspath);
-    udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
-    if (!dev)
-        return;
     auto ibdev = sysfs::read_text(syspath, "ibdev");
     if (!ibdev)
         return;
-    std::string name = udev::str(udev_device_get_sysname(dev.get()));
-    std::string devname = udev::str(udev_device_get_property_value(dev.get(), "DEVNAME"));
+    const std::string name = device_paths::sysname(syspath);
+    std::string devname = device_paths::uevent_property(syspath, "DEVNAME").value_or("");
     if (devname.empty())
         devname = "infiniband/" + name;
     if (devname.front() != '/')
@@ -190,14 +186,13 @@ void Scanner::erase_verbs(const std::string& syspath) {
 void Scanner::read_aux() {
     aux_.clear();
     dirty_aux_paths_.clear();
-    for (const auto& path : udev::enumerate_syspaths(udev_.get(), "auxiliary"))
+    for (const auto& path : device_paths::subsystem_devices("auxiliary"))
         read_aux_at(path);
 }
 
 void Scanner::read_aux_at(const std::string& syspath) {
-    udev::Device dev(udev_device_new_from_syspath(udev_.get(), syspath.c_str()));
-    if (dev)
-        aux_[syspath] = read_aux_device(dev.get());
+    if (sysfs::exists(syspath))
+        aux_[syspath] = read_aux_device(syspath);
     else
         aux_.erase(syspath);
 }

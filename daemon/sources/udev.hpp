@@ -31,9 +31,6 @@ using Monitor = std::unique_ptr<udev_monitor, MonitorUnref>;
 /// A new libudev context; throws std::runtime_error when libudev cannot give one.
 Udev make_context();
 
-/// syspaths of every device of `subsystem`, in enumeration order.
-std::vector<std::string> enumerate_syspaths(struct udev* ctx, const char* subsystem);
-
 /// A string that is "" for NULL.
 inline std::string str(const char* s) { return s ? std::string(s) : std::string(); }
 

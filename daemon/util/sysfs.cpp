@@ -8,7 +8,6 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_set>
@@ -26,11 +25,12 @@ std::string join(const std::string& dir, std::string_view relative) {
     return path;
 }
 
-struct FdCloser {
-    void operator()(int* fd) const {
-        if (*fd >= 0)
-            ::close(*fd);
-        delete fd;
+/// Closes the descriptor it holds (on the stack: no allocation per attribute).
+struct Fd {
+    int fd;
+    ~Fd() {
+        if (fd >= 0)
+            ::close(fd);
     }
 };
 
@@ -40,21 +40,26 @@ ReadResult read_attribute(const std::string& dir, std::string_view relative, siz
     ReadResult result;
     const std::string path = join(dir, relative);
     // O_NONBLOCK: a FIFO in place of an attribute (or --os-release) must not hang start-up.
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
+    const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
+    if (file.fd < 0) {
         result.error = errno;
         return result;
     }
-    std::unique_ptr<int, FdCloser> guard(new int(fd));
-    struct stat st;
-    if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        result.error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL; // sysfs attributes are regular
-        return result;
+    // No fstat(2): a directory fails read(2) with EISDIR, and a FIFO with no writer reads
+    // empty (O_NONBLOCK) or fails with EAGAIN. Reads go into a stack buffer, so an attribute
+    // costs no allocation but its text's. A read may move fewer bytes than asked (POSIX
+    // allows it; tests/fault makes every one short), so read until EOF or `limit`: sysfs
+    // gives the whole attribute in the first read (fs/kernfs/file.c), the second sees EOF.
+    char stack[4096];
+    std::string heap;
+    char* buf = stack;
+    if (limit > sizeof(stack)) {
+        heap.resize(limit);
+        buf = heap.data();
     }
-    std::string text(limit, '\0');
     size_t used = 0;
     while (used < limit) {
-        ssize_t n = ::read(fd, text.data() + used, limit - used);
+        const ssize_t n = ::read(file.fd, buf + used, limit - used);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -65,8 +70,7 @@ ReadResult read_attribute(const std::string& dir, std::string_view relative, siz
             break;
         used += static_cast<size_t>(n);
     }
-    text.resize(used);
-    result.text = std::move(text);
+    result.text.assign(buf, used);
     return result;
 }
 
@@ -99,17 +103,52 @@ std::optional<std::string> read_text(const std::string& dir, std::string_view re
     return std::move(r.text);
 }
 
-std::string link_basename(const std::string& dir, std::string_view relative) {
-    const std::string path = join(dir, relative);
+namespace {
+
+/// The target of the symlink at `path`, "" when it is none.
+std::string read_link(const std::string& path) {
     char buf[4096];
     ssize_t n = ::readlink(path.c_str(), buf, sizeof(buf) - 1);
     if (n <= 0)
         return {};
-    std::string_view target(buf, static_cast<size_t>(n));
+    return std::string(buf, static_cast<size_t>(n));
+}
+
+} // namespace
+
+std::string link_basename(const std::string& dir, std::string_view relative) {
+    const std::string link = read_link(join(dir, relative));
+    std::string_view target(link);
     while (!target.empty() && target.back() == '/')
         target.remove_suffix(1);
     auto slash = target.rfind('/');
     return std::string(slash == std::string_view::npos ? target : target.substr(slash + 1));
+}
+
+std::string resolve_link(const std::string& dir, std::string_view relative) {
+    const std::string path = join(dir, relative);
+    const std::string target = read_link(path);
+    if (target.empty())
+        return {};
+    // Start from the link's directory (or "/" for an absolute target) and apply the target's
+    // components: ".." drops one, "." and empty ones nothing.
+    std::string out = target.front() == '/' ? std::string() : path.substr(0, path.rfind('/'));
+    std::string_view rest(target);
+    while (!rest.empty()) {
+        const auto slash = rest.find('/');
+        const std::string_view part = rest.substr(0, slash);
+        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+        if (part.empty() || part == ".")
+            continue;
+        if (part == "..") {
+            const auto up = out.rfind('/');
+            out.resize(up == std::string::npos ? 0 : up);
+            continue;
+        }
+        out += '/';
+        out += part;
+    }
+    return out.empty() ? std::string("/") : out;
 }
 
 std::vector<std::string> list_dir(const std::string& dir, std::string_view relative) {

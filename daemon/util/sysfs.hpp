@@ -32,6 +32,13 @@ std::optional<std::string> read_text(const std::string& dir, std::string_view re
 /// `device/driver` -> `../../../bus/pci/drivers/mlx5_core`), "" when not a link.
 std::string link_basename(const std::string& dir, std::string_view relative);
 
+/// Where the symlink `<dir>/<relative>` points, as an absolute path resolved lexically
+/// (`/sys/class/net/eth0` -> `/sys/devices/pci0000:00/0000:00:03.0/net/eth0`); "" when it is
+/// not a link. Sysfs links are relative and live in real directories (fs/sysfs/symlink.c:
+/// kernfs_get_target_path() builds "../../devices/..."), so one readlink(2) does what
+/// realpath(3) does with a readlink per path component.
+std::string resolve_link(const std::string& dir, std::string_view relative);
+
 /// Names in directory `<dir>/<relative>` (without "." and ".."), sorted; empty when it does
 /// not exist.
 std::vector<std::string> list_dir(const std::string& dir, std::string_view relative);

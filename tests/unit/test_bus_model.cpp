@@ -356,3 +356,33 @@ TEST_CASE("a device first seen without its node GUID (a read error) gets the GUI
     inv.put_device(d);
     CHECK(view(build_bus_model(inv), "rocep9s0f0").path == by_guid);
 }
+
+TEST_CASE("Describe() escapes quotes, backslashes and control characters, replaces invalid "
+          "UTF-8 and prints rates as numbers") {
+    HostState inv;
+    auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    d.ports = {port(1, "ens1f0np0")};
+    d.ports[0].rate_gbps = 2.5;
+    add(inv, d);
+    // The Manager's own problems reach describe_json() as they are (the bus model has made
+    // device text valid already).
+    const std::vector<Problem> problems = {
+        {"a", "warning", "say \"hi\"\\ now\n\t\x01 \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+        {"b", "error", "\xff\xc3(\xed\xa0\x80"}};
+    const std::string text = describe_json(build_bus_model(inv), "0.1.0", "running",
+                                           {"/etc/rdmad/rdmad.conf"}, problems);
+    CHECK(text.find("say \\\"hi\\\"\\\\ now\\n\\t\\u0001 ") != std::string::npos);
+    const auto doc = json::parse(text);
+    CHECK(doc["Problems"][0]["Text"] ==
+          "say \"hi\"\\ now\n\t\x01 \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    // Each byte that starts no valid sequence (0xff; 0xc3 before '('; a UTF-16 surrogate
+    // 0xed 0xa0 0x80, RFC 3629 section 3) becomes U+FFFD.
+    CHECK(doc["Problems"][1]["Text"] ==
+          "\xef\xbf\xbd\xef\xbf\xbd(\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    CHECK(doc["DesiredStateSource"] == json::array({"/etc/rdmad/rdmad.conf"}));
+    CHECK(doc["Devices"][0]["Ports"][0]["RateGbps"] == 2.5);
+    CHECK(text.find("\"RateGbps\":2.5,") != std::string::npos);
+    CHECK(doc["Devices"][0]["Ports"][0]["LID"] == 0);
+    // The whole document is the one nlohmann::json prints for the same values.
+    CHECK(nlohmann::ordered_json::parse(text).dump() == text);
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+//
+// Unit tests for the one sysfs code path (daemon/util/sysfs.hpp) and the device paths built
+// on it (daemon/sources/device_paths.hpp), on a scratch tree laid out as the kernel lays out
+// /sys (Documentation/ABI/testing/sysfs-devices, sysfs-class-net).
+#include "sources/device_paths.hpp"
+#include "temp_dir.hpp"
+#include "util/sysfs.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <filesystem>
+
+using namespace rdmad;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A tree with one PCI function 0000:3b:00.0 below root port 0000:3a:02.0, its netdev
+/// ens1f0np0 and RDMA device mlx5_0, the class links to them, and the pci bus.
+struct Tree {
+    test::TempDir dir{"rdmad-sysfs"};
+    std::string sys = (dir.path / "sys").string();
+    std::string root_port = sys + "/devices/pci0000:3a/0000:3a:02.0";
+    std::string function = root_port + "/0000:3b:00.0";
+    std::string netdev = function + "/net/ens1f0np0";
+    std::string ibdev = function + "/infiniband/mlx5_0";
+
+    Tree() {
+        fs::create_directories(sys + "/bus/pci/devices");
+        fs::create_directories(sys + "/class/net");
+        dir.write("sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/net/ens1f0np0/uevent",
+                  "INTERFACE=ens1f0np0\nIFINDEX=1002\n");
+        dir.write("sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0/node_type",
+                  "1: CA\n");
+        fs::create_symlink("../../../bus/pci", root_port + "/subsystem");
+        fs::create_symlink("../../../../bus/pci", function + "/subsystem");
+        fs::create_symlink("../../devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/net/ens1f0np0",
+                           sys + "/class/net/ens1f0np0");
+    }
+};
+
+} // namespace
+
+TEST_CASE("read_attribute gives an attribute's text, the errno otherwise") {
+    Tree t;
+    auto r = sysfs::read_attribute(t.ibdev, "node_type");
+    CHECK(r.ok());
+    CHECK(r.text == "1: CA\n");
+    CHECK(sysfs::read_attribute(t.ibdev, "node_guid").error == ENOENT);
+    CHECK(sysfs::read_attribute(t.function, "net").error == EISDIR);
+    // At most `limit` bytes.
+    CHECK(sysfs::read_attribute(t.ibdev, "node_type", 2).text == "1:");
+    CHECK(sysfs::read_text(t.ibdev, "node_type") == "1: CA\n");
+    CHECK(sysfs::read_text(t.ibdev, "absent") == std::nullopt);
+}
+
+TEST_CASE("resolve_link makes a relative sysfs link an absolute device path") {
+    Tree t;
+    CHECK(sysfs::resolve_link(t.sys + "/class/net", "ens1f0np0") == t.netdev);
+    CHECK(sysfs::resolve_link(t.function, "subsystem") == t.sys + "/bus/pci");
+    CHECK(sysfs::resolve_link(t.function, "net").empty()); // a directory, not a link
+    CHECK(sysfs::resolve_link(t.function, "absent").empty());
+    fs::create_symlink("/sys/devices/./virtual//net/lo/", t.sys + "/class/net/lo");
+    CHECK(sysfs::resolve_link(t.sys + "/class/net", "lo") == "/sys/devices/virtual/net/lo");
+}
+
+TEST_CASE("a device's PCI function is its nearest ancestor on the pci bus") {
+    Tree t;
+    auto f = device_paths::pci_function(t.ibdev);
+    CHECK(f.address == "0000:3b:00.0");
+    CHECK(f.syspath == t.function);
+    CHECK(device_paths::pci_function(t.netdev).address == "0000:3b:00.0");
+    // The function's own parent is the root port (itself excluded).
+    CHECK(device_paths::pci_function(t.function).address == "0000:3a:02.0");
+    // A PCI-looking name without a subsystem link to pci is not a PCI device.
+    fs::create_directories(t.sys + "/devices/virtual/0000:00:00.0/net/dummy0");
+    CHECK(device_paths::pci_function(t.sys + "/devices/virtual/0000:00:00.0/net/dummy0")
+              .address.empty());
+    CHECK(device_paths::pci_function(t.sys + "/devices/virtual/net/lo").syspath.empty());
+}
+
+TEST_CASE("uevent properties and sysnames are read as the kernel writes them") {
+    Tree t;
+    CHECK(device_paths::uevent_property(t.netdev, "IFINDEX") == "1002");
+    CHECK(device_paths::uevent_property(t.netdev, "INTERFACE") == "ens1f0np0");
+    CHECK(device_paths::uevent_property(t.netdev, "IFINDE") == std::nullopt);
+    CHECK(device_paths::uevent_property(t.netdev, "DEVNAME") == std::nullopt);
+    CHECK(device_paths::uevent_property(t.ibdev, "DEVNAME") == std::nullopt); // no uevent
+    CHECK(device_paths::sysname(t.ibdev) == "mlx5_0");
+    CHECK(device_paths::sysname("lo") == "lo");
+}
