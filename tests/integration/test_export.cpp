@@ -343,12 +343,16 @@ TEST_CASE("export: rdmad killed between writing the temporary file and the renam
     auto which = run_program({"sh", "-c", "command -v strace"});
     INFO("strace is needed: apt-get install -y strace");
     REQUIRE(which.status == 0);
-    // NFD off: rdmad's only rename(2)s are rdmad.prom's. The first (state "starting") goes
-    // through; the second (state "running", 250 ms later) is failed and SIGKILL delivered at its
-    // entry: the temporary file is written and fsynced, never renamed.
+    // NFD off: rdmad's only rename(2)s are rdmad.prom's. The first (the state at start-up)
+    // goes through; the second, after a netdev's change event (every pass stamps
+    // rdmad_last_reconcile_timestamp_seconds), is failed and SIGKILL delivered at its entry:
+    // the temporary file is written and fsynced, never renamed.
     ExportRig rig("constructed-mlx5-roce", false);
     rig.start({"strace", "-f", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e",
                "inject=rename,renameat,renameat2:error=EIO:signal=SIGKILL:when=2"});
+    rig.wait_for_line(rig.prom_file(), R"(rdmad_state{state="running"} 1)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // past the writer's interval
+    rig.testbed.uevent("/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/net/ens1f0np0", "change");
     for (int i = 0; i < 1000 && !exited(rig.daemon->pid()); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     REQUIRE(exited(rig.daemon->pid()));
@@ -365,21 +369,28 @@ TEST_CASE("export: rdmad killed between writing the temporary file and the renam
     CHECK(temporaries == 1); // the interrupted write's, complete but never renamed
     CHECK(proms == 1);       // node-exporter reads *.prom only: rdmad.prom and nothing else
     // The surviving rdmad.prom is the first write, whole: promtool accepts it, it ends with its
-    // last family (the netdevs') and says "starting".
+    // last family (the netdevs') and says "running".
     const RunResult lint =
         run_program({"sh", "-c", "promtool check metrics < '" + rig.prom_file() + "'"});
     INFO("promtool: " << lint.out << lint.err << "\n" << first);
     CHECK(lint.status == 0);
-    CHECK(first.find("rdmad_state{state=\"starting\"} 1\n") != std::string::npos);
+    CHECK(first.find("rdmad_state{state=\"running\"} 1\n") != std::string::npos);
     CHECK(first.find("rdmad_netdev_rdma_capable{device=\"lo\",state=\"no\"} 1\n") !=
           std::string::npos);
     CHECK(first.back() == '\n');
 
     // Restarted: a new rdmad.prom, and the interrupted write's temporary file is gone.
+    // The old rdmad.prom already says "running": wait for the new daemon's first write.
     rig.start();
-    rig.wait_for_line(rig.prom_file(), R"(rdmad_state{state="running"} 1)");
     size_t left = 0;
-    for (const auto& e : fs::directory_iterator(rig.prom_dir()))
-        left += e.path().filename().string() != "rdmad.prom";
+    for (int i = 0; i < 500; ++i) {
+        left = 0;
+        for (const auto& e : fs::directory_iterator(rig.prom_dir()))
+            left += e.path().filename().string() != "rdmad.prom";
+        if (left == 0 && read_file(rig.prom_file()) != first)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     CHECK(left == 0);
+    CHECK(read_file(rig.prom_file()) != first); // written again (a new timestamp)
 }
