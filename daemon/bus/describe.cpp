@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "bus/describe.hpp"
 
+#include "inventory/problems.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace rdmad {
@@ -31,7 +33,9 @@ json port_json(const PortView& v) {
             {"DesiredPortType", p.desired_port_type},
             {"PFCNoDrop", p.pfc_no_drop},
             {"DesiredPFCNoDrop", p.desired_pfc_no_drop},
-            {"InSync", p.in_sync}};
+            {"InSync", p.in_sync},
+            {"NetdevMTU", p.netdev_mtu},
+            {"ActiveMTU", p.active_mtu}};
 }
 
 json device_json(const DeviceView& v) {
@@ -40,8 +44,17 @@ json device_json(const DeviceView& v) {
     for (const auto& p : v.ports)
         ports.push_back(port_json(p));
     json problems = json::array();
-    for (const auto& p : d.problems)
-        problems.push_back({{"Code", p.code}, {"Severity", p.severity}, {"Text", p.text}});
+    json details = json::array();
+    for (const auto& p : d.problems) {
+        if (is_serious(p))
+            problems.push_back({{"Code", p.code}, {"Severity", p.severity}, {"Text", p.text}});
+        details.push_back({{"Code", p.code},
+                           {"Severity", p.severity},
+                           {"Text", p.text},
+                           {"Evidence", p.evidence},
+                           {"Remedy", p.remedy},
+                           {"Port", p.port}});
+    }
     return {{"Path", v.path},
             {"Name", d.name},
             {"NodeType", d.node_type},
@@ -60,7 +73,8 @@ json device_json(const DeviceView& v) {
             {"PhysicalFunction", v.pf_path},
             {"Ports", ports},
             {"Links", v.link_paths},
-            {"Problems", problems}};
+            {"Problems", problems},
+            {"ProblemDetails", details}};
 }
 
 json link_json(const LinkView& v) {

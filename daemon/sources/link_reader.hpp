@@ -12,8 +12,8 @@
 namespace rdmad {
 
 /// Read the netdev at `dev` (subsystem "net"): ifindex (from `ifindex`, else the IFINDEX
-/// property), name, PCI address, driver (`device/driver` basename), operstate and `master`.
-/// std::nullopt when it has no usable ifindex.
+/// property), name, PCI address, driver (`device/driver` basename), operstate, `master`, `carrier`,
+/// `flags` and `mtu`. std::nullopt when it has no usable ifindex.
 std::optional<LinkState> read_link(udev_device* dev);
 
 /// Read the auxiliary device at `dev`: name, PCI parent, bound driver and modalias.
