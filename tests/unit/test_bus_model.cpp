@@ -310,7 +310,7 @@ TEST_CASE("Describe() has exactly the keys of the org.rdmad1 D-Bus properties") 
 }
 
 TEST_CASE("Describe(): Problems has the errors and warnings, ProblemDetails every problem") {
-    Inventory inv;
+    HostState inv;
     auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     d.ports = {port(1, "ens1f0np0")};
     d.problems.push_back({"roce-mtu-2048",
