@@ -32,7 +32,9 @@ builds in $UMOCKDEV_DIR (checked with `ls -laR`):
 Per RDMA device i (0 <= i < N), all one port, RoCE on Ethernet, LinkUp/ACTIVE at 100 Gb/s:
 
   PCI function    15b3:1017 (ConnectX-5), bound to mlx5_core; two functions per card
-                  (function 0/1 on one bus), cards spread over PCI domains of 128 buses
+                  (function 0/1 on one bus), cards spread over PCI domains of 128 buses;
+                  current/max_link_speed "8.0 GT/s PCIe" and current/max_link_width 16, on
+                  the function and in its root port's directory
   RDMA device     mlx5_<i>, node type 1: CA, node/sys-image GUID from the MAC (mlx5 style)
   port 1          state, phys_state, link_layer, rate, lid, sm_lid, sm_sl, lid_mask_count,
                   cap_mask, pkeys/0 (a RoCE port's one-entry P_Key table);
@@ -48,7 +50,8 @@ Per RDMA device i (0 <= i < N), all one port, RoCE on Ethernet, LinkUp/ACTIVE at
                   sys/class/infiniband_mad/abi_version (ibstat's libibumad needs it)
   auxiliary       mlx5_core.rdma.<i> bound to mlx5_ib.rdma
   netdev          en[P<dom>]p<bus>s0f<fn>np<fn>, ifindex 1002+i, type 1, operstate up,
-                  dev_port 0; plus lo (ifindex 1001) under devices/virtual/net
+                  carrier 1, flags 0x1003, mtu 1500, dev_port 0; plus lo (ifindex 1001)
+                  under devices/virtual/net
 
 With --kind mlx4, each RDMA device i is a ConnectX-3 VPI card (one PCI function, two ports)
 instead, for bench/reconcile.sh (rdmad writes the port type into mlx4_port<n>):
@@ -101,6 +104,12 @@ HW_COUNTERS = [
     "roce_slow_restart_trans", "rp_cnp_handled", "rp_cnp_ignored", "rx_atomic_requests",
     "rx_icrc_encapsulated", "rx_read_requests", "rx_write_requests",
 ]
+
+
+# PCIe link attributes of every mlx5 function and of its root port (drivers/pci/pci-sysfs.c;
+# speeds as pci_speed_string() prints them): Gen3 x16 at Gen3 x16, as a ConnectX-5 runs.
+PCIE_LINK = {"current_link_speed": "8.0 GT/s PCIe", "current_link_width": "16",
+             "max_link_speed": "8.0 GT/s PCIe", "max_link_width": "16"}
 
 
 def write(path, text):
@@ -235,8 +244,11 @@ def make_host(root, n, gids):
         ], {
             "class": "0x020000", "device": "0x1017", "vendor": "0x15b3",
             "subsystem_device": "0x0008", "subsystem_vendor": "0x15b3", "modalias": modalias,
+            **PCIE_LINK,
         }, bus=True)
         t.link(pci, "driver", "bus/pci/drivers/mlx5_core")
+        # The root port directory holds its own link attributes (not a device of its own).
+        attrs(os.path.dirname(pci), PCIE_LINK)
 
         link_local = gid_str([0xFE, 0x80, 0, 0, 0, 0, 0, 0, mac[0] ^ 2, mac[1], mac[2],
                               0xFF, 0xFE, mac[3], mac[4], mac[5]])
@@ -281,7 +293,7 @@ def make_host(root, n, gids):
         ], {
             "addr_len": "6", "address": mac_s, "carrier": "1", "dev_port": "0",
             "ifindex": str(ifindex), "iflink": str(ifindex), "mtu": "1500",
-            "operstate": "up", "type": "1",
+            "operstate": "up", "type": "1", "flags": "0x1003",
         })
         symlink(pci, os.path.join(net, "device"))
 

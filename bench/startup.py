@@ -159,11 +159,36 @@ def run_rdmad(args, root, n, run_dir):
         r["hwm_describe_kib"] = proc_status(proc.pid, "VmHWM")
         with open(json_path) as f:
             check_describe(json.load(f), n)
+        r.update(run_doctor(args, proc.pid, n))
         return r
     finally:
         terminate(proc)
         sock.close()
         logf.close()
+
+
+def run_doctor(args, pid, n):
+    """Wall time of `rdmactl --json doctor` against the running rdmad, and rdmad's CPU time
+    for the call (its Describe(): doctor's problems are derived with the inventory, not per
+    call). Checks that every device is in the answer (each has module-rdma-ucm-absent)."""
+    if not args.rdmactl:
+        return {}
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    c0 = cpu_ns(pid)
+    t0 = time.monotonic_ns()
+    out = subprocess.run([args.rdmactl, "--json", "doctor"], env=env, capture_output=True,
+                         text=True)
+    wall = time.monotonic_ns() - t0
+    c1 = cpu_ns(pid)
+    if out.returncode not in (0, 3):
+        raise SystemExit("rdmactl doctor failed (%d): %s" % (out.returncode, out.stderr))
+    # Every generated device lacks rdma_ucm (no misc/rdma_cm in the tree): one info each.
+    objects = {p["object"] for p in json.loads(out.stdout)}
+    if len(objects - {"rdmad"}) != n:
+        raise SystemExit("rdmactl doctor names %d devices, not %d" % (len(objects), n))
+    return {"doctor_ms": wall / 1e6,
+            "doctor_cpu_ms": (c1 - c0) / 1e6 if c0 is not None and c1 is not None else None}
 
 
 def run_bare(args, root):
@@ -185,6 +210,10 @@ def run_bare(args, root):
     out = subprocess.run([args.sysfs_read, "--root", root], capture_output=True, text=True,
                          check=True).stdout.split()
     r["bare_direct_ms"] = int(out[0]) / 1e3
+    out = subprocess.run([args.sysfs_read, "--doctor"], env=preload_env(root),
+                         capture_output=True, text=True, check=True).stdout.split()
+    r["bare_doctor_ms"] = int(out[0]) / 1e3
+    r["bare_doctor_files"] = int(out[1])
     return r
 
 
@@ -273,6 +302,10 @@ COLUMNS = [
     ("bare_cpu_ms", "bare CPU ms (preload)", "{:.1f}"),
     ("bare_direct_ms", "bare read ms (direct)", "{:.2f}"),
     ("bare_files", "files read", "{:d}"),
+    ("bare_doctor_ms", "bare+doctor ms (preload)", "{:.2f}"),
+    ("bare_doctor_files", "files read +doctor", "{:d}"),
+    ("doctor_ms", "rdmactl doctor ms", "{:.1f}"),
+    ("doctor_cpu_ms", "rdmad CPU doctor ms", "{:.1f}"),
     ("ne_scrape_ms", "node-exp scrape ms", "{:.1f}"),
     ("ne_hwm_kib", "node-exp HWM MiB", "{:.1f}"),
     ("ibstat_ms", "ibstat ms", "{:.1f}"),
@@ -331,6 +364,7 @@ def main():
     ap.add_argument("--rdmad", required=True)
     ap.add_argument("--sysfs-read", required=True)
     ap.add_argument("--describe", required=True)
+    ap.add_argument("--rdmactl", help="time `rdmactl --json doctor` with this rdmactl")
     ap.add_argument("--node-exporter", default=shutil.which("prometheus-node-exporter"))
     ap.add_argument("--ibstat", default=shutil.which("ibstat"))
     ap.add_argument("--timeout", type=float, default=900,

@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD_DIR:-$here/../build}
 # shellcheck source=common.sh
 . "$here/common.sh"
-bench_require startup.sh daemon/rdmad bench/bench-sysfs-read bench/bench-describe
+bench_require startup.sh daemon/rdmad bench/bench-sysfs-read bench/bench-describe cli/rdmactl
 if [ "$(id -u)" != 0 ]; then
   echo "startup.sh: warning: not root; the ibstat column needs unshare -m and mount" >&2
 fi
@@ -23,4 +23,5 @@ bench_bus rdmad-bench-bus
 /usr/bin/python3 "$here/startup.py" \
   --rdmad "$build/daemon/rdmad" \
   --sysfs-read "$build/bench/bench-sysfs-read" \
-  --describe "$build/bench/bench-describe" "$@"
+  --describe "$build/bench/bench-describe" \
+  --rdmactl "$build/cli/rdmactl" "$@"

@@ -4,7 +4,12 @@
 // no D-Bus, no model: list the classes, open + read every attribute, readlink every link
 // rdmad follows. Prints one line: "<microseconds> <files read> <bytes> <links> <devices>".
 //
-//   bench-sysfs-read [--root DIR] [--passes N]
+//   bench-sysfs-read [--root DIR] [--passes N] [--doctor]
+//
+// --doctor also reads the facts the doctor's checks add (daemon/doctor/): each port's
+// `pkeys/0`, the PCIe link attributes of each device's PCI function and of every bridge above
+// it, each netdev's `carrier`, `flags` and `mtu`, and the host's module marks; the difference
+// from a pass without it is their added cost.
 //
 // --root DIR reads DIR/sys directly (no preload); without it, /sys (run it under the umockdev
 // preload with UMOCKDEV_DIR to read a testbed, as rdmad does). --passes N times N passes and
@@ -28,6 +33,26 @@ struct Stats {
 };
 
 Stats st;
+bool doctor = false;
+std::string read_attr(const std::string& path);
+std::string real_dir(const std::string& path);
+
+void pcie_links(const std::string& pci_dir) {
+    // The function, then each parent directory named like a PCI function (its bridges).
+    std::string dir = pci_dir;
+    for (;;) {
+        for (const char* a :
+             {"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"})
+            read_attr(dir + "/" + a);
+        const auto slash = dir.rfind('/');
+        if (slash == std::string::npos)
+            return;
+        dir.resize(slash);
+        const std::string name = dir.substr(dir.rfind('/') + 1);
+        if (name.size() < 12 || name[4] != ':' || name[7] != ':' || name[10] != '.')
+            return;
+    }
+}
 
 std::string read_attr(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -44,6 +69,16 @@ std::string read_attr(const std::string& path) {
     ::close(fd);
     ++st.files;
     st.bytes += static_cast<long>(out.size());
+    return out;
+}
+
+std::string real_dir(const std::string& path) {
+    char* r = ::realpath(path.c_str(), nullptr);
+    if (!r)
+        return {};
+    std::string out(r);
+    std::free(r);
+    ++st.links;
     return out;
 }
 
@@ -88,10 +123,15 @@ void pass(const std::string& sys) {
         link_base(d + "device");
         link_base(d + "device/driver");
         link_base(d + "device/physfn");
+        if (doctor)
+            if (std::string pci = real_dir(d + "device"); !pci.empty())
+                pcie_links(pci);
         for (const auto& port : list(d + "ports")) {
             const std::string p = d + "ports/" + port + "/";
             for (const char* a : {"state", "phys_state", "link_layer", "rate", "lid", "sm_lid"})
                 read_attr(p + a);
+            if (doctor)
+                read_attr(p + "pkeys/0");
             struct stat sb;
             const bool attrs = ::stat((p + "gid_attrs").c_str(), &sb) == 0;
             for (const auto& i : list(p + "gids")) {
@@ -109,6 +149,9 @@ void pass(const std::string& sys) {
     for (const auto& n : list(net)) {
         for (const char* a : {"ifindex", "operstate", "dev_port", "type"})
             read_attr(net + n + "/" + a);
+        if (doctor)
+            for (const char* a : {"carrier", "flags", "mtu"})
+                read_attr(net + n + "/" + a);
         link_base(net + n + "/device/driver");
         link_base(net + n + "/master");
     }
@@ -119,6 +162,14 @@ void pass(const std::string& sys) {
     for (const auto& a : list(aux)) {
         read_attr(aux + a + "/modalias");
         link_base(aux + a + "/driver");
+    }
+    if (doctor) {
+        struct stat sb;
+        for (const char* m :
+             {"/class/infiniband_verbs/abi_version", "/module/ib_uverbs", "/class/misc/rdma_cm",
+              "/module/rdma_ucm", "/class/infiniband_mad/abi_version", "/module/ib_umad",
+              "/module/ib_ipoib"})
+            ::stat((sys + m).c_str(), &sb);
     }
 }
 
@@ -132,8 +183,10 @@ int main(int argc, char** argv) {
             sys = std::string(argv[++i]) + "/sys";
         else if (!std::strcmp(argv[i], "--passes") && i + 1 < argc)
             passes = std::max(1, std::atoi(argv[++i]));
+        else if (!std::strcmp(argv[i], "--doctor"))
+            doctor = true;
         else {
-            std::fprintf(stderr, "usage: %s [--root DIR] [--passes N]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--root DIR] [--passes N] [--doctor]\n", argv[0]);
             return 2;
         }
     }

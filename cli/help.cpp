@@ -24,9 +24,10 @@ const std::vector<VerbHelp>& verb_table() {
          "netdevs added, removed, renamed, properties\n"
          "changed, rdmad stopped and started) until\n"
          "interrupted"},
-        {"doctor", "",
-         "list every problem with its remedy, per device;\n"
-         "exit status 3 when there is an error or warning"},
+        {"doctor", "[DEVICE]",
+         "list every problem with its remedy, per device\n"
+         "and port (only DEVICE's when given); exit\n"
+         "status 3 when there is an error or warning"},
         {"set-port-type", "DEVICE PORT TYPE",
          "ask port type TYPE (ib, eth or auto) for port\n"
          "PORT of DEVICE (ConnectX-3 VPI)"},
@@ -109,6 +110,7 @@ void print_help(std::FILE* out) {
                "      --persist            set-port-type, set-pfc: save the request in\n"
                "                           rdmad's state file, so it survives restarts\n"
                "      --dry-run            reconcile: only list what differs\n"
+               "  -v, --verbose            doctor: print the evidence of each problem\n"
                "\n"
                "set-port-type, set-pfc, revert, reconcile (without --dry-run) and reload\n"
                "need authorization (polkit action org.rdmad1.configure).\n"

@@ -116,11 +116,12 @@ int parse(int argc, char** argv, Command& cmd) {
         {"dry-run", no_argument, nullptr, ARG_DRY_RUN},
         {"no-pager", no_argument, nullptr, ARG_NO_PAGER},
         {"no-color", no_argument, nullptr, ARG_NO_COLOR},
+        {"verbose", no_argument, nullptr, 'v'},
         {nullptr, 0, nullptr, 0},
     };
     opterr = 0; // our own messages, one line each
     int c;
-    while ((c = getopt_long(argc, argv, ":hH:", options, nullptr)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hH:v", options, nullptr)) != -1) {
         switch (c) {
         case 'h':
             print_help(stdout);
@@ -150,6 +151,9 @@ int parse(int argc, char** argv, Command& cmd) {
             break;
         case ARG_NO_COLOR:
             cmd.no_color = true;
+            break;
+        case 'v':
+            cmd.output.verbose = true;
             break;
         case ':':
             return usage_error(fmt::format("option '{}' needs an argument", argv[optind - 1]));
@@ -182,6 +186,10 @@ int parse(int argc, char** argv, Command& cmd) {
         if (cmd.args.size() < 2)
             return usage_error("set-pfc needs DEVICE PRIORITIES");
         wanted = 2;
+    } else if (cmd.verb == "doctor") {
+        if (!cmd.args.empty() && cmd.args[0].empty())
+            return usage_error("DEVICE must not be empty");
+        wanted = 1;
     } else if (cmd.verb == "revert") {
         if (cmd.args.empty())
             return usage_error("revert needs DEVICE [PORT]");
@@ -245,7 +253,7 @@ int dispatch(const Command& cmd) {
     if (cmd.verb == "monitor")
         return verb_monitor(client, cmd.output);
     if (cmd.verb == "doctor")
-        return verb_doctor(client, cmd.output);
+        return verb_doctor(client, cmd.output, cmd.args.empty() ? std::string() : cmd.args[0]);
     if (cmd.verb == "set-port-type")
         return verb_set_port_type(client, cmd.output, cmd.args[0], cmd.port, cmd.args[2],
                                   cmd.persist);

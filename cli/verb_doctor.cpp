@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 //
 // rdmactl doctor: every problem rdmad knows, the daemon's own (Manager.Problems, e.g. a bad
-// configuration file) and every device's, each with the remedy its text names, grouped per
-// object. Exit status kExitProblems when one is an error or a warning.
+// configuration file) and every device's (Device.ProblemDetails: code, severity, text,
+// evidence, remedy, port), grouped per object and port, each with its remedy; with -v the
+// evidence too. Exit status kExitProblems when one is an error or a warning ("info" ones are
+// shown but do not count).
 #include "document.hpp"
 #include "table.hpp"
 #include "terminal.hpp"
 #include "verbs.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <map>
+#include <tuple>
 
 namespace rdmactl {
 
@@ -16,45 +21,61 @@ namespace {
 
 using nlohmann::json;
 
-struct Group {
-    std::string object; // "rdmad", "mlx4_0"
-    std::string path;
-    const json* problems;
-};
+/// One problem as doctor prints it and as --json carries it.
+json entry(const std::string& object, const std::string& path, const json& p) {
+    json evidence = json::array();
+    if (p.contains("Evidence") && p["Evidence"].is_array())
+        for (const auto& e : p["Evidence"])
+            if (e.is_string())
+                evidence.push_back(e);
+    unsigned port = 0;
+    if (p.contains("Port") && p["Port"].is_number_unsigned())
+        port = p["Port"].get<unsigned>();
+    return {{"object", object},
+            {"path", path},
+            {"port", port},
+            {"code", doc::str(p, "Code")},
+            {"severity", doc::str(p, "Severity")},
+            {"text", doc::str(p, "Text")},
+            {"evidence", evidence},
+            {"remedy", p.contains("Remedy") ? doc::str(p, "Remedy") : std::string()}};
+}
 
 } // namespace
 
-int verb_doctor(Client& client, const Output& out) {
+int verb_doctor(Client& client, const Output& out, const std::string& device) {
     const json doc = client.describe();
-    std::vector<Group> groups{{"rdmad", "/org/rdmad1", &doc::array(doc, "Problems")}};
-    for (const auto* dev : doc::devices(doc))
-        groups.push_back(
-            {doc::str(*dev, "Name"), doc::str(*dev, "Path"), &doc::array(*dev, "Problems")});
-
-    std::size_t total = 0, errors = 0, warnings = 0;
     json list = json::array();
-    for (const auto& g : groups)
-        for (const auto& p : *g.problems) {
-            const std::string severity = doc::str(p, "Severity");
-            ++total;
-            errors += severity == "error";
-            warnings += severity == "warning";
-            list.push_back({{"object", g.object},
-                            {"path", g.path},
-                            {"code", doc::str(p, "Code")},
-                            {"severity", severity},
-                            {"text", doc::str(p, "Text")}});
-        }
-    // A degraded daemon without a problem to show still deserves a line.
-    const std::string state = doc::str(doc, "State");
-    if (state == "degraded" && doc::array(doc, "Problems").empty()) {
-        ++total;
-        ++warnings;
-        list.insert(list.begin(), json{{"object", "rdmad"},
-                                       {"path", "/org/rdmad1"},
-                                       {"code", "degraded"},
-                                       {"severity", "warning"},
-                                       {"text", "rdmad runs on a partial view of the hardware"}});
+    if (device.empty()) {
+        for (const auto& p : doc::array(doc, "Problems"))
+            list.push_back(entry("rdmad", "/org/rdmad1", p));
+        // A degraded daemon without a problem to show still deserves a line.
+        if (doc::str(doc, "State") == "degraded" && doc::array(doc, "Problems").empty())
+            list.push_back(entry("rdmad", "/org/rdmad1",
+                                 json{{"Code", "degraded"},
+                                      {"Severity", "warning"},
+                                      {"Text", "rdmad runs on a partial view of the hardware"}}));
+    }
+    bool found = device.empty();
+    for (const auto* dev : doc::devices(doc)) {
+        const std::string name = doc::str(*dev, "Name");
+        if (!device.empty() && name != device)
+            continue;
+        found = true;
+        // ProblemDetails since rdmad 0.2; an older daemon has Problems only.
+        const bool details = dev->contains("ProblemDetails");
+        for (const auto& p : doc::array(*dev, details ? "ProblemDetails" : "Problems"))
+            list.push_back(entry(name, doc::str(*dev, "Path"), p));
+    }
+    if (!found)
+        throw Failure("no RDMA device named " + sanitize(device));
+
+    std::size_t errors = 0, warnings = 0, infos = 0;
+    for (const auto& p : list) {
+        const std::string severity = p["severity"].get<std::string>();
+        errors += severity == "error";
+        warnings += severity == "warning";
+        infos += severity != "error" && severity != "warning";
     }
     const int status = errors + warnings > 0 ? kExitProblems : 0;
 
@@ -62,32 +83,60 @@ int verb_doctor(Client& client, const Output& out) {
         print_json(list);
         return status;
     }
-    if (total == 0) {
+    if (list.empty()) {
         if (out.legend)
             fmt::print("No problems found.\n");
         return status;
     }
-    std::string current;
-    bool first = true;
+    // Grouped by object, then by port (the device's own problems, port 0, first), keeping
+    // rdmad's order within a group.
+    std::map<std::string, std::size_t> object_order;
+    std::vector<std::tuple<std::size_t, unsigned, const json*>> sorted;
     for (const auto& p : list) {
-        const std::string object = p["object"].get<std::string>();
-        if (first || object != current) {
+        const auto [it, _] =
+            object_order.emplace(p["object"].get<std::string>(), object_order.size());
+        sorted.emplace_back(it->second, p["port"].get<unsigned>(), &p);
+    }
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+        return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+    });
+    std::string object;
+    unsigned port = 0;
+    bool first = true;
+    for (const auto& [_, _port, p] : sorted) {
+        const std::string o = (*p)["object"].get<std::string>();
+        const unsigned n = (*p)["port"].get<unsigned>();
+        const bool new_object = first || o != object;
+        if (new_object) {
             if (!first && out.legend)
                 fmt::print("\n");
-            fmt::print("{}:\n", sanitize(object));
-            current = object;
+            fmt::print("{}:\n", sanitize(o));
+            object = o;
+            port = 0;
             first = false;
         }
-        const std::string severity = p["severity"].get<std::string>();
-        fmt::print("  {}\n", paint(out.color ? severity_color(severity) : nullptr,
-                                   fmt::format("{}: {} ({})", sanitize(severity),
-                                               sanitize(p["text"].get<std::string>()),
-                                               sanitize(p["code"].get<std::string>()))));
+        if (n != 0 && (new_object || n != port))
+            fmt::print("  port {}:\n", n);
+        port = n;
+        const std::string indent = n != 0 ? "    " : "  ";
+        const std::string severity = (*p)["severity"].get<std::string>();
+        fmt::print("{}{}\n", indent,
+                   paint(out.color ? severity_color(severity) : nullptr,
+                         fmt::format("{}: {} ({})", sanitize(severity),
+                                     sanitize((*p)["text"].get<std::string>()),
+                                     sanitize((*p)["code"].get<std::string>()))));
+        const std::string remedy = (*p)["remedy"].get<std::string>();
+        if (!remedy.empty())
+            fmt::print("{}  remedy: {}\n", indent, sanitize(remedy));
+        if (out.verbose)
+            for (const auto& e : (*p)["evidence"])
+                fmt::print("{}  read: {}\n", indent, sanitize(e.get<std::string>()));
     }
     if (out.legend)
-        fmt::print("\n{} {}: {} {}, {} {}.\n", total, total == 1 ? "problem" : "problems", errors,
+        fmt::print("\n{} {}: {} {}, {} {}, {} info.\n", list.size(),
+                   list.size() == 1 ? "problem" : "problems", errors,
                    errors == 1 ? "error" : "errors", warnings,
-                   warnings == 1 ? "warning" : "warnings");
+                   warnings == 1 ? "warning" : "warnings", infos);
     return status;
 }
 

@@ -158,10 +158,14 @@ std::vector<std::pair<std::string, json>> read_properties(sdbus::Message& m) {
 const std::vector<std::string>* struct_fields(std::string_view property) {
     static const std::vector<std::string> gids{"Index", "GID", "Type", "Netdev"};
     static const std::vector<std::string> problems{"Code", "Severity", "Text"};
+    static const std::vector<std::string> details{"Code",     "Severity", "Text",
+                                                  "Evidence", "Remedy",   "Port"};
     if (property == "GIDs")
         return &gids;
     if (property == "Problems")
         return &problems;
+    if (property == "ProblemDetails")
+        return &details;
     return nullptr;
 }
 

@@ -19,6 +19,7 @@ struct Output {
     bool json = false;  // --json: the Describe() document, or the part the verb covers
     bool legend = true; // --no-legend clears it: no table headers, summary or blank lines
     bool color = false; // stdout is a terminal, no --no-color, no NO_COLOR, not --json
+    bool verbose = false; // -v: doctor prints each problem's evidence
 };
 
 /// Prints `value` as pretty JSON (2-space indent), the form every --json output takes.
@@ -47,7 +48,9 @@ int verb_revert(Client& client, const Output& out, const std::string& device, un
 int verb_reconcile(Client& client, const Output& out, bool dry_run);
 /// Manager.Reload: prints nothing on success.
 int verb_reload(Client& client, const Output& out);
-/// Every problem, grouped per object; returns kExitProblems when one is an error or warning.
-int verb_doctor(Client& client, const Output& out);
+/// Every problem, grouped per object and port, with its remedy (and evidence with -v); only
+/// those of the RDMA device `device` when it is not "" (Failure when there is no such device).
+/// Returns kExitProblems when one is an error or warning.
+int verb_doctor(Client& client, const Output& out, const std::string& device);
 
 } // namespace rdmactl

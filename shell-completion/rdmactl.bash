@@ -36,7 +36,7 @@ __rdmactl_ports() {
 _rdmactl() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     local verbs='status list show links monitor doctor set-port-type set-pfc revert reconcile reload help'
-    local options='--help --version --json --host= --no-legend --no-pager --no-color --persist --dry-run'
+    local options='--help --version --json --host= --no-legend --no-pager --no-color --persist --dry-run --verbose'
     COMPREPLY=()
 
     if [[ $prev == -H || $prev == --host ]]; then
@@ -71,7 +71,7 @@ _rdmactl() {
                 1) words=$(__rdmactl_ports "${args[0]}") ;;
                 2) words='ib eth auto' ;;
             esac ;;
-        set-pfc) ((${#args[@]} == 0)) && words=$(__rdmactl_devices) ;;
+        set-pfc|doctor) ((${#args[@]} == 0)) && words=$(__rdmactl_devices) ;;
         revert)
             case ${#args[@]} in
                 0) words=$(__rdmactl_devices) ;;

@@ -25,6 +25,9 @@ void sanitize(DeviceState& d) {
     for (auto& p : d.problems) {
         p.code = valid_utf8(p.code);
         p.text = message_text(p.text);
+        p.remedy = message_text(p.remedy);
+        for (auto& e : p.evidence)
+            e = message_text(e);
     }
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "bus/describe.hpp"
 
+#include "inventory/problems.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -206,6 +208,22 @@ void problems_json(JsonWriter& w, const std::vector<Problem>& problems) {
     w.end_array();
 }
 
+/// Device.ProblemDetails: every problem with its evidence, remedy and port.
+void problem_details_json(JsonWriter& w, const std::vector<Problem>& problems) {
+    w.begin_array();
+    for (const auto& p : problems) {
+        w.begin_object();
+        w.member("Code", p.code);
+        w.member("Severity", p.severity);
+        w.member("Text", p.text);
+        w.member("Evidence", p.evidence);
+        w.member("Remedy", p.remedy);
+        w.member("Port", p.port);
+        w.end_object();
+    }
+    w.end_array();
+}
+
 void port_json(JsonWriter& w, const PortView& v) {
     const PortState& p = v.state;
     w.begin_object();
@@ -237,6 +255,8 @@ void port_json(JsonWriter& w, const PortView& v) {
     w.member("PFCNoDrop", p.pfc_no_drop);
     w.member("DesiredPFCNoDrop", p.desired_pfc_no_drop);
     w.member("InSync", p.in_sync);
+    w.member("NetdevMTU", p.netdev_mtu);
+    w.member("ActiveMTU", p.active_mtu);
     w.end_object();
 }
 
@@ -266,7 +286,13 @@ void device_json(JsonWriter& w, const DeviceView& v) {
     w.end_array();
     w.member("Links", v.link_paths);
     w.key("Problems");
-    problems_json(w, d.problems);
+    std::vector<Problem> serious;
+    for (const auto& p : d.problems)
+        if (in_problems_property(p))
+            serious.push_back(p);
+    problems_json(w, serious);
+    w.key("ProblemDetails");
+    problem_details_json(w, d.problems);
     w.end_object();
 }
 

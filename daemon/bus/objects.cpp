@@ -2,8 +2,10 @@
 #include "bus/objects.hpp"
 
 #include "bus/errors.hpp"
+#include "inventory/problems.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,8 @@ void PortObject::update(const PortView& before, const PortView& v) {
     c.compare("PFCNoDrop", a.pfc_no_drop, b.pfc_no_drop);
     c.compare("DesiredPFCNoDrop", a.desired_pfc_no_drop, b.desired_pfc_no_drop);
     c.compare("InSync", a.in_sync, b.in_sync);
+    c.compare("NetdevMTU", a.netdev_mtu, b.netdev_mtu);
+    c.compare("ActiveMTU", a.active_mtu, b.active_mtu);
     view_ = &v;
     // sdbus-c++ 1.2 sends every property for an empty list: never emit empty.
     if (!c.names().empty())
@@ -145,7 +149,19 @@ std::vector<sdbus::ObjectPath> DeviceObject::Links() {
 std::vector<sdbus::Struct<std::string, std::string, std::string>> DeviceObject::Problems() {
     std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
     for (const auto& p : view_->state.problems)
-        out.emplace_back(p.code, p.severity, p.text);
+        if (in_problems_property(p))
+            out.emplace_back(p.code, p.severity, p.text);
+    return out;
+}
+
+std::vector<sdbus::Struct<std::string, std::string, std::string, std::vector<std::string>,
+                          std::string, uint32_t>>
+DeviceObject::ProblemDetails() {
+    std::vector<sdbus::Struct<std::string, std::string, std::string, std::vector<std::string>,
+                              std::string, uint32_t>>
+        out;
+    for (const auto& p : view_->state.problems)
+        out.emplace_back(p.code, p.severity, p.text, p.evidence, p.remedy, p.port);
     return out;
 }
 
@@ -175,7 +191,13 @@ void DeviceObject::update(const DeviceView& before, const DeviceView& v) {
         ports_b.push_back(p.path);
     c.compare("Ports", ports_a, ports_b);
     c.compare("Links", before.link_paths, v.link_paths);
-    c.compare("Problems", a.problems, b.problems);
+    std::vector<Problem> serious_a, serious_b;
+    std::copy_if(a.problems.begin(), a.problems.end(), std::back_inserter(serious_a),
+                 in_problems_property);
+    std::copy_if(b.problems.begin(), b.problems.end(), std::back_inserter(serious_b),
+                 in_problems_property);
+    c.compare("Problems", serious_a, serious_b);
+    c.compare("ProblemDetails", a.problems, b.problems);
     view_ = &v;
     if (!c.names().empty())
         emitPropertiesChangedSignal(org::rdmad1::Device_adaptor::INTERFACE_NAME, c.names());

@@ -48,6 +48,8 @@ class PortObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Port_adapt
     std::vector<uint8_t> PFCNoDrop() override { return view_->state.pfc_no_drop; }
     std::vector<uint8_t> DesiredPFCNoDrop() override { return view_->state.desired_pfc_no_drop; }
     bool InSync() override { return view_->state.in_sync; }
+    uint32_t NetdevMTU() override { return view_->state.netdev_mtu; }
+    uint32_t ActiveMTU() override { return view_->state.active_mtu; }
     void SetPortType(sdbus::Result<>&& result, std::string type, bool persist) override;
     void SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> priorities,
                       bool persist) override;
@@ -88,6 +90,9 @@ class DeviceObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Device_a
     std::vector<sdbus::ObjectPath> Ports() override;
     std::vector<sdbus::ObjectPath> Links() override;
     std::vector<sdbus::Struct<std::string, std::string, std::string>> Problems() override;
+    std::vector<sdbus::Struct<std::string, std::string, std::string, std::vector<std::string>,
+                              std::string, uint32_t>>
+    ProblemDetails() override;
 
     const DeviceView* view_;
 };

@@ -23,8 +23,9 @@ uint64_t now_usec(clockid_t clock) {
     return uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
 }
 
-/// Remove what an interrupted write left in `dir`: write_file_atomically()'s temporary files,
-/// `stem` and six characters (mkostemp(3)): "rdmad.prom.XXXXXX", ".rdmad.XXXXXX".
+/// Remove what an interrupted write left in `dir`: write_file_atomically()'s hidden temporary
+/// files, `stem` and six characters (mkostemp(3)): ".rdmad.prom.rdmad-tmp.XXXXXX",
+/// ".rdmad.rdmad-tmp.XXXXXX". The directories are shared with others: nothing else is touched.
 void remove_stale_temporaries(const std::string& dir, const std::string& stem) {
     DIR* d = ::opendir(dir.c_str());
     if (!d)
@@ -142,9 +143,11 @@ void ExportWriter::write_pending() {
         std::string text = render_prometheus(*inventory_, facts_);
         if (path != prom_path_ || text != prom_written_) {
             if (path != prom_path_)
-                remove_stale_temporaries(config.prometheus_dir, std::string(prometheus_file) + ".");
+                remove_stale_temporaries(config.prometheus_dir,
+                                         "." + std::string(prometheus_file) + ".rdmad-tmp.");
             try {
-                write_file_atomically(path, text, 0644);
+                // A dot-file, not *.prom: node-exporter never reads it half-written.
+                write_file_atomically(path, text, 0644, true);
                 prom_path_ = path;
                 prom_written_ = std::move(text);
             } catch (const std::system_error& e) {
@@ -157,7 +160,8 @@ void ExportWriter::write_pending() {
         std::string labels = render_nfd_labels(*inventory_, facts_);
         if (path != nfd_path_ || labels != nfd_labels_) {
             if (path != nfd_path_)
-                remove_stale_temporaries(config.nfd_dir, "." + std::string(nfd_file) + ".");
+                remove_stale_temporaries(config.nfd_dir,
+                                         "." + std::string(nfd_file) + ".rdmad-tmp.");
             const uint64_t ttl_s = options_.nfd_ttl_usec / 1'000'000;
             const auto expiry = static_cast<int64_t>(now_usec(CLOCK_REALTIME) / 1'000'000 + ttl_s);
             try {
@@ -170,7 +174,8 @@ void ExportWriter::write_pending() {
                 sd_event_source_set_time(refresh_, last_write_usec_ + options_.nfd_ttl_usec / 2);
                 sd_event_source_set_enabled(refresh_, SD_EVENT_ONESHOT);
             } catch (const std::system_error& e) {
-                error = e.what();
+                // Both files may fail in one pass: say both.
+                error += (error.empty() ? "" : "; ") + std::string(e.what());
             }
         }
     } else {

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "inventory/inventory.hpp"
 
+#include "inventory/problems.hpp"
+
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 namespace rdmad {
@@ -33,7 +36,15 @@ std::set<std::string> device_diff(const DeviceState& a, const DeviceState& b) {
     cmp(a.provider_package, b.provider_package, "ProviderPackage");
     cmp(a.verbs_device, b.verbs_device, "VerbsDevice");
     cmp(a.physical_function, b.physical_function, "PhysicalFunction");
-    cmp(a.problems, b.problems, "Problems");
+    // Problems shows all but the doctor's info findings; ProblemDetails every problem.
+    std::vector<Problem> serious_a, serious_b;
+    std::copy_if(a.problems.begin(), a.problems.end(), std::back_inserter(serious_a),
+                 in_problems_property);
+    std::copy_if(b.problems.begin(), b.problems.end(), std::back_inserter(serious_b),
+                 in_problems_property);
+    cmp(serious_a, serious_b, "Problems");
+    cmp(a.problems, b.problems, "ProblemDetails");
+    cmp(a.pcie_path, b.pcie_path, "pcie_path");
     cmp(a.syspath, b.syspath, "syspath");
     cmp(a.parent_netdev, b.parent_netdev, "parent_netdev");
     bool same_ports = a.ports.size() == b.ports.size();
@@ -66,7 +77,10 @@ std::set<std::string> port_diff(const PortState& a, const PortState& b) {
     cmp(a.pfc_no_drop, b.pfc_no_drop, "PFCNoDrop");
     cmp(a.desired_pfc_no_drop, b.desired_pfc_no_drop, "DesiredPFCNoDrop");
     cmp(a.in_sync, b.in_sync, "InSync");
+    cmp(a.netdev_mtu, b.netdev_mtu, "NetdevMTU");
+    cmp(a.active_mtu, b.active_mtu, "ActiveMTU");
     cmp(a.pfc, b.pfc, "pfc");
+    cmp(a.pkey0, b.pkey0, "pkey0");
     return out;
 }
 
@@ -87,6 +101,9 @@ std::set<std::string> link_diff(const LinkState& a, const LinkState& b) {
     cmp(a.master, b.master, "master");
     cmp(a.dev_port, b.dev_port, "dev_port");
     cmp(a.type, b.type, "type");
+    cmp(a.carrier, b.carrier, "carrier");
+    cmp(a.flags, b.flags, "flags");
+    cmp(a.mtu, b.mtu, "mtu");
     return out;
 }
 

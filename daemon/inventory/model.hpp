@@ -25,11 +25,21 @@ struct GidEntry {
 };
 
 /// A problem found on a device: a stable code, a severity ("error", "warning", "info") and
-/// a sentence for a human that names the remedy.
+/// a sentence for a human that names the cause; the evidence it rests on (one "path = value"
+/// string per file or attribute read, the value as rdmad parsed it) and the remedy (a command
+/// or a configuration change, "" when there is none to give). `port` is the port number the
+/// problem is about, 0 for the whole device. A check whose facts are missing reports severity
+/// "info" with a code ending in "-unknown" and the reason, never a guess.
 struct Problem {
     std::string code;
     std::string severity;
     std::string text;
+    std::vector<std::string> evidence = {};
+    std::string remedy = {};
+    uint32_t port = 0;
+    /// A doctor finding of severity "info" (a fact it could not read, a hint): shown in
+    /// Device.ProblemDetails only, so that Device.Problems keeps what needs attention.
+    bool details_only = false;
     auto operator<=>(const Problem&) const = default;
 };
 
@@ -48,6 +58,19 @@ struct PfcActual {
     bool operator==(const PfcActual&) const = default;
 };
 
+/// The PCIe link attributes of one PCI function (`/sys/bus/pci/devices/<bdf>/`), as the kernel
+/// prints them (drivers/pci/pci-sysfs.c: `current_link_speed` "%s" from pci_speed_string(),
+/// e.g. "8.0 GT/s PCIe" on kernels >= 5.x, "8 GT/s" before; `current_link_width` "%u";
+/// `max_link_speed`, `max_link_width` likewise). "" when the file is absent or unreadable.
+struct PcieFunction {
+    std::string address; ///< "0000:3b:00.0"
+    std::string current_link_speed;
+    std::string current_link_width;
+    std::string max_link_speed;
+    std::string max_link_width;
+    bool operator==(const PcieFunction&) const = default;
+};
+
 /// One port of an RDMA device (`/sys/class/infiniband/<dev>/ports/<n>/`).
 struct PortState {
     uint32_t number = 0;
@@ -60,12 +83,16 @@ struct PortState {
     std::string rate;           ///< as the kernel prints it, "" when unreadable
     uint16_t lid = 0;
     uint16_t sm_lid = 0;
+    std::string pkey0; ///< `pkeys/0` as printed ("0xffff"), "" when absent/unreadable
     std::vector<GidEntry> gids;
     std::string netdev;         ///< the port's netdev name, "" when none is known
     std::string port_type;      ///< mlx4 `mlx4_port<n>`: "ib", "eth", "auto (ib)", "auto (eth)"; ""
     /// DCB PFC of its netdev, read for every Ethernet port with a netdev (unknown otherwise)
     PfcActual pfc;
     std::vector<uint8_t> pfc_no_drop; ///< pfc.priorities when pfc is ok, else empty
+    // Derived from the port's netdev (doctor/roce_mtu.hpp derive_mtus()):
+    uint32_t netdev_mtu = 0; ///< the netdev's `mtu`, 0 when no netdev or unreadable
+    uint32_t active_mtu = 0; ///< RoCE: iboe_get_mtu(netdev_mtu); 0 otherwise or when unknown
     // Filled by the reconciler, not read from sysfs:
     std::string desired_port_type;            ///< "ib", "eth", "auto", "" when nothing asked
     std::vector<uint8_t> desired_pfc_no_drop; ///< empty when nothing asked
@@ -94,6 +121,9 @@ struct DeviceState {
     std::string provider_package;   ///< this distribution's package that ships `provider`
     std::string verbs_device;       ///< "/dev/infiniband/uverbsN", "" when ib_uverbs has none
     std::string physical_function;  ///< PCI address of the SR-IOV PF, "" unless a VF
+    /// The PCI function and every bridge above it up to the root port, in that order
+    /// (empty when not on PCI).
+    std::vector<PcieFunction> pcie_path;
     std::vector<PortState> ports;   ///< sorted by number
     std::vector<Problem> problems;
     bool operator==(const DeviceState&) const = default;
@@ -107,6 +137,12 @@ struct LinkState {
     std::string pci_address;        ///< "" when not on PCI
     std::string driver;             ///< the netdev's device driver ("mlx5_core"), "" if virtual
     std::string operstate;          ///< sysfs `operstate`: "up", "down", "unknown", ...
+    std::string carrier;            ///< sysfs `carrier`: "1", "0"; "" when unreadable (the
+                                    ///< kernel fails the read with EINVAL while the netdev is
+                                    ///< administratively down)
+    int64_t flags = -1;             ///< sysfs `flags` ("0x%x", IFF_* of uapi linux/if.h), -1
+                                    ///< when unreadable
+    uint32_t mtu = 0;               ///< sysfs `mtu`, 0 when unreadable
     std::string master;             ///< upper device (bond, bridge) name, "" when none
     uint32_t dev_port = 0;          ///< sysfs `dev_port`: the port of a multi-port function, from 0
     uint32_t type = 1;              ///< sysfs `type` (ARPHRD_*): 1 Ethernet, 32 InfiniBand (IPoIB)
@@ -114,6 +150,22 @@ struct LinkState {
     std::string rdma_device;        ///< name of the RDMA device that serves it, "" when none
     std::string hint;               ///< what to do, e.g. "load mlx5_ib"; "" when nothing
     bool operator==(const LinkState&) const = default;
+};
+
+/// A kernel module an RDMA consumer needs, as the host has it.
+struct ModuleState {
+    std::string name;                  ///< "ib_uverbs", "rdma_ucm", "ib_umad", "ib_ipoib"
+    std::string state;                 ///< "loaded", "built-in", "absent", "unknown"
+    std::vector<std::string> evidence; ///< "path = present" / "path = absent" strings
+    bool operator==(const ModuleState&) const = default;
+};
+
+/// Facts about the host rather than one device (the doctor's checks read them), read on a
+/// full scan.
+struct HostFacts {
+    std::string hostname; ///< uname(2) nodename, "" when unknown
+    std::vector<ModuleState> modules;
+    bool operator==(const HostFacts&) const = default;
 };
 
 /// Everything discovery found, keyed by what the kernel keeps stable for one scan:

@@ -13,6 +13,8 @@ std::string classify_transport(const std::string& node_type, const std::string& 
         return "OPA";
     if (node_type == "usNIC" || node_type == "usNIC UDP")
         return "usNIC";
+    if (node_type == "unspecified")
+        return "unspecified";
     if (node_type == "CA" || node_type == "switch" || node_type == "router") {
         if (link_layer == "InfiniBand")
             return "InfiniBand";

@@ -15,6 +15,8 @@ namespace rdmad {
 ///   RNIC -> "iWARP" whatever the link layer says (a recorded i40iw port claims InfiniBand);
 ///   kernel driver "hfi1" -> "OPA" (hfi1 reports node type CA and link layer InfiniBand);
 ///   usNIC / usNIC UDP -> "usNIC";
+///   unspecified (node type 7, e.g. EFA, whose link layer reads "Unknown") -> "unspecified",
+///   as ibv_devinfo prints its transport;
 ///   CA, switch, router: link layer "InfiniBand" -> "InfiniBand", "Ethernet" -> "RoCE";
 ///   anything else -> "unknown".
 /// Source: rdma-core libibverbs/init.c and DOMAIN.md §3.5. ibv_devinfo reports RoCE as

@@ -40,6 +40,31 @@ bool unused_link_local(const std::string& gid) {
 
 } // namespace
 
+std::vector<PcieFunction> read_pcie_path(const std::string& pci_syspath) {
+    // Each PCI function's directory sits below its upstream bridge's
+    // (/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0): walk the path up while the
+    // directory names a PCI function. Bounded: PCIe allows at most 256 buses.
+    std::vector<PcieFunction> path;
+    std::string dir = pci_syspath;
+    while (path.size() < 256) {
+        const auto slash = dir.rfind('/');
+        if (slash == std::string::npos)
+            break;
+        std::string name = dir.substr(slash + 1);
+        if (!is_pci_address(name))
+            break;
+        PcieFunction f;
+        f.address = std::move(name);
+        f.current_link_speed = text_or_empty(dir, "current_link_speed");
+        f.current_link_width = text_or_empty(dir, "current_link_width");
+        f.max_link_speed = text_or_empty(dir, "max_link_speed");
+        f.max_link_width = text_or_empty(dir, "max_link_width");
+        path.push_back(std::move(f));
+        dir.resize(slash);
+    }
+    return path;
+}
+
 PortState read_port(const std::string& device_syspath, uint32_t number, bool* has_gid_attrs) {
     PortState port;
     port.number = number;
@@ -59,6 +84,9 @@ PortState read_port(const std::string& device_syspath, uint32_t number, bool* ha
         port.lid = parse_lid(*t).value_or(0);
     if (auto t = sysfs::read_text(dir, "sm_lid"))
         port.sm_lid = parse_lid(*t).value_or(0);
+    // P_Key table entry 0 ("0x%04x"); only ports with a P_Key table have `pkeys/`.
+    if (auto t = sysfs::read_text(dir, "pkeys/0"))
+        port.pkey0 = std::string(trim_attribute(*t));
 
     const bool gid_attrs = sysfs::exists(dir + "/gid_attrs");
     if (has_gid_attrs)
@@ -128,6 +156,8 @@ DeviceState read_device(const std::string& syspath) {
         d.kernel_driver = sysfs::link_basename(sp, "device/driver");
     else if (!pci_syspath.empty())
         d.kernel_driver = sysfs::link_basename(pci_syspath, "driver");
+    if (!pci_syspath.empty())
+        d.pcie_path = read_pcie_path(pci_syspath);
     if (!pci_syspath.empty()) {
         std::string pf = sysfs::link_basename(pci_syspath, "physfn");
         if (is_pci_address(pf))

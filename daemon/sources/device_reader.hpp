@@ -7,6 +7,7 @@
 #include "inventory/model.hpp"
 
 #include <string>
+#include <vector>
 
 namespace rdmad {
 
@@ -17,8 +18,13 @@ namespace rdmad {
 DeviceState read_device(const std::string& syspath);
 
 /// Read port `number` below `device_syspath` (`ports/<n>/`): state, physical state, link
-/// layer, rate, LID, SM LID and the non-empty GID entries with their types and netdevs.
-/// `has_gid_attrs` is set when the port has a `gid_attrs` directory.
+/// layer, rate, LID, SM LID, P_Key entry 0 and the non-empty GID entries with their types and
+/// netdevs. `has_gid_attrs` is set when the port has a `gid_attrs` directory.
 PortState read_port(const std::string& device_syspath, uint32_t number, bool* has_gid_attrs);
+
+/// The PCIe link attributes (`current_link_speed`, `current_link_width`, `max_link_speed`,
+/// `max_link_width`) of the PCI function at `pci_syspath` and of every PCI function whose
+/// directory contains it (its bridges, up to the root port), nearest first. Absent files are "".
+std::vector<PcieFunction> read_pcie_path(const std::string& pci_syspath);
 
 } // namespace rdmad

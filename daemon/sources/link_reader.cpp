@@ -28,6 +28,17 @@ std::optional<uint32_t> to_unsigned(std::string_view text) {
     return v;
 }
 
+std::optional<int64_t> to_hex(std::string_view text) {
+    text = trim_attribute(text);
+    if (text.size() < 3 || text.substr(0, 2) != "0x")
+        return std::nullopt;
+    uint32_t v = 0;
+    auto [p, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), v, 16);
+    if (ec != std::errc() || p != text.data() + text.size())
+        return std::nullopt;
+    return v;
+}
+
 } // namespace
 
 std::optional<LinkState> read_link(const std::string& syspath) {
@@ -52,6 +63,14 @@ std::optional<LinkState> read_link(const std::string& syspath) {
         link.dev_port = to_unsigned(*t).value_or(0);
     if (auto t = sysfs::read_text(link.syspath, "type"))
         link.type = to_unsigned(*t).value_or(1);
+    // `carrier` fails with EINVAL while the netdev is administratively down
+    // (net/core/net-sysfs.c carrier_show); `flags` is "0x%x" and `mtu` "%d" (same file).
+    if (auto t = sysfs::read_text(link.syspath, "carrier"))
+        link.carrier = std::string(trim_attribute(*t));
+    if (auto t = sysfs::read_text(link.syspath, "flags"))
+        link.flags = to_hex(*t).value_or(-1);
+    if (auto t = sysfs::read_text(link.syspath, "mtu"))
+        link.mtu = to_unsigned(*t).value_or(0);
     return link;
 }
 

@@ -12,8 +12,8 @@
 namespace rdmad {
 
 /// Read the netdev at `syspath` (`/sys/devices/.../net/<name>`): ifindex (from `ifindex`,
-/// else IFINDEX in `uevent`), name, PCI address, driver (`device/driver` basename), operstate and
-/// `master`. std::nullopt when it has no usable ifindex.
+/// else IFINDEX in `uevent`), name, PCI address, driver (`device/driver` basename), operstate,
+/// `master`, `carrier`, `flags` and `mtu`. std::nullopt when it has no usable ifindex.
 std::optional<LinkState> read_link(const std::string& syspath);
 
 /// Read the auxiliary device at `syspath`: name, PCI parent, bound driver and modalias (from

@@ -5,6 +5,7 @@
 #include "inventory/problems.hpp"
 #include "sources/device_paths.hpp"
 #include "sources/device_reader.hpp"
+#include "sources/host_reader.hpp"
 #include "sources/link_reader.hpp"
 #include "util/log.hpp"
 #include "util/sysfs.hpp"
@@ -50,6 +51,7 @@ void Scanner::full_scan() {
     read_verbs();
     read_aux();
     dirty_verbs_ = false;
+    host_ = read_host();
 }
 
 void Scanner::read_device_at(const std::string& syspath) {
@@ -415,6 +417,8 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     dirty_aux_paths_.clear();
     dirty_verbs_ = false;
     changes.full = changes.full || !incomplete_.empty();
+    if (changes.full) // modules load and unload with devices: read the host's facts again
+        host_ = read_host();
     // PFC noted without its state (a CEE notification, a lost one): one IEEE_GET each.
     for (const auto& netdev : pfc_.refresh_noted())
         if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())
@@ -467,9 +471,10 @@ HostState Scanner::inventory() const {
     for (const auto& [_, a] : aux_)
         aux.push_back(a);
     classify_links(inv, aux, modules_.lookup());
+    const auto links = doctor::index_links(inv.links);
     for (auto& [_, d] : inv.devices) {
         fill_pfc(d);
-        d.problems = device_problems(d);
+        diagnose(d, {&links, &host_});
     }
     return inv;
 }
@@ -514,6 +519,7 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
         std::map<std::string, bool> installed;
         std::map<std::string, DeviceState> devices;
         std::map<int32_t, LinkState> links;
+        const auto link_index = doctor::index_links(links_);
         for (const auto& syspath : changes.devices) {
             auto raw = devices_.find(syspath);
             const DeviceState* old = inventory.device(syspath);
@@ -531,7 +537,7 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
             for (size_t i = 0; i < d.ports.size(); ++i)
                 d.ports[i].netdev = old->ports[i].netdev;
             fill_pfc(d);
-            d.problems = device_problems(d);
+            diagnose(d, {&link_index, &host_});
             devices.emplace(syspath, std::move(d));
         }
         for (const int32_t index : changes.links) {

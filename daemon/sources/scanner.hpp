@@ -134,6 +134,7 @@ class Scanner {
     std::map<std::string, std::set<std::string>> devices_on_netdev_;
     std::map<std::string, int32_t> link_at_;      ///< syspath -> ifindex
     std::map<std::string, std::string> verbs_of_; ///< ibdev name -> /dev path of its uverbs
+    HostFacts host_; ///< read by full_scan() and every full refresh() (doctor checks)
 
     /// `d` with its provider, verbs device and package filled (not its problems).
     void derive_device(DeviceState& d, std::map<std::string, bool>& installed,

@@ -29,7 +29,7 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
         tmpl = (slash == std::string::npos
                     ? "." + path
                     : path.substr(0, slash + 1) + "." + path.substr(slash + 1)) +
-               ".XXXXXX";
+               ".rdmad-tmp.XXXXXX";
     std::vector<char> name(tmpl.begin(), tmpl.end());
     name.push_back('\0');
     int fd = ::mkostemp(name.data(), O_CLOEXEC);

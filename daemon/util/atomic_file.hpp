@@ -14,9 +14,10 @@ namespace rdmad {
 /// over `path`, then fsync the directory so the rename itself is durable.
 /// Throws std::system_error (with the path) on any failure up to the rename; `path` is then
 /// unchanged. Once renamed, `path` holds `content`: a failure to sync the directory is
-/// logged as a warning, not thrown. With `hidden_temp` the temporary file is a dot-file
-/// (".<name>.XXXXXX"), for directories whose readers skip dot-files only (NFD's features.d);
-/// otherwise it is "<name>.XXXXXX".
+/// logged as a warning, not thrown. With `hidden_temp` the temporary file is a dot-file named
+/// so that no admin's file is taken for it (".<name>.rdmad-tmp.XXXXXX"), for directories that
+/// others share and whose readers skip dot-files (NFD's features.d, node-exporter's textfile
+/// directory, which reads *.prom only); otherwise it is "<name>.XXXXXX".
 void write_file_atomically(const std::string& path, std::string_view content, mode_t mode = 0644,
                            bool hidden_temp = false);
 

@@ -646,6 +646,15 @@ json variant_json(const sdbus::Variant& v) {
             a.push_back({s.get<0>(), s.get<1>(), s.get<2>(), s.get<3>()});
         return a;
     }
+    if (sig == "a(sssassu)") { // Device.ProblemDetails
+        json a = json::array();
+        for (auto& s :
+             v.get<std::vector<sdbus::Struct<std::string, std::string, std::string,
+                                             std::vector<std::string>, std::string, uint32_t>>>())
+            a.push_back(json::array(
+                {s.get<0>(), s.get<1>(), s.get<2>(), s.get<3>(), s.get<4>(), s.get<5>()}));
+        return a;
+    }
     return "<signature " + sig + ">";
 }
 

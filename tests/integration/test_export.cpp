@@ -363,7 +363,7 @@ TEST_CASE("export: rdmad killed between writing the temporary file and the renam
     size_t temporaries = 0, proms = 0;
     for (const auto& e : fs::directory_iterator(rig.prom_dir())) {
         const std::string name = e.path().filename();
-        temporaries += name.rfind("rdmad.prom.", 0) == 0;
+        temporaries += name.rfind(".rdmad.prom.rdmad-tmp.", 0) == 0;
         proms += name.size() > 5 && name.substr(name.size() - 5) == ".prom";
     }
     CHECK(temporaries == 1); // the interrupted write's, complete but never renamed

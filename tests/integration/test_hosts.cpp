@@ -195,15 +195,28 @@ HOST_CASE("constructed-renamed")
 HOST_CASE("constructed-rxe")
 HOST_CASE("constructed-sriov")
 HOST_CASE("constructed-uverbs-shuffle")
+HOST_CASE("constructed-doctor")
 
 TEST_CASE("every fixture host has a test case and expectations", "[host]") {
-    const std::set<std::string> listed = {
-        "azure-hpc-mlx4", "gcm-dgx-a100", "gpud-h100-cx7-bf3", "hwloc-cx3-ib", "hwloc-qib-ib",
-        "node-exporter-i40iw-mlx4", "procfs-hfi1-mlx4-mlx5", "constructed-bnxt-re",
-        "constructed-cxgb4-iwarp", "constructed-efa", "constructed-irdma-iwarp",
-        "constructed-mlx5-aux-unbound", "constructed-mlx5-lag", "constructed-mlx5-roce",
-        "constructed-renamed", "constructed-rxe", "constructed-sriov",
-        "constructed-uverbs-shuffle"};
+    const std::set<std::string> listed = {"azure-hpc-mlx4",
+                                          "gcm-dgx-a100",
+                                          "gpud-h100-cx7-bf3",
+                                          "hwloc-cx3-ib",
+                                          "hwloc-qib-ib",
+                                          "node-exporter-i40iw-mlx4",
+                                          "procfs-hfi1-mlx4-mlx5",
+                                          "constructed-bnxt-re",
+                                          "constructed-cxgb4-iwarp",
+                                          "constructed-efa",
+                                          "constructed-irdma-iwarp",
+                                          "constructed-mlx5-aux-unbound",
+                                          "constructed-mlx5-lag",
+                                          "constructed-mlx5-roce",
+                                          "constructed-renamed",
+                                          "constructed-rxe",
+                                          "constructed-sriov",
+                                          "constructed-uverbs-shuffle",
+                                          "constructed-doctor"};
     for (auto& e : fs::directory_iterator(fixtures_dir())) {
         if (e.path().extension() != ".umockdev")
             continue;

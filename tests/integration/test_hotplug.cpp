@@ -401,7 +401,7 @@ TEST_CASE("hotplug: add, change and remove an RDMA device", "[hotplug]") {
     REQUIRE(rec.eventually([&] { return rec.size() >= mark + 2; }, kWait));
     CHECK(rec.quiet(kSettle));
     check_signals(rec, mark,
-                  {"changed " + dev + " org.rdmad1.Device Problems",
+                  {"changed " + dev + " org.rdmad1.Device ProblemDetails,Problems",
                    "changed " + port + " org.rdmad1.Port State"});
     for (size_t i = mark; i < rec.size(); ++i)
         if (rec.signals()[i].path == port)
@@ -1114,13 +1114,12 @@ TEST_CASE("hotplug: SIGHUP full resync picks up changes whose events were lost",
     rig.daemon->signal(SIGHUP);
     REQUIRE(rec.eventually([&] { return rec.size() >= 6; }, kWait));
     CHECK(rec.quiet(kSettle));
-    check_per_object(rec, 0,
-                     {"removed " + dev1 + "/port/1 org.rdmad1.Port",
-                      "removed " + dev1 + " org.rdmad1.Device",
-                      "removed " + link1 + " org.rdmad1.Link",
-                      "added " + link_path(1200) + " org.rdmad1.Link",
-                      "changed " + dev0 + " org.rdmad1.Device Problems",
-                      "changed " + dev0 + "/port/1 org.rdmad1.Port State"});
+    check_per_object(
+        rec, 0,
+        {"removed " + dev1 + "/port/1 org.rdmad1.Port", "removed " + dev1 + " org.rdmad1.Device",
+         "removed " + link1 + " org.rdmad1.Link", "added " + link_path(1200) + " org.rdmad1.Link",
+         "changed " + dev0 + " org.rdmad1.Device ProblemDetails,Problems",
+         "changed " + dev0 + "/port/1 org.rdmad1.Port State"});
     json d = rig.client->describe();
     CHECK(d["Devices"].size() == 1);
     CHECK(find_by(d["Links"], "Name", "dummy0") != nullptr);

@@ -110,11 +110,28 @@ const std::set<std::string> kDeviceKeys{"Path",
                                         "PhysicalFunction",
                                         "Ports",
                                         "Links",
-                                        "Problems"};
-const std::set<std::string> kPortKeys{
-    "Path",     "Number", "State", "PhysicalState", "LinkLayer", "Transport", "RoCEVersions",
-    "RateGbps", "Rate",   "LID",   "SMLID",         "GIDs",      "Link",      "PortType",
-    "DesiredPortType", "PFCNoDrop", "DesiredPFCNoDrop", "InSync"};
+                                        "Problems",
+                                        "ProblemDetails"};
+const std::set<std::string> kPortKeys{"Path",
+                                      "Number",
+                                      "State",
+                                      "PhysicalState",
+                                      "LinkLayer",
+                                      "Transport",
+                                      "RoCEVersions",
+                                      "RateGbps",
+                                      "Rate",
+                                      "LID",
+                                      "SMLID",
+                                      "GIDs",
+                                      "Link",
+                                      "PortType",
+                                      "DesiredPortType",
+                                      "PFCNoDrop",
+                                      "DesiredPFCNoDrop",
+                                      "InSync",
+                                      "NetdevMTU",
+                                      "ActiveMTU"};
 const std::set<std::string> kLinkKeys{"Path",        "Name",       "Index",
                                       "PCIAddress",  "Driver",     "OperState",
                                       "RdmaCapable", "RdmaDevice", "Hint"};
@@ -287,6 +304,36 @@ TEST_CASE("Describe() has exactly the keys of the org.rdmad1 D-Bus properties") 
           std::set<std::string>{"Index", "GID", "Type", "Netdev"});
     REQUIRE(dev["Problems"].size() == 1);
     CHECK(keys(dev["Problems"][0]) == std::set<std::string>{"Code", "Severity", "Text"});
+    REQUIRE(dev["ProblemDetails"].size() == 1);
+    CHECK(keys(dev["ProblemDetails"][0]) ==
+          std::set<std::string>{"Code", "Severity", "Text", "Evidence", "Remedy", "Port"});
+}
+
+TEST_CASE("Describe(): Problems leaves out the doctor's info findings, ProblemDetails has every "
+          "problem") {
+    HostState inv;
+    auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    d.ports = {port(1, "ens1f0np0")};
+    d.problems.push_back({"roce-mtu-2048",
+                          "warning",
+                          "MTU 4096",
+                          {"/sys/class/net/x/mtu = 4096"},
+                          "ip link set dev x mtu 9000",
+                          1});
+    Problem unknown{"pcie-unknown", "info", "unknown"};
+    unknown.details_only = true; // as device_problems() marks the doctor's info findings
+    d.problems.push_back(unknown);
+    add(inv, d);
+    auto doc = json::parse(describe_json(build_bus_model(inv), "0.1.0", "running"));
+    const json& dev = doc["Devices"][0];
+    REQUIRE(dev["Problems"].size() == 1);
+    CHECK(dev["Problems"][0]["Code"] == "roce-mtu-2048");
+    REQUIRE(dev["ProblemDetails"].size() == 2);
+    CHECK(dev["ProblemDetails"][0]["Evidence"] == json::array({"/sys/class/net/x/mtu = 4096"}));
+    CHECK(dev["ProblemDetails"][0]["Remedy"] == "ip link set dev x mtu 9000");
+    CHECK(dev["ProblemDetails"][0]["Port"] == 1);
+    CHECK(dev["ProblemDetails"][1]["Severity"] == "info");
+    CHECK(dev["ProblemDetails"][1]["Port"] == 0);
 }
 
 TEST_CASE("Describe() gives object paths as strings, \"/\" for none") {

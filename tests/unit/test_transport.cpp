@@ -65,9 +65,12 @@ TEST_CASE("an OPA port has no RoCE versions") {
     CHECK(roce_versions("OPA", {gid(0, "IB/RoCE v1", "")}, true).empty());
 }
 
-TEST_CASE("EFA (node type unspecified, link layer Unknown) is unknown, not RoCE or InfiniBand") {
-    // DOMAIN.md §3.2/§3.5: EFA is node_type 7 with IB_LINK_LAYER_UNSPECIFIED, shown as "Unknown".
-    CHECK(classify_transport("unspecified", "Unknown", "efa") == "unknown");
+TEST_CASE(
+    "EFA (node type unspecified, link layer Unknown) is unspecified, not RoCE or InfiniBand") {
+    // DOMAIN.md §3.2/§3.5: EFA is node_type 7 with IB_LINK_LAYER_UNSPECIFIED, shown as "Unknown";
+    // libibverbs maps node type UNSPECIFIED to transport "unspecified".
+    CHECK(classify_transport("unspecified", "Unknown", "efa") == "unspecified");
+    CHECK(classify_transport("unspecified", "", "") == "unspecified");
 }
 
 TEST_CASE("an InfiniBand CA is InfiniBand and has no RoCE versions despite IB/RoCE v1 GID types") {

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#include "sources/host_reader.hpp"
+
+#include "util/sysfs.hpp"
+
+#include <sys/utsname.h>
+
+namespace rdmad {
+namespace {
+
+bool lists_module(const std::string& builtin, const std::string& module) {
+    // One path per line, e.g. "kernel/drivers/infiniband/core/ib_uverbs.ko".
+    const std::string file = "/" + module + ".ko";
+    size_t pos = 0;
+    while ((pos = builtin.find(file, pos)) != std::string::npos) {
+        const size_t end = pos + file.size();
+        if (end == builtin.size() || builtin[end] == '\n')
+            return true;
+        pos = end;
+    }
+    return false;
+}
+
+} // namespace
+
+HostFacts read_host(const HostPaths& paths) {
+    HostFacts host;
+    utsname u{};
+    std::string release;
+    if (uname(&u) == 0) {
+        host.hostname = u.nodename;
+        release = u.release;
+    }
+    const std::string builtin_path = paths.modules + "/" + release + "/modules.builtin";
+    // modules.builtin lists some hundred modules (tens of KiB): read up to 4 MiB.
+    std::optional<std::string> builtin;
+    if (!release.empty())
+        if (auto r = sysfs::read_attribute(builtin_path, "", 4u << 20); r.ok())
+            builtin = std::move(r.text);
+    const bool sys_readable = sysfs::exists(paths.sys + "/class");
+    struct Mark {
+        const char* module;
+        std::vector<std::string> files;
+    };
+    const Mark marks[] = {
+        {"ib_uverbs", {paths.sys + "/class/infiniband_verbs/abi_version"}},
+        {"rdma_ucm", {paths.sys + "/class/misc/rdma_cm", paths.dev + "/infiniband/rdma_cm"}},
+        {"ib_umad", {paths.sys + "/class/infiniband_mad/abi_version"}},
+        {"ib_ipoib", {}},
+    };
+    for (const auto& m : marks) {
+        ModuleState s;
+        s.name = m.module;
+        auto files = m.files;
+        files.push_back(paths.sys + "/module/" + m.module);
+        bool present = false;
+        for (const auto& f : files) {
+            const bool e = sysfs::exists(f);
+            present = present || e;
+            s.evidence.push_back(f + (e ? " = present" : " = absent"));
+        }
+        const bool in_builtin = builtin && lists_module(*builtin, m.module);
+        s.evidence.push_back(builtin_path +
+                             (builtin ? (in_builtin ? " = lists " : " = does not list ")
+                                      : " = unreadable, looked for ") +
+                             m.module + ".ko");
+        if (!sys_readable)
+            s.state = "unknown";
+        else if (present)
+            s.state = in_builtin ? "built-in" : "loaded";
+        else
+            s.state = "absent";
+        host.modules.push_back(std::move(s));
+    }
+    return host;
+}
+
+} // namespace rdmad
