@@ -147,3 +147,26 @@ TEST_CASE("several problems of one device are all reported") {
     CHECK(count_code(ps, "no-verbs-device") == 1);
     CHECK(count_code(ps, "port-not-active") == 1);
 }
+
+TEST_CASE("the doctor's info findings go to ProblemDetails only; its warnings and errors, and "
+          "every other problem, to Problems as well") {
+    // With no facts (doctor::Facts{}), checks such as the PCIe link and the kernel modules
+    // cannot read what they need: they report severity "info" with a code ending in
+    // "-unknown" (daemon/doctor/doctor.hpp), never a guess.
+    auto d = healthy();
+    d.ports[0].state = "DOWN";
+    d.ports[0].phys_state = "Polling";
+    const auto all = device_problems(d);
+    size_t info = 0;
+    for (const Problem& p : all) {
+        INFO(p.code << " " << p.severity);
+        CHECK(p.details_only == (p.severity == "info"));
+        CHECK(in_problems_property(p) == (p.severity != "info"));
+        info += p.severity == "info";
+    }
+    CHECK(info > 0);
+    CHECK(count_code(serious(all), "port-not-active") == 1); // a warning: in Problems
+    // A problem that is not the doctor's (the reconciler's dbus-override, severity info)
+    // stays in Problems.
+    CHECK(in_problems_property(Problem{"dbus-override", "info", "port 2 type eth set over D-Bus"}));
+}
