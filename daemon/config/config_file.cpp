@@ -12,6 +12,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <map>
 #include <sys/stat.h>
 #include <toml++/toml.h>
@@ -96,6 +97,27 @@ std::optional<bool> read_bool(const toml::node& value, std::string_view key, Pro
     problems.add(value.source(),
                  std::string(key) + " must be true or false, not " + type_name(value));
     return std::nullopt;
+}
+
+/// A number in [min, max] (an integer or a float; TOML `100` and `100.0` alike).
+std::optional<double> read_number(const toml::node& value, std::string_view key, double min,
+                                  double max, Problems& problems) {
+    std::optional<double> v;
+    if (const auto* i = value.as_integer())
+        v = static_cast<double>(i->get());
+    else if (const auto* f = value.as_floating_point())
+        v = f->get();
+    if (!v) {
+        problems.add(value.source(),
+                     std::string(key) + " must be a number, not " + type_name(value));
+        return std::nullopt;
+    }
+    if (!(*v >= min && *v <= max)) { // also refuses nan
+        problems.add(value.source(),
+                     fmt::format("{} must be from {:g} to {:g}, not {:g}", key, min, max, *v));
+        return std::nullopt;
+    }
+    return v;
 }
 
 /// The raw text is checked for ASCII before parsing; this catches what TOML escapes
@@ -328,11 +350,30 @@ std::optional<Rule> read_rule(const toml::node& node, const std::string& filenam
         } else if (k == "require_provider") {
             rule.require_provider = read_bool(value, k, problems);
             ok = ok && rule.require_provider.has_value();
+        } else if (k == "min_rate_gbps") {
+            // Above the fastest port there is (XDR 4X: 800 Gb/s) with room; 0 asks nothing.
+            auto v = read_number(value, k, 0, 10000, problems);
+            if (v && *v == 0) {
+                problems.add(value.source(), "min_rate_gbps must be more than 0");
+                v.reset();
+            }
+            rule.min_rate_gbps = v;
+            ok = ok && v.has_value();
+        } else if (k == "min_active_ports") {
+            std::optional<uint32_t> n;
+            if (!value.as_integer())
+                problems.add(value.source(),
+                             "min_active_ports must be an integer, not " + type_name(value));
+            else if (auto v = read_number(value, k, 1, 64, problems))
+                n = static_cast<uint32_t>(*v);
+            rule.min_active_ports = n;
+            ok = ok && n.has_value();
         } else {
             problems.add(key.source(),
                          "unknown key " + quoted(k) +
                              " in [[rule]] (expected pci_address, driver, node_guid, device, "
-                             "netdev, port_type, pfc_no_drop or require_provider)");
+                             "netdev, port_type, pfc_no_drop, require_provider, min_rate_gbps "
+                             "or min_active_ports)");
             ok = false;
         }
     }

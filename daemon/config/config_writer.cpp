@@ -43,6 +43,10 @@ std::string format_rules(const std::vector<Rule>& rules) {
         }
         if (r.require_provider)
             t.insert("require_provider", *r.require_provider);
+        if (r.min_rate_gbps)
+            t.insert("min_rate_gbps", *r.min_rate_gbps);
+        if (r.min_active_ports)
+            t.insert("min_active_ports", static_cast<int64_t>(*r.min_active_ports));
         tables.push_back(std::move(t));
     }
     if (tables.empty())

@@ -69,6 +69,14 @@ DeviceDesired resolve(const DesiredConfig& config, const DeviceState& device,
             out.require_provider = *rule.require_provider;
             set = true;
         }
+        if (rule.min_rate_gbps) {
+            out.min_rate_gbps = rule.min_rate_gbps;
+            set = true;
+        }
+        if (rule.min_active_ports) {
+            out.min_active_ports = rule.min_active_ports;
+            set = true;
+        }
         if (set)
             out.from.push_back(rule.file + ":" + std::to_string(rule.line));
     }

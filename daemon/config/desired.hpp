@@ -38,6 +38,10 @@ struct Rule {
     std::optional<std::vector<std::string>> port_type; ///< per port from port 1: "ib"|"eth"|"auto"
     std::optional<std::vector<uint8_t>> pfc_no_drop;   ///< sorted, unique, each 0-7
     std::optional<bool> require_provider;
+    /// Expectations, checked and reported, never acted on: every ACTIVE port at least this
+    /// rate in Gb/s (> 0, at most 10000), and at least this many ACTIVE ports (1-64).
+    std::optional<double> min_rate_gbps;
+    std::optional<uint32_t> min_active_ports;
     bool operator==(const Rule&) const = default;
 };
 
@@ -67,6 +71,8 @@ struct DeviceDesired {
     std::vector<std::string> port_type; ///< per port from port 1; empty: leave alone
     std::vector<uint8_t> pfc_no_drop;   ///< per device, sorted; empty: leave alone
     bool require_provider = true;       ///< a missing rdma-core provider is a problem
+    std::optional<double> min_rate_gbps;      ///< expectation: rate of each ACTIVE port
+    std::optional<uint32_t> min_active_ports; ///< expectation: number of ACTIVE ports
     std::vector<std::string> from;      ///< "file:line" of each matching rule that set a key
     bool operator==(const DeviceDesired&) const = default;
 };

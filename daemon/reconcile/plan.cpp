@@ -17,6 +17,52 @@ std::string join(const std::vector<uint8_t>& v) {
     return s + "]";
 }
 
+/// The desired state's expectations of `dev` (min_rate_gbps, min_active_ports): reported as
+/// warnings, never acted on. A port's rate counts only while it is ACTIVE (a port that is not
+/// has no rate to speak of) and only when it parsed; one not ACTIVE is port-not-active's story.
+std::vector<Problem> expectation_problems(const DeviceState& dev, const DeviceDesired& want) {
+    std::vector<Problem> out;
+    const std::string dir = "/sys/class/infiniband/" + dev.name + "/ports/";
+    if (want.min_rate_gbps)
+        for (const auto& port : dev.ports) {
+            if (port.state != "ACTIVE" || port.rate_gbps < 0 ||
+                port.rate_gbps >= *want.min_rate_gbps)
+                continue;
+            out.push_back(
+                {"port-below-min-rate",
+                 "warning",
+                 fmt::format("port {}: {:g} Gb/s, below the {:g} Gb/s the desired state expects "
+                             "(min_rate_gbps)",
+                             port.number, port.rate_gbps, *want.min_rate_gbps),
+                 {fmt::format("{}{}/rate = {}", dir, port.number, port.rate)},
+                 port.netdev.empty()
+                     ? std::string("check the cable, the transceiver and the switch port's speed "
+                                   "(ibstat, ibportstate), or lower min_rate_gbps")
+                     : fmt::format("check the cable, the transceiver and the switch port's speed "
+                                   "(ethtool {}), or lower min_rate_gbps",
+                                   port.netdev),
+                 port.number});
+        }
+    if (want.min_active_ports) {
+        std::vector<std::string> evidence;
+        uint32_t active = 0;
+        for (const auto& port : dev.ports) {
+            active += port.state == "ACTIVE";
+            evidence.push_back(fmt::format("{}{}/state = {}", dir, port.number,
+                                           port.state.empty() ? "unreadable" : port.state));
+        }
+        if (active < *want.min_active_ports)
+            out.push_back({"too-few-active-ports", "warning",
+                           fmt::format("{} of {} ports ACTIVE, the desired state expects at "
+                                       "least {} (min_active_ports)",
+                                       active, dev.ports.size(), *want.min_active_ports),
+                           std::move(evidence),
+                           "see why each port is not ACTIVE (port-not-active), or lower "
+                           "min_active_ports"});
+    }
+    return out;
+}
+
 // mlxconfig LINK_TYPE_P<n>: 1 InfiniBand, 2 Ethernet, 3 VPI (auto). Source: NVIDIA MFT
 // documentation of mlxconfig/mstconfig (Debian package mstflint).
 std::string link_type_value(const std::string& port_type) {
@@ -97,6 +143,8 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
         const DeviceDesired& want = want_it->second;
         auto& problems = plan.problems[syspath];
         auto& ports = plan.ports[syspath];
+        for (auto& p : expectation_problems(dev, want))
+            problems.push_back(std::move(p));
 
         // ---- port type ----
         if (!want.port_type.empty()) {

@@ -80,7 +80,20 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "f.conf:2:10: device must be a string, not an integer"},
         {"misspelt key in a rule", "[[rule]]\ndevice = \"mlx5_0\"\nport_types = [\"eth\"]\n",
          "f.conf:3:1: unknown key \"port_types\" in [[rule]] (expected pci_address, driver, "
-         "node_guid, device, netdev, port_type, pfc_no_drop or require_provider)"},
+         "node_guid, device, netdev, port_type, pfc_no_drop, require_provider, min_rate_gbps or "
+         "min_active_ports)"},
+        {"min_rate_gbps as a string", "[[rule]]\ndevice = \"x\"\nmin_rate_gbps = \"100\"\n",
+         "f.conf:3:17: min_rate_gbps must be a number, not a string"},
+        {"min_rate_gbps of 0", "[[rule]]\ndevice = \"x\"\nmin_rate_gbps = 0\n",
+         "f.conf:3:17: min_rate_gbps must be more than 0"},
+        {"min_rate_gbps negative", "[[rule]]\ndevice = \"x\"\nmin_rate_gbps = -25\n",
+         "f.conf:3:17: min_rate_gbps must be from 0 to 10000, not -25"},
+        {"min_rate_gbps nan", "[[rule]]\ndevice = \"x\"\nmin_rate_gbps = nan\n",
+         "f.conf:3:17: min_rate_gbps must be from 0 to 10000, not nan"},
+        {"min_active_ports as a float", "[[rule]]\ndevice = \"x\"\nmin_active_ports = 1.5\n",
+         "f.conf:3:20: min_active_ports must be an integer, not a float"},
+        {"min_active_ports of 0", "[[rule]]\ndevice = \"x\"\nmin_active_ports = 0\n",
+         "f.conf:3:20: min_active_ports must be from 1 to 64, not 0"},
         {"unknown key in [daemon]", "[daemon]\napply = true\n  dry_run = true\n",
          "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\")"},
         {"relative export directory", "[export]\nprometheus_dir = \"prom\"\n",
@@ -148,7 +161,8 @@ TEST_CASE("with two mistakes the one earlier in the file is reported, not the fi
           "f.conf:2:14: unknown port type \"bogus\" (expected \"ib\", \"eth\" or \"auto\")");
     CHECK(error_of("[[rule]]\nzzz = 1\n[daemon]\naaa = 1\n") ==
           "f.conf:2:1: unknown key \"zzz\" in [[rule]] (expected pci_address, driver, node_guid, "
-          "device, netdev, port_type, pfc_no_drop or require_provider)");
+          "device, netdev, port_type, pfc_no_drop, require_provider, min_rate_gbps or "
+          "min_active_ports)");
 }
 
 TEST_CASE("a syntax error before a table header toml++ cannot take is still the one reported") {
@@ -185,9 +199,15 @@ require_provider = false
 [[rule]]
 node_guid = "0002:C903:31:78f0"
 device = "mlx5_*"
+min_rate_gbps = 100
+min_active_ports = 2
+
+[[rule]]
+device = "mlx4_*"
+min_rate_gbps = 56.25
 )");
     REQUIRE(file.apply == false);
-    REQUIRE(file.rules.size() == 3);
+    REQUIRE(file.rules.size() == 4);
     const auto& a = file.rules[0];
     CHECK(a.file == "f.conf");
     CHECK(a.line == 5);
@@ -206,6 +226,10 @@ device = "mlx5_*"
     CHECK(c.line == 15);
     CHECK(c.match.node_guid == "0002:c903:0031:78f0");
     CHECK(c.match.device_glob == "mlx5_*");
+    CHECK(c.min_rate_gbps == 100.0);
+    CHECK(c.min_active_ports == 2u);
+    CHECK(file.rules[3].min_rate_gbps == 56.25);
+    CHECK_FALSE(file.rules[3].min_active_ports);
 }
 
 TEST_CASE("an empty file sets nothing and leaves apply unset") {

@@ -617,3 +617,57 @@ TEST_CASE("rdmad's modprobe.d file is removed when mlx4 is present and nothing a
     plan = make_plan(inventory_of({mlx4_device({"eth", "eth"})}), {}, {}, mlx4);
     CHECK(actions_of_kind(plan, Action::Kind::mlx4_modprobe_remove).empty());
 }
+
+// ---- expectations (min_rate_gbps, min_active_ports) ----
+
+TEST_CASE("expectations: an ACTIVE port below min_rate_gbps and too few ACTIVE ports warn, with "
+          "the files read") {
+    DeviceState d = mlx5_device("Ethernet");
+    d.ports[0].state = "ACTIVE";
+    d.ports[0].rate = "25 Gb/sec (1X EDR)";
+    d.ports[0].rate_gbps = 25;
+    PortState second = d.ports[0];
+    second.number = 2;
+    second.state = "DOWN";
+    second.netdev = "ens1f1np1";
+    d.ports.push_back(second);
+    DeviceDesired want;
+    want.min_rate_gbps = 100;
+    want.min_active_ports = 2;
+    const auto plan = make_plan(inventory_of({d}), {{mlx5_path, want}}, {}, {});
+    const auto problems = problems_of(plan, mlx5_path);
+    REQUIRE(problems.size() == 2);
+    CHECK(problems[0].code == "port-below-min-rate");
+    CHECK(problems[0].severity == "warning");
+    CHECK(problems[0].port == 1);
+    CHECK(
+        problems[0].evidence ==
+        std::vector<std::string>{"/sys/class/infiniband/mlx5_0/ports/1/rate = 25 Gb/sec (1X EDR)"});
+    CHECK(contains(problems[0].text, "25 Gb/s, below the 100 Gb/s"));
+    CHECK(contains(problems[0].remedy, "ethtool ens1f0np0"));
+    CHECK(problems[1].code == "too-few-active-ports");
+    CHECK(contains(problems[1].text, "1 of 2 ports ACTIVE"));
+    CHECK(problems[1].evidence ==
+          std::vector<std::string>{"/sys/class/infiniband/mlx5_0/ports/1/state = ACTIVE",
+                                   "/sys/class/infiniband/mlx5_0/ports/2/state = DOWN"});
+    // Expectations are never acted on.
+    CHECK(plan.actions.empty());
+}
+
+TEST_CASE("expectations: met, or about a port that is not ACTIVE or whose rate is unknown") {
+    DeviceState d = mlx5_device("InfiniBand", "");
+    d.ports[0].state = "ACTIVE";
+    d.ports[0].rate_gbps = 100; // 4X EDR: exactly the floor
+    DeviceDesired want;
+    want.min_rate_gbps = 100;
+    want.min_active_ports = 1;
+    CHECK(
+        problems_of(make_plan(inventory_of({d}), {{mlx5_path, want}}, {}, {}), mlx5_path).empty());
+    d.ports[0].rate_gbps = -1; // rate unreadable: port-rate-unknown tells it, not a guess
+    CHECK(
+        problems_of(make_plan(inventory_of({d}), {{mlx5_path, want}}, {}, {}), mlx5_path).empty());
+    d.ports[0].state = "DOWN";
+    d.ports[0].rate_gbps = 10; // a port that is not ACTIVE: only the count speaks
+    CHECK(codes_of(make_plan(inventory_of({d}), {{mlx5_path, want}}, {}, {}), mlx5_path) ==
+          std::vector<std::string>{"too-few-active-ports"});
+}
