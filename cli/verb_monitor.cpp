@@ -171,6 +171,13 @@ const std::vector<std::string>* struct_fields(std::string_view property) {
 
 // A D-Bus value as Describe() has it: GIDs and Problems structs become named objects.
 json normalize(std::string_view property, json value) {
+    if (property == "RecommendedGID" && value.is_array() && value.size() == 5) {
+        static const std::vector<std::string> gid{"Index", "GID", "Type", "Netdev", "IP"};
+        json obj = json::object();
+        for (std::size_t i = 0; i < gid.size(); ++i)
+            obj[gid[i]] = std::move(value[i]);
+        return obj;
+    }
     const auto* fields = struct_fields(property);
     if (!fields || !value.is_array())
         return value;

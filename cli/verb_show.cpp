@@ -48,7 +48,8 @@ constexpr std::array kPortKeys = {"Number",       "Path",
                                   "SMLID",        "Link",
                                   "PortType",     "DesiredPortType",
                                   "PFCNoDrop",    "DesiredPFCNoDrop",
-                                  "InSync",       "GIDs"};
+                                  "InSync",       "RecommendedGID",
+                                  "GIDs"};
 constexpr std::array kLinkKeys = {"Path",      "Name",        "Index",      "PCIAddress", "Driver",
                                   "OperState", "RdmaCapable", "RdmaDevice", "Hint"};
 
@@ -85,6 +86,16 @@ std::vector<std::string> problem_lines(const json& problems) {
 std::vector<std::string> value_lines(const json& doc, std::string_view key, const json& v) {
     if (key == "GIDs")
         return gid_lines(v);
+    if (key == "RecommendedGID") {
+        // "3 0000:...:c0a8:0101 (RoCE v2, enp1s0f0np0, 192.168.1.1)"; nothing when none.
+        if (!v.is_object() || doc::str(v, "GID").empty())
+            return {};
+        std::string where = doc::str(v, "Type");
+        for (const char* k : {"Netdev", "IP"})
+            if (!doc::str(v, k).empty())
+                where += ", " + doc::str(v, k);
+        return {fmt::format("{} {} ({})", doc::integer(v, "Index"), doc::str(v, "GID"), where)};
+    }
     if (key == "Problems")
         return problem_lines(v);
     if (is_reference(key)) {

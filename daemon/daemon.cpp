@@ -52,6 +52,22 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
             scanner_->note_link(ifindex);
             note_change(false);
         };
+        on.address = [this](int32_t ifindex) {
+            // The kernel sends RTM_NEWADDR before its RoCE GID work runs (net/ipv4/devinet.c
+            // __inet_insert_ifa(): rtmsg_ifa(), then the inetaddr notifier that queues
+            // drivers/infiniband/core/roce_gid_mgmt.c's update): read the GID tables once it
+            // has settled. A device whose verbs context is open also gets IBV_EVENT_GID_CHANGE.
+            if (!scanner_->note_address(ifindex))
+                return;
+            int enabled = SD_EVENT_OFF;
+            sd_event_source_get_enabled(address_timer_, &enabled);
+            if (enabled != SD_EVENT_OFF)
+                return; // due already: this address joins it
+            uint64_t now = 0;
+            sd_event_now(event_, CLOCK_MONOTONIC, &now);
+            sd_event_source_set_time(address_timer_, now + kAddressSettleUsec);
+            sd_event_source_set_enabled(address_timer_, SD_EVENT_ONESHOT);
+        };
         on.dcb = [this](const dcb::DcbNotification& n) {
             // Another tool (dcb, mlnx_qos, an LLDP agent) or the firmware changed a netdev's
             // DCB, or the echo of rdmad's own SET (no change: nothing to do).
@@ -86,6 +102,17 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     if (sd_event_add_time(event_, &timer_, CLOCK_MONOTONIC, UINT64_MAX, 1000, on_timer, this) < 0)
         throw std::runtime_error("cannot add the coalescing timer");
     sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
+    if (sd_event_add_time(
+            event_, &address_timer_, CLOCK_MONOTONIC, UINT64_MAX, 1000,
+            [](sd_event_source*, uint64_t, void* self) {
+                auto* d = static_cast<Daemon*>(self);
+                d->scanner_->take_address_devices();
+                d->note_change(false);
+                return 0;
+            },
+            this) < 0)
+        throw std::runtime_error("cannot add the address timer");
+    sd_event_source_set_enabled(address_timer_, SD_EVENT_OFF);
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -114,6 +141,7 @@ Daemon::~Daemon() {
     for (auto* s : signals_)
         sd_event_source_disable_unref(s);
     sd_event_source_disable_unref(timer_);
+    sd_event_source_disable_unref(address_timer_);
     sd_event_source_disable_unref(watchdog_);
     bus_.reset();
     reconciler_.reset();
@@ -425,6 +453,10 @@ ChangeList Daemon::reconcile(bool dry_run) {
 
 void Daemon::reload() {
     auto err = reconciler_->reload();
+    // Launchers come and go without an event rdmad follows: Reload reads them again (SIGHUP's
+    // full resync does too). Their doctor findings follow in the pass this schedules.
+    scanner_->reread_memlock();
+    note_change(false);
     publish_now();
     if (err)
         throw MethodError(api::kInvalidArgument, err->to_string());

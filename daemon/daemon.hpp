@@ -104,6 +104,10 @@ class Daemon final : public Controller {
     std::unique_ptr<exports::ExportWriter> exports_;
     Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
     sd_event_source* timer_ = nullptr;
+    /// Armed by an address event; when it fires, the GID tables under that netdev are read.
+    sd_event_source* address_timer_ = nullptr;
+    /// How long after an address event the kernel's RoCE GID update is taken as done.
+    static constexpr uint64_t kAddressSettleUsec = 100'000;
     sd_event_source* watchdog_ = nullptr; ///< WATCHDOG=1, only when systemd asks for it
     uint64_t watchdog_period_usec_ = 0;
     sd_event_source* signals_[3] = {};

@@ -40,10 +40,13 @@ void sanitize(PortState& p) {
         g.type = valid_utf8(g.type);
         g.netdev = valid_utf8(g.netdev);
     }
+    for (std::string* s : {&p.recommended_gid.gid, &p.recommended_gid.type,
+                           &p.recommended_gid.netdev, &p.recommended_gid.ip})
+        *s = valid_utf8(*s);
 }
 
 void sanitize(LinkState& l) {
-    for (std::string* s : {&l.name, &l.pci_address, &l.driver, &l.operstate, &l.master,
+    for (std::string* s : {&l.name, &l.pci_address, &l.driver, &l.operstate, &l.master, &l.kind,
                            &l.rdma_capable, &l.rdma_device, &l.hint})
         *s = valid_utf8(*s);
 }

@@ -257,6 +257,14 @@ void port_json(JsonWriter& w, const PortView& v) {
     w.member("InSync", p.in_sync);
     w.member("NetdevMTU", p.netdev_mtu);
     w.member("ActiveMTU", p.active_mtu);
+    w.key("RecommendedGID");
+    w.begin_object();
+    w.member("Index", p.recommended_gid.index);
+    w.member("GID", p.recommended_gid.gid);
+    w.member("Type", p.recommended_gid.type);
+    w.member("Netdev", p.recommended_gid.netdev);
+    w.member("IP", p.recommended_gid.ip);
+    w.end_object();
     w.end_object();
 }
 

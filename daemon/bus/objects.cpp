@@ -45,6 +45,12 @@ std::vector<sdbus::Struct<uint32_t, std::string, std::string, std::string>> Port
     return out;
 }
 
+sdbus::Struct<uint32_t, std::string, std::string, std::string, std::string>
+PortObject::RecommendedGID() {
+    const RecommendedGid& g = view_->state.recommended_gid;
+    return {g.index, g.gid, g.type, g.netdev, g.ip};
+}
+
 void PortObject::update(const PortView& before, const PortView& v) {
     const PortState& a = before.state;
     const PortState& b = v.state;
@@ -67,6 +73,7 @@ void PortObject::update(const PortView& before, const PortView& v) {
     c.compare("InSync", a.in_sync, b.in_sync);
     c.compare("NetdevMTU", a.netdev_mtu, b.netdev_mtu);
     c.compare("ActiveMTU", a.active_mtu, b.active_mtu);
+    c.compare("RecommendedGID", a.recommended_gid, b.recommended_gid);
     view_ = &v;
     // sdbus-c++ 1.2 sends every property for an empty list: never emit empty.
     if (!c.names().empty())

@@ -50,6 +50,8 @@ class PortObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Port_adapt
     bool InSync() override { return view_->state.in_sync; }
     uint32_t NetdevMTU() override { return view_->state.netdev_mtu; }
     uint32_t ActiveMTU() override { return view_->state.active_mtu; }
+    sdbus::Struct<uint32_t, std::string, std::string, std::string, std::string>
+    RecommendedGID() override;
     void SetPortType(sdbus::Result<>&& result, std::string type, bool persist) override;
     void SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> priorities,
                       bool persist) override;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "doctor/doctor.hpp"
 
+#include "doctor/gid_choice.hpp"
+#include "doctor/memlock.hpp"
 #include "doctor/modules.hpp"
 #include "doctor/node_description.hpp"
 #include "doctor/partition.hpp"
@@ -26,12 +28,14 @@ std::vector<Problem> run_checks(const DeviceState& d, const Facts& facts) {
         if (port.transport == "unspecified")
             continue;
         add(check_roce_mtu(d, port, netdev));
+        add(check_gid(d, port));
         add(check_port_rate(d, port));
         add(check_partition(d, port));
     }
     add(check_pcie(d));
     add(check_node_description(d, facts.host));
     add(check_modules(d, facts.host));
+    add(check_memlock(facts.host));
     return out;
 }
 

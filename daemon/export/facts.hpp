@@ -23,23 +23,8 @@ struct ManagerFacts {
     bool operator==(const ManagerFacts&) const = default;
 };
 
-/// True for a GID that is routable across IP subnets: not all zero and not IPv6 link-local
-/// (fe80::/10). `gid` is the kernel's uncompressed form (DOMAIN.md: "%pI6", 8 groups of 4 hex
-/// digits); an IPv4 address shows as ::ffff:a.b.c.d.
-bool routable_gid(const std::string& gid);
-
-/// True for an IPv4-mapped GID (0000:0000:0000:0000:0000:ffff:xxxx:xxxx).
-bool ipv4_mapped_gid(const std::string& gid);
-
-/// True when the port has a "RoCE v2" GID that is routable (routable_gid()).
+/// True when the port has a "RoCE v2" GID that is routable (doctor::routable_gid()).
 bool has_routable_roce_v2_gid(const PortState& port);
-
-/// The GID index to give applications (NCCL_IB_GID_INDEX, ib_write_bw -x) on a RoCE port: the
-/// lowest index of a "RoCE v2" GID mapping an IPv4 address, else the lowest of a routable
-/// "RoCE v2" GID; nullopt when it has none. (RoCE v2 is the routable UDP/IP encapsulation;
-/// IPv4 is what RoCE fabrics route, and index order is the kernel's, stable while addresses
-/// are.)
-std::optional<uint32_t> recommended_roce_gid_index(const PortState& port);
 
 /// How a port can be used from this host, for schedulers: "infiniband", "roce-v2" or "iwarp"
 /// when the port is ACTIVE, its device's rdma-core provider is installed and it has a uverbs

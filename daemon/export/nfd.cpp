@@ -44,8 +44,8 @@ std::string render_nfd_labels(const HostState& inventory, const ManagerFacts& fa
                 continue;
             ++usable[t];
             if (t == "roce-v2") {
-                if (const auto i = recommended_roce_gid_index(p))
-                    gid_indexes.insert(*i);
+                if (!p.recommended_gid.gid.empty())
+                    gid_indexes.insert(p.recommended_gid.index);
                 else
                     roce_without_index = true;
             }

@@ -167,8 +167,8 @@ std::string render_prometheus(const HostState& inventory, const ManagerFacts& fa
     Family routable("rdmad_port_roce_v2_routable_gid",
                     "Whether the RoCE port has a routable RoCE v2 GID (not link-local).");
     Family gid_index("rdmad_port_recommended_roce_gid_index",
-                     "GID index to give RoCE applications (NCCL_IB_GID_INDEX): the lowest "
-                     "routable RoCE v2 GID, IPv4 first.");
+                     "GID index to give RoCE applications (NCCL_IB_GID_INDEX): the port's "
+                     "RecommendedGID (RoCE v2 IPv4, then RoCE v2 IPv6, then RoCE v1).");
     Family rdma_capable("rdmad_netdev_rdma_capable",
                         "Whether the netdev can do RDMA here: 1 for its state.");
 
@@ -224,8 +224,8 @@ std::string render_prometheus(const HostState& inventory, const ManagerFacts& fa
                                          ? 1
                                          : 0);
                 routable.add(port, has_routable_roce_v2_gid(p) ? 1 : 0);
-                if (const auto index = recommended_roce_gid_index(p))
-                    gid_index.add(port, *index);
+                if (!p.recommended_gid.gid.empty())
+                    gid_index.add(port, p.recommended_gid.index);
             }
         }
     }

@@ -79,6 +79,7 @@ std::set<std::string> port_diff(const PortState& a, const PortState& b) {
     cmp(a.in_sync, b.in_sync, "InSync");
     cmp(a.netdev_mtu, b.netdev_mtu, "NetdevMTU");
     cmp(a.active_mtu, b.active_mtu, "ActiveMTU");
+    cmp(a.recommended_gid, b.recommended_gid, "RecommendedGID");
     cmp(a.pfc, b.pfc, "pfc");
     cmp(a.pkey0, b.pkey0, "pkey0");
     return out;
@@ -97,6 +98,8 @@ std::set<std::string> link_diff(const LinkState& a, const LinkState& b) {
     cmp(a.rdma_capable, b.rdma_capable, "RdmaCapable");
     cmp(a.rdma_device, b.rdma_device, "RdmaDevice");
     cmp(a.hint, b.hint, "Hint");
+    cmp(a.kind, b.kind, "kind");
+    cmp(a.lower_ifindex, b.lower_ifindex, "lower_ifindex");
     cmp(a.syspath, b.syspath, "syspath");
     cmp(a.master, b.master, "master");
     cmp(a.dev_port, b.dev_port, "dev_port");

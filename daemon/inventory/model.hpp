@@ -8,6 +8,7 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,18 @@ struct GidEntry {
     std::string type;   ///< "IB/RoCE v1", "RoCE v2", or "" when gid_attrs is absent or unreadable
     std::string netdev; ///< "" when the entry has no netdev (IB ports, EINVAL on read)
     auto operator<=>(const GidEntry&) const = default;
+};
+
+/// The GID a RoCE application should use on a port (doctor/gid_choice.hpp recommend_gid()):
+/// its table index, the GID, its type, its netdev and the IP address the GID carries ("" for a
+/// GID that carries none). `gid` is "" when there is nothing to recommend.
+struct RecommendedGid {
+    uint32_t index = 0;
+    std::string gid;
+    std::string type;
+    std::string netdev;
+    std::string ip; ///< "192.0.2.1" for an IPv4-mapped GID, RFC 5952 text for IPv6
+    bool operator==(const RecommendedGid&) const = default;
 };
 
 /// A problem found on a device: a stable code, a severity ("error", "warning", "info") and
@@ -93,6 +106,8 @@ struct PortState {
     // Derived from the port's netdev (doctor/roce_mtu.hpp derive_mtus()):
     uint32_t netdev_mtu = 0; ///< the netdev's `mtu`, 0 when no netdev or unreadable
     uint32_t active_mtu = 0; ///< RoCE: iboe_get_mtu(netdev_mtu); 0 otherwise or when unknown
+    /// Derived from `gids` and the netdevs they name (doctor/gid_choice.hpp); RoCE ports only.
+    RecommendedGid recommended_gid;
     // Filled by the reconciler, not read from sysfs:
     std::string desired_port_type;            ///< "ib", "eth", "auto", "" when nothing asked
     std::vector<uint8_t> desired_pfc_no_drop; ///< empty when nothing asked
@@ -144,6 +159,11 @@ struct LinkState {
                                     ///< when unreadable
     uint32_t mtu = 0;               ///< sysfs `mtu`, 0 when unreadable
     std::string master;             ///< upper device (bond, bridge) name, "" when none
+    /// `DEVTYPE` of the netdev's uevent: "vlan", "bond", "vxlan", "bridge", ...; "" for a
+    /// physical port (drivers set it with SET_NETDEV_DEVTYPE(), include/linux/netdevice.h)
+    std::string kind;
+    /// A VLAN's lower netdev (sysfs `iflink`, read for kind "vlan" only), 0 otherwise
+    int32_t lower_ifindex = 0;
     uint32_t dev_port = 0;          ///< sysfs `dev_port`: the port of a multi-port function, from 0
     uint32_t type = 1;              ///< sysfs `type` (ARPHRD_*): 1 Ethernet, 32 InfiniBand (IPoIB)
     std::string rdma_capable;       ///< "yes", "no", "module-not-loaded", "unknown"
@@ -160,11 +180,40 @@ struct ModuleState {
     bool operator==(const ModuleState&) const = default;
 };
 
+/// RLIMIT_MEMLOCK as /proc/<pid>/limits shows it ("Max locked memory"), in bytes.
+struct MemlockLimit {
+    static constexpr uint64_t kUnlimited = UINT64_MAX; ///< "unlimited"
+    uint64_t soft = 0;
+    uint64_t hard = 0;
+    bool operator==(const MemlockLimit&) const = default;
+};
+
+/// A running process that starts RDMA applications (a batch or container launcher): they
+/// inherit its locked-memory limit.
+struct MemlockProcess {
+    std::string comm; ///< /proc/<pid>/comm: "slurmd", "kubelet", ...
+    int32_t pid = 0;
+    MemlockLimit limit;
+    bool operator==(const MemlockProcess&) const = default;
+};
+
+/// The locked-memory limits RDMA applications will get (sources/memlock_reader.hpp).
+struct MemlockFacts {
+    bool read = false;                     ///< /proc was scanned
+    std::vector<MemlockProcess> processes; ///< launchers found, by pid
+    std::string default_limit;             ///< systemd DefaultLimitMEMLOCK= text, "" unset
+    std::string default_limit_file;        ///< the file that set it
+    std::optional<uint64_t> default_soft;  ///< its soft limit in bytes, when it parses
+    std::optional<MemlockLimit> manager;   ///< PID 1's own limit, when PID 1 is systemd
+    bool operator==(const MemlockFacts&) const = default;
+};
+
 /// Facts about the host rather than one device (the doctor's checks read them), read on a
 /// full scan.
 struct HostFacts {
     std::string hostname; ///< uname(2) nodename, "" when unknown
     std::vector<ModuleState> modules;
+    MemlockFacts memlock;
     bool operator==(const HostFacts&) const = default;
 };
 

@@ -2,6 +2,7 @@
 #include "inventory/problems.hpp"
 
 #include "doctor/doctor.hpp"
+#include "doctor/gid_choice.hpp"
 #include "doctor/roce_mtu.hpp"
 
 #include <fmt/format.h>
@@ -44,6 +45,7 @@ std::vector<Problem> device_problems(const DeviceState& d, const doctor::Facts& 
 
 void diagnose(DeviceState& d, const doctor::Facts& facts) {
     doctor::derive_mtus(d, facts);
+    doctor::derive_recommended_gids(d, facts);
     d.problems = device_problems(d, facts);
 }
 

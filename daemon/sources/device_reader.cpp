@@ -7,6 +7,7 @@
 #include "util/sysfs.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 
 namespace rdmad {
@@ -112,9 +113,15 @@ PortState read_port(const std::string& device_syspath, uint32_t number, bool* ha
         entry.index = index;
         entry.gid = *gid;
         if (gid_attrs) {
-            // Empty entries fail read() with EINVAL (DOMAIN.md §3.2); IB ports have no ndevs.
-            if (auto type = sysfs::read_text(dir, "gid_attrs/types/" + name))
-                entry.type = parse_gid_type(*type).value_or("");
+            // An empty slot fails read() with EINVAL (DOMAIN.md §3.2; drivers/infiniband/core/
+            // sysfs.c print_gid_type() -> rdma_get_gid_attr() -EINVAL): a GID read as non-zero
+            // whose slot is empty by now was deleted in between, so the slot is empty.
+            // IB ports have no ndevs.
+            const auto type = sysfs::read_attribute(dir, "gid_attrs/types/" + name);
+            if (type.error == EINVAL)
+                continue;
+            if (type.ok())
+                entry.type = parse_gid_type(type.text).value_or("");
             if (auto ndev = sysfs::read_text(dir, "gid_attrs/ndevs/" + name)) {
                 // A netdev name has at most IFNAMSIZ - 1 = 15 bytes (uapi linux/if.h).
                 std::string_view n = trim_attribute(*ndev);

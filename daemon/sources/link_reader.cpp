@@ -59,6 +59,15 @@ std::optional<LinkState> read_link(const std::string& syspath) {
     if (auto t = sysfs::read_text(link.syspath, "operstate"))
         link.operstate = std::string(trim_attribute(*t));
     link.master = sysfs::link_basename(link.syspath, "master");
+    // DEVTYPE=vlan|bond|vxlan|... (SET_NETDEV_DEVTYPE(), include/linux/netdevice.h); absent for
+    // a physical port. The GID choice trusts VLANs and bonds, not overlays (doctor/gid_choice).
+    if (auto t = device_paths::uevent_property(syspath, "DEVTYPE"))
+        link.kind = *t;
+    // `iflink`: the ifindex of the netdev a VLAN sits on (net/core/net-sysfs.c, "%d").
+    if (link.kind == "vlan")
+        if (auto t = sysfs::read_text(link.syspath, "iflink"))
+            if (auto lower = to_ifindex(*t); lower && *lower != link.index)
+                link.lower_ifindex = *lower;
     if (auto t = sysfs::read_text(link.syspath, "dev_port"))
         link.dev_port = to_unsigned(*t).value_or(0);
     if (auto t = sysfs::read_text(link.syspath, "type"))

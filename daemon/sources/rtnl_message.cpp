@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "sources/rtnl_message.hpp"
 
+#include <climits>
+#include <cstdint>
 #include <cstring>
+#include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
 
 namespace rdmad {
@@ -28,6 +31,21 @@ RtnlNotices parse_rtnl_datagram(std::span<const uint8_t> datagram) {
             std::memcpy(&ifi, m.payload.data(), sizeof ifi);
             if (ifi.ifi_index > 0)
                 out.links.push_back(ifi.ifi_index);
+            else
+                ++out.malformed;
+            break;
+        }
+        case RTM_NEWADDR:
+        case RTM_DELADDR: {
+            // struct ifaddrmsg (uapi linux/if_addr.h): ifa_index is a __u32.
+            struct ifaddrmsg ifa {};
+            if (m.payload.size() < sizeof ifa) {
+                ++out.malformed;
+                break;
+            }
+            std::memcpy(&ifa, m.payload.data(), sizeof ifa);
+            if (ifa.ifa_index > 0 && ifa.ifa_index <= uint32_t(INT32_MAX))
+                out.addresses.push_back(static_cast<int32_t>(ifa.ifa_index));
             else
                 ++out.malformed;
             break;

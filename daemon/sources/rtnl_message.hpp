@@ -20,11 +20,13 @@ namespace rdmad {
 /// The changes one rtnetlink datagram announces, in the order it names them.
 struct RtnlNotices {
     std::vector<int32_t> links;            ///< ifindex of each RTM_NEWLINK/RTM_DELLINK (> 0)
+    std::vector<int32_t> addresses;        ///< ifindex of each RTM_NEWADDR/RTM_DELADDR (> 0)
     std::vector<dcb::DcbNotification> dcb; ///< each RTM_GETDCB/RTM_SETDCB notification
     size_t malformed = 0; ///< messages refused (or 1 for a datagram that does not split)
 };
 
-/// Parse one datagram received on a socket bound to RTMGRP_LINK and RTNLGRP_DCB. Messages of
+/// Parse one datagram received on a socket bound to RTMGRP_LINK, RTMGRP_IPV4_IFADDR,
+/// RTMGRP_IPV6_IFADDR and RTNLGRP_DCB. Messages of
 /// other types are ignored.
 RtnlNotices parse_rtnl_datagram(std::span<const uint8_t> datagram);
 

@@ -19,10 +19,11 @@ RtnlMonitor::RtnlMonitor(sd_event* event, Handlers handlers) : handlers_(std::mo
     socket_ = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (!socket_)
         throw std::runtime_error("cannot open an rtnetlink socket");
-    // RTMGRP_LINK and RTNLGRP_DCB (23, so bit 22 of the legacy group mask): uapi
-    // linux/rtnetlink.h. Multicast to RTNLGRP_DCB needs no capability to receive
+    // RTMGRP_LINK, the address groups and RTNLGRP_DCB (23, so bit 22 of the legacy group
+    // mask): uapi linux/rtnetlink.h. Multicast to RTNLGRP_DCB needs no capability to receive
     // (rtnetlink is NL_CFG_F_NONROOT_RECV).
-    const unsigned groups = RTMGRP_LINK | (1u << (RTNLGRP_DCB - 1));
+    const unsigned groups =
+        RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | (1u << (RTNLGRP_DCB - 1));
     if (mnl_socket_bind(socket_, groups, MNL_SOCKET_AUTOPID) < 0) {
         mnl_socket_close(socket_);
         throw std::runtime_error("cannot bind the rtnetlink socket");
@@ -84,6 +85,9 @@ int RtnlMonitor::on_io(sd_event_source*, int fd, uint32_t, void* userdata) {
         for (const int32_t ifindex : notices.links)
             if (self->handlers_.link)
                 self->handlers_.link(ifindex);
+        for (const int32_t ifindex : notices.addresses)
+            if (self->handlers_.address)
+                self->handlers_.address(ifindex);
         for (const auto& d : notices.dcb)
             if (self->handlers_.dcb)
                 self->handlers_.dcb(d);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // rtnetlink multicasts on the sd-event loop: link changes (RTMGRP_LINK: carrier and operstate
-// of RoCE and iWARP netdevs come only this way, not as uevents) and DCB changes (RTNLGRP_DCB:
+// of RoCE and iWARP netdevs come only this way, not as uevents), address changes (RoCE GID
+// tables follow a netdev's addresses, with no uevent) and DCB changes (RTNLGRP_DCB:
 // the kernel reports every DCB SET, whoever made it: dcb, mlnx_qos, lldpad, rdmad itself).
 // Only datagrams the kernel sent (source port id 0) are taken.
 #pragma once
@@ -21,6 +22,8 @@ class RtnlMonitor {
     struct Handlers {
         /// Every RTM_NEWLINK / RTM_DELLINK, by ifindex (> 0).
         std::function<void(int32_t ifindex)> link;
+        /// Every RTM_NEWADDR / RTM_DELADDR (IPv4 and IPv6), by ifindex (> 0).
+        std::function<void(int32_t ifindex)> address;
         /// Every DCB notification that names a netdev.
         std::function<void(const dcb::DcbNotification&)> dcb;
         /// Notifications were lost (ENOBUFS): every link and every netdev's DCB must be read.

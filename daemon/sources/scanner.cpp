@@ -7,6 +7,7 @@
 #include "sources/device_reader.hpp"
 #include "sources/host_reader.hpp"
 #include "sources/link_reader.hpp"
+#include "sources/memlock_reader.hpp"
 #include "util/log.hpp"
 #include "util/sysfs.hpp"
 
@@ -52,6 +53,12 @@ void Scanner::full_scan() {
     read_aux();
     dirty_verbs_ = false;
     host_ = read_host();
+    host_.memlock = read_memlock();
+}
+
+void Scanner::reread_memlock() {
+    host_.memlock = read_memlock();
+    structural_ = true; // every device's doctor findings read it
 }
 
 void Scanner::read_device_at(const std::string& syspath) {
@@ -319,6 +326,32 @@ void Scanner::note_link(int32_t ifindex) {
         note(link);
 }
 
+bool Scanner::note_address(int32_t ifindex) {
+    const auto it = links_.find(ifindex);
+    if (it == links_.end())
+        return false;
+    // The netdevs whose RoCE ports get this address as a GID (drivers/infiniband/core/
+    // roce_gid_mgmt.c: the port's netdev and the upper devices stacked on it): the netdev
+    // itself, a VLAN's lower netdev, and the slaves of either when it is a bond.
+    std::set<std::string> names{it->second.name};
+    if (it->second.lower_ifindex > 0)
+        if (auto lower = links_.find(it->second.lower_ifindex); lower != links_.end())
+            names.insert(lower->second.name);
+    const std::set<std::string> uppers = names;
+    for (const auto& [_, link] : links_)
+        if (!link.master.empty() && uppers.count(link.master))
+            names.insert(link.name);
+    for (const auto& name : names)
+        if (auto d = devices_on_netdev_.find(name); d != devices_on_netdev_.end())
+            address_devices_.insert(d->second.begin(), d->second.end());
+    return !address_devices_.empty();
+}
+
+void Scanner::take_address_devices() {
+    dirty_devices_.insert(address_devices_.begin(), address_devices_.end());
+    address_devices_.clear();
+}
+
 void Scanner::note_device(const std::string& name) {
     if (auto it = device_named_.find(name); it != device_named_.end())
         dirty_devices_.insert(it->second);
@@ -417,8 +450,11 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     dirty_aux_paths_.clear();
     dirty_verbs_ = false;
     changes.full = changes.full || !incomplete_.empty();
-    if (changes.full) // modules load and unload with devices: read the host's facts again
+    if (changes.full) { // modules load and unload with devices: read the host's facts again
+        MemlockFacts memlock = std::move(host_.memlock); // not tied to devices: on Reload only
         host_ = read_host();
+        host_.memlock = std::move(memlock);
+    }
     // PFC noted without its state (a CEE notification, a lost one): one IEEE_GET each.
     for (const auto& netdev : pfc_.refresh_noted())
         if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())

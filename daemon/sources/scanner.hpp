@@ -58,6 +58,19 @@ class Scanner {
     /// devices it serves.
     void note_link(int32_t ifindex);
 
+    /// An address of netdev `ifindex` came or went (rtnetlink RTM_NEWADDR/RTM_DELADDR): the
+    /// kernel changes the GID tables of the RoCE ports under it (its own, a VLAN's lower
+    /// netdev, a bond's slaves) and sends no uevent for that. Those devices are held until
+    /// take_address_devices(); returns true when there are any.
+    bool note_address(int32_t ifindex);
+    /// Re-read, at the next refresh(), the devices note_address() held.
+    void take_address_devices();
+
+    /// Read the launchers' locked-memory limits again (sources/memlock_reader.hpp) and derive
+    /// every device again at the next refresh(). Processes come and go without an event
+    /// rdmad follows: this runs at start-up and on Reload.
+    void reread_memlock();
+
     /// A verbs async event on the RDMA device `name`: re-read it.
     void note_device(const std::string& name);
 
@@ -146,6 +159,7 @@ class Scanner {
     // Noted by uevents, done by refresh().
     bool structural_ = true; ///< since the last refresh: more than re-reads of known objects
     std::set<std::string> dirty_devices_;
+    std::set<std::string> address_devices_; ///< note_address(), until take_address_devices()
     std::set<std::string> dirty_links_;
     bool dirty_verbs_ = false;                ///< every uverbs device (RDMA device names moved)
     std::set<std::string> dirty_verbs_paths_; ///< these uverbs devices only

@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: MIT
 //
 // rdmactl doctor against the real daemon on constructed-doctor and constructed-efa
-// (tests/fixtures/make-constructed.py). Every value asserted is an attribute of the fixture
-// (its .umockdev.notes lists them) or follows from a kernel format: iboe_get_mtu()
+// (tests/fixtures/make-constructed.py), and the locked-memory check against a real process's
+// /proc/<pid>/limits (fs/proc/base.c proc_pid_limits()). Every value asserted is an attribute of
+// the fixture (its .umockdev.notes lists them) or follows from a kernel format: iboe_get_mtu()
 // (include/rdma/ib_addr.h), the P_Key membership bit (IBTA vol. 1 §10.9.1).
 #include "harness.hpp"
 
 #include <catch2/catch.hpp>
+#include <csignal>
+#include <sys/resource.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 using namespace it;
+using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -244,5 +251,97 @@ TEST_CASE("an EFA-like device is transport unspecified and gets no IB or RoCE ad
     CHECK(pcie["severity"] == "info");
     CHECK_THAT(pcie["text"].get<std::string>(), Contains("0000:00:06.0"));
     CHECK(has_evidence(pcie, "/sys/bus/pci/devices/0000:00:06.0/max_link_speed = absent"));
+    rig.stop_daemon();
+}
+
+namespace {
+
+/// A real process whose comm is "slurmd" (a copy of sleep(1) under that name) with
+/// RLIMIT_MEMLOCK 64 KiB, as a Slurm node daemon started with the kernel's old default.
+struct FakeLauncher {
+    TempDir dir{"rdmad-it-memlock"};
+    pid_t pid = -1;
+    FakeLauncher() {
+        const fs::path exe = dir / "slurmd";
+        fs::copy_file("/bin/sleep", exe);
+        pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            unsetenv("LD_PRELOAD");
+            const rlimit lim{65536, 65536};
+            setrlimit(RLIMIT_MEMLOCK, &lim);
+            execl(exe.c_str(), "slurmd", "120", static_cast<char*>(nullptr));
+            _exit(127);
+        }
+        // Until exec has renamed it.
+        for (int i = 0; i < 200; ++i) {
+            std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+            std::string c;
+            std::getline(comm, c);
+            if (c == "slurmd")
+                break;
+            std::this_thread::sleep_for(5ms);
+        }
+    }
+    void stop() {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+            pid = -1;
+        }
+    }
+    ~FakeLauncher() { stop(); }
+};
+
+std::vector<json> memlock_findings(const json& described) {
+    std::vector<json> out;
+    for (const auto& dev : described["Devices"])
+        if (dev["Name"] == "mlx5_0")
+            for (const auto& p : dev["ProblemDetails"])
+                if (p["Code"] == "memlock-low")
+                    out.push_back(p);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("doctor: a launcher with a low locked-memory limit is named, read again on Reload",
+          "[doctor]") {
+    Rig rig("constructed-mlx5-roce");
+    CHECK(memlock_findings(rig.described).empty()); // no launcher runs here
+    FakeLauncher slurmd;
+    rig.client->manager().callMethod("Reload").onInterface("org.rdmad1.Manager");
+    json d;
+    for (int i = 0; i < 100; ++i) { // the pass Reload schedules
+        d = rig.client->describe();
+        if (!memlock_findings(d).empty())
+            break;
+        std::this_thread::sleep_for(20ms);
+    }
+    auto found = memlock_findings(d);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0]["Severity"] == "warning");
+    CHECK(found[0]["Text"].get<std::string>().find("slurmd (pid " + std::to_string(slurmd.pid) +
+                                                   ") has a locked-memory limit of 64 KiB") == 0);
+    CHECK(found[0]["Evidence"] == json::array({"/proc/" + std::to_string(slurmd.pid) +
+                                               "/limits = Max locked memory 65536 65536 bytes"}));
+    CHECK(found[0]["Remedy"].get<std::string>().find("systemctl edit slurmd.service") == 0);
+    // A warning: it is in Problems too.
+    bool in_problems = false;
+    for (const auto& dev : d["Devices"])
+        if (dev["Name"] == "mlx5_0")
+            for (const auto& p : dev["Problems"])
+                in_problems = in_problems || p["Code"] == "memlock-low";
+    CHECK(in_problems);
+
+    slurmd.stop();
+    rig.client->manager().callMethod("Reload").onInterface("org.rdmad1.Manager");
+    for (int i = 0; i < 100; ++i) {
+        d = rig.client->describe();
+        if (memlock_findings(d).empty())
+            break;
+        std::this_thread::sleep_for(20ms);
+    }
+    CHECK(memlock_findings(d).empty());
     rig.stop_daemon();
 }

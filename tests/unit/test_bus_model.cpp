@@ -131,7 +131,8 @@ const std::set<std::string> kPortKeys{"Path",
                                       "DesiredPFCNoDrop",
                                       "InSync",
                                       "NetdevMTU",
-                                      "ActiveMTU"};
+                                      "ActiveMTU",
+                                      "RecommendedGID"};
 const std::set<std::string> kLinkKeys{"Path",        "Name",       "Index",
                                       "PCIAddress",  "Driver",     "OperState",
                                       "RdmaCapable", "RdmaDevice", "Hint"};

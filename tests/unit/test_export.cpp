@@ -10,6 +10,7 @@
 // (https://prometheus.io/docs/practices/naming/), Kubernetes label syntax (written out below
 // from k8s.io/apimachinery validation: IsQualifiedName, IsValidLabelValue) and NFD's feature
 // file format (customization-guide, "Feature files").
+#include "doctor/gid_choice.hpp"
 #include "export/facts.hpp"
 #include "export/nfd.hpp"
 #include "export/prometheus.hpp"
@@ -44,6 +45,8 @@ PortState roce_port() {
               {1, kLinkLocal, "RoCE v2", "enp1s0f0np0"},
               {2, kIpv4, "IB/RoCE v1", "enp1s0f0np0"},
               {3, kIpv4, "RoCE v2", "enp1s0f0np0"}};
+    // As doctor::recommend_gid() derives it (test_doctor_gid_choice.cpp).
+    p.recommended_gid = {3, kIpv4, "RoCE v2", "enp1s0f0np0", "192.168.1.1"};
     p.pfc.status = PfcActual::Status::ok;
     p.pfc.priorities = {3};
     p.pfc_no_drop = {3};
@@ -300,25 +303,10 @@ TEST_CASE("rdmad.prom: equal inputs give equal bytes; a label value is escaped")
     CHECK(has_line(text, R"(rdmad_state{state="running"} 1)"));
 }
 
-TEST_CASE("GIDs: routable excludes zero and fe80::/10; IPv4-mapped is ::ffff:a.b.c.d") {
-    CHECK(!routable_gid("0000:0000:0000:0000:0000:0000:0000:0000"));
-    CHECK(!routable_gid(kLinkLocal));
-    CHECK(!routable_gid("febf:0000:0000:0000:0000:0000:0000:0001")); // still fe80::/10
-    CHECK(routable_gid("fec0:0000:0000:0000:0000:0000:0000:0001"));
-    CHECK(routable_gid("2001:0db8:0000:0000:0000:0000:0000:0001"));
-    CHECK(routable_gid(kIpv4));
-    CHECK(!routable_gid("fe80::1")); // not the kernel's form
-    CHECK(ipv4_mapped_gid(kIpv4));
-    CHECK(!ipv4_mapped_gid("2001:0db8:0000:0000:0000:0000:0000:0001"));
+TEST_CASE("RoCE v2 routable: a RoCE v2 GID that is not link-local") {
     PortState p = roce_port();
-    CHECK(recommended_roce_gid_index(p) == std::optional<uint32_t>(3));
-    // Without IPv4, the lowest routable RoCE v2 GID.
-    p.gids = {{1, kLinkLocal, "RoCE v2", ""},
-              {5, "2001:0db8:0000:0000:0000:0000:0000:0002", "RoCE v2", ""},
-              {4, "2001:0db8:0000:0000:0000:0000:0000:0001", "RoCE v2", ""}};
-    CHECK(recommended_roce_gid_index(p) == std::optional<uint32_t>(4));
+    CHECK(has_routable_roce_v2_gid(p));
     p.gids = {{1, kLinkLocal, "RoCE v2", ""}, {2, kIpv4, "IB/RoCE v1", ""}};
-    CHECK(!recommended_roce_gid_index(p));
     CHECK(!has_routable_roce_v2_gid(p));
 }
 
@@ -377,11 +365,15 @@ TEST_CASE("NFD labels: no GID index when usable RoCE v2 ports disagree or one ha
     HostState inv = host();
     auto second = device("mlx5_2", "mlx5_core", "mlx5", {roce_port()});
     second.ports[0].gids[3].index = 5; // its IPv4 RoCE v2 GID sits at index 5
+    second.ports[0].recommended_gid = doctor::recommend_gid(second.ports[0], nullptr);
+    REQUIRE(second.ports[0].recommended_gid.index == 5);
     inv.devices[second.syspath] = second;
     auto labels = labels_of(render_nfd_labels(inv, facts()));
     CHECK(labels.at("rdmad.roce-v2.ports") == "2");
     CHECK(!labels.count("rdmad.roce-gid-index"));
-    inv.devices[second.syspath].ports[0].gids.resize(2); // link-local GIDs only
+    PortState& p = inv.devices[second.syspath].ports[0];
+    p.gids.resize(2); // link-local GIDs only
+    p.recommended_gid = doctor::recommend_gid(p, nullptr);
     labels = labels_of(render_nfd_labels(inv, facts()));
     CHECK(!labels.count("rdmad.roce-gid-index"));
 }

@@ -17,8 +17,10 @@
 #include <filesystem>
 #include <fstream>
 #include <linux/dcbnl.h>
+#include <linux/if_addr.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +88,35 @@ TEST_CASE("rtnl: link and DCB notifications of one datagram, in order") {
     CHECK(n.dcb[0].pfc->delay == 7);
     CHECK(n.dcb[0].dcbx == uint8_t(DCB_CAP_DCBX_LLD_MANAGED | DCB_CAP_DCBX_VER_IEEE));
     CHECK(n.malformed == 0);
+}
+
+/// rtmsg_ifa() (net/ipv4/devinet.c): RTM_NEWADDR/RTM_DELADDR with struct ifaddrmsg.
+void address(Out& o, uint32_t ifindex, uint16_t type = RTM_NEWADDR, uint8_t family = AF_INET) {
+    const size_t at = o.b.size();
+    header(o, type);
+    struct ifaddrmsg ifa {};
+    ifa.ifa_family = family;
+    ifa.ifa_prefixlen = 24;
+    ifa.ifa_index = ifindex;
+    o.raw(&ifa, sizeof ifa);
+    finish(o, at);
+}
+
+TEST_CASE("rtnl: address notifications name their netdev; ifindex 0 or past INT32_MAX refused") {
+    Out o;
+    address(o, 7);
+    address(o, 8, RTM_DELADDR, AF_INET6);
+    newlink(o, 9);
+    address(o, 0);
+    address(o, 0x80000000u);
+    const RtnlNotices n = parse_rtnl_datagram(o.b);
+    CHECK(n.addresses == std::vector<int32_t>{7, 8});
+    CHECK(n.links == std::vector<int32_t>{9});
+    CHECK(n.malformed == 2);
+    Out shortmsg;
+    header(shortmsg, RTM_NEWADDR, sizeof(nlmsghdr) + 4);
+    shortmsg.raw("abcd", 4);
+    CHECK(parse_rtnl_datagram(shortmsg.b).malformed == 1);
 }
 
 TEST_CASE("rtnl: a CEE notification names the netdev without PFC state") {
