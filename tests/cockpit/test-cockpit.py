@@ -510,6 +510,13 @@ def run_bench(args):
             log("  times: %s" % page.js("return window.rdmadTimes"))
             log("load %d: overview rendered %.0f ms after navigation start (objects read at "
                 "%.0f ms, DOM build %.0f ms), %d rows" % (i + 1, r["at"], r["read"], r["took"], rows))
+        # For comparison: the same objects read with one plain GetManagedObjects call through
+        # the bridge (no watch, no cache), as a page could do instead of watching.
+        page.js("""window.__gmo = null; const t0 = performance.now();
+            client.call('/org/rdmad1', 'org.freedesktop.DBus.ObjectManager', 'GetManagedObjects')
+                .then(r => { window.__gmo = [performance.now() - t0, Object.keys(r[0]).length]; })""")
+        gmo = eventually(lambda: page.js("return window.__gmo"), 60)
+        log("one GetManagedObjects call from the page: %.0f ms for %d objects" % tuple(gmo))
         # A port change: mlx5_<k> port 1 DOWN by uevent. The signal's arrival is taken by a
         # thread of its own on its own connection (wall clock), the page's cell mutation by a
         # MutationObserver (performance.timeOrigin + now(), wall clock too).
