@@ -11,10 +11,11 @@ its fixture file; a uevent that takes a port down changes the page without a rel
 type set through the page lands in the testbed's mlx4_port<n> file (and an invalid one shows
 its D-Bus error); Reconcile previews and applies a difference; polkit denying shows
 AccessDenied; a restart of rdmad is followed; without administrative access the controls are
-disabled with the reason; the manifest names the menu entry and its condition; the dark theme
+disabled with the reason; the netdevs view shows another host's netdevs and hints; the manifest names the menu entry and its condition; the dark theme
 applies.
 
-  test-cockpit.py --rdmad PATH --host FILE.umockdev --page-dir cockpit/ --dbus-dir dbus/
+  test-cockpit.py --rdmad PATH --host FILE.umockdev [--host-netdevs FILE.umockdev]
+                  --page-dir cockpit/ --dbus-dir dbus/
                   [--screenshot FILE.png]   redo the README's screenshot of the overview
                   [--bench N]               measure with N generated devices instead (slow)
 
@@ -254,12 +255,25 @@ def check_port_type(rig, page):
     check(eventually(lambda: page.text("#device-props [data-field=HCAType]") == "MT4099"),
           "the details of mlx4_0 did not show")
     check(page.text("#device-props [data-field=PCIAddress]") == "0000:03:00.0", "PCI address")
+    # The problems as rdmad publishes them (ProblemDetails: code, severity, text, evidence,
+    # remedy, port), each with its evidence and remedy.
+    dev = rig.call("/org/rdmad1", "org.rdmad1.Manager", "GetDeviceByName",
+                   GLib.Variant("(s)", ("mlx4_0",))).unpack()[0]
+    details = rig.call(dev, "org.freedesktop.DBus.Properties", "Get",
+                       GLib.Variant("(ss)", ("org.rdmad1.Device", "ProblemDetails"))).unpack()[0]
+    shown = page.js("""return [...document.querySelectorAll('.rd-problem-detail')].map(e => [
+        e.dataset.code, e.dataset.severity, e.querySelector('p').textContent,
+        [...e.querySelectorAll('.rd-evidence li')].map(li => li.textContent),
+        (e.querySelector('[data-field=remedy]') || {textContent: ''}).textContent])""")
+    want = [[c, sev, t, list(ev), rem] for c, sev, t, ev, rem, _port in details]
+    check(want and shown == want, "problems shown %r, published %r" % (shown, want))
     f2 = rig.tbroot + MLX4_PCI + "/mlx4_port2"
     f1 = rig.tbroot + MLX4_PCI + "/mlx4_port1"
     # mlx4: port 1 Ethernet with port 2 InfiniBand is refused (kernel mlx4 main.c; XML).
     res = set_type(page, 1, "eth", False)
     check(res.startswith("org.rdmad1.Error.InvalidArgument: "), "port 1 eth: %r" % res)
     check(open(f1).read() == "ib\n", "mlx4_port1 changed: %r" % open(f1).read())
+    log("ok: mlx4_0's details show its %d problems with evidence and remedies" % len(want))
     log("ok: an invalid port type shows %s" % res)
     res = set_type(page, 2, "eth", True)
     check(res.startswith("Asked port type eth"), "port 2 eth: %r" % res)
@@ -397,6 +411,39 @@ def check_manifest(ws, dbus_dir):
     log("ok: the manifest lists \"RDMA\" with the condition path-exists %s" % want)
 
 
+def check_netdevs(args, driver):
+    """The netdevs view on a host whose ConnectX-5 has no RDMA driver bound: every netdev's
+    values as the host's .expected.json has them (read from its fixture file by
+    tests/fixtures/hostlib.py), the hint included; the overview says there is no device."""
+    expected = json.load(open(args.host_netdevs[:-len(".umockdev")] + ".expected.json"))
+    rig = Rig(args.rdmad, args.host_netdevs)
+    ws = None
+    try:
+        rig.start()
+        xdg = page_tree(rig.work, args.page_dir, os.path.abspath(args.dbus_dir))
+        ws = Cockpit(rig.work, rig.address, xdg, "cockpit-ws-netdevs")
+        page = Page(driver)
+        driver.get(ws.url("#/netdevs"))
+        page.wait_loaded()
+        check(page.js("return !document.getElementById('ports-empty').hidden"),
+              "the overview does not say there is no device")
+        rows = page.js("""return [...document.querySelectorAll('#links-body tr')].map(tr =>
+            Object.fromEntries([...tr.children].map(td => [td.dataset.field, td.textContent])))""")
+        got = {r["Name"]: r for r in rows}
+        check(sorted(got) == sorted(expected["links"]), "netdevs %s" % sorted(got))
+        for name, want in expected["links"].items():
+            for k, v in want.items():
+                check(got[name][k] == str(v), "%s %s: page %r, fixture %r" % (name, k, got[name][k], v))
+        hinted = [n for n, w in expected["links"].items() if w["Hint"]]
+        log("ok: the netdevs view shows the %d netdevs of %s (hints: %s)"
+            % (len(got), os.path.basename(args.host_netdevs),
+               ", ".join("%s %s" % (n, got[n]["Hint"]) for n in hinted)))
+    finally:
+        if ws:
+            ws.stop()
+        rig.close()
+
+
 def run_tests(args):
     rig = Rig(args.rdmad, args.host)
     work = rig.work
@@ -425,6 +472,8 @@ def run_tests(args):
         check_restart(rig, page)
         check_no_admin(page)
         check_theme(page, ws.url())
+        if args.host_netdevs:
+            check_netdevs(args, driver)
         ok = True
     except Failed as e:
         log("FAIL: %s" % e)
@@ -593,6 +642,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rdmad", required=True)
     ap.add_argument("--host", help="a tests/fixtures/hosts/*.umockdev file (procfs-hfi1-mlx4-mlx5)")
+    ap.add_argument("--host-netdevs", help="a host to check the netdevs view on "
+                    "(constructed-mlx5-aux-unbound: a netdev with a hint)")
     ap.add_argument("--page-dir", required=True, help="the cockpit/ folder")
     ap.add_argument("--dbus-dir", required=True, help="the dbus/ folder (the manifest's condition)")
     ap.add_argument("--screenshot", default=os.environ.get("RDMAD_COCKPIT_SCREENSHOT"),
