@@ -138,7 +138,9 @@ class Cockpit:
         ok = rig_eventually(lambda: urllib.request.urlopen(
             self.base + "/cockpit/@localhost/manifests.json", timeout=2).status == 200, 20,
             ignore=(OSError,))
-        check(ok, "cockpit-ws did not answer on " + self.base)
+        if not ok:
+            self.stop()
+            raise Failed("cockpit-ws did not answer on %s:\n%s" % (self.base, open(self.proc.logpath).read()))
 
     def manifests(self):
         with urllib.request.urlopen(self.base + "/cockpit/@localhost/manifests.json", timeout=5) as r:
