@@ -10,6 +10,7 @@ packages=(
   python3-dbus python3-gi gir1.2-umockdev-1.0 util-linux
   systemd udev libxml2-utils man-db polkitd iproute2 bash-completion zsh
   prometheus prometheus-node-exporter
+  cockpit-ws cockpit-bridge chromium chromium-driver python3-selenium
   debhelper dpkg-dev lintian
 )
 missing=()

@@ -26,6 +26,29 @@ ROOT = "/org/rdmad1"
 PRELOAD = "libumockdev-preload.so.0"
 
 
+class Failed(Exception):
+    """A check of a Python test failed; its message says what was found."""
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failed(msg)
+
+
+def eventually(pred, timeout=10.0, step=0.05, ignore=()):
+    """pred()'s first true value within `timeout` s, asked every `step` s (an exception of a
+    type in `ignore` counts as false); its last value when none came."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            v = pred()
+        except ignore:
+            v = None
+        if v or time.monotonic() > deadline:
+            return v
+        time.sleep(step)
+
+
 def clean_env(**extra):
     """This process's environment without what belongs to it alone (preload, testbed, notify
     socket, session bus), plus `extra`."""

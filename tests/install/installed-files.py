@@ -39,8 +39,9 @@ for root, dirs, files in os.walk(destdir):
         installed[debian_path(real)] = real
 
 with open(expected_list) as f:
-    # "deb PATH" lines are the Debian package's own files (tools/test-deb.sh).
-    expected = {line.strip() for line in f
+    # "deb PATH" lines are the Debian package's own files (tools/test-deb.sh); "cockpit-rdmad
+    # PATH" lines are installed here and shipped in the package cockpit-rdmad.
+    expected = {line.strip().removeprefix('cockpit-rdmad ') for line in f
                 if line.strip() and not line.startswith('#') and not line.startswith('deb ')}
 
 failed = False

@@ -1,0 +1,1064 @@
+// SPDX-License-Identifier: MIT
+//
+// The RDMA page of Cockpit: a thin client of rdmad's D-Bus API (org.rdmad1 on the system bus,
+// dbus/*.xml, man org.rdmad1(5)). It reads nothing else: no sysfs, no netlink, no commands.
+//
+// One cockpit.dbus() client watches /org/rdmad1 (the bridge reads it with the ObjectManager's
+// GetManagedObjects and then follows InterfacesAdded/Removed and PropertiesChanged); the page
+// never polls. A PropertiesChanged of one port rewrites the cells of that port's row only.
+// When rdmad's bus name gets a new owner (rdmad restarted), the page drops the client, reads
+// everything again with a new one and says so.
+
+"use strict";
+
+window.rdmadTimes = { script: performance.now() };
+
+const BUS_NAME = "org.rdmad1";
+const ROOT = "/org/rdmad1";
+const IFACE = {
+    manager: "org.rdmad1.Manager",
+    device: "org.rdmad1.Device",
+    port: "org.rdmad1.Port",
+    link: "org.rdmad1.Link",
+};
+
+// ---- small DOM helpers --------------------------------------------------------------------
+
+// el("td", {class: "x", dataset: {field: "State"}}, "text", child...): a new element.
+function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+        if (v === undefined || v === null || v === false)
+            continue;
+        if (k === "class")
+            e.className = v;
+        else if (k === "dataset")
+            Object.assign(e.dataset, v);
+        else if (k === "text")
+            e.textContent = v;
+        else if (k.startsWith("on"))
+            e.addEventListener(k.slice(2), v);
+        else
+            e.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children) {
+        if (c === undefined || c === null || c === false)
+            continue;
+        e.append(c instanceof Node ? c : String(c));
+    }
+    return e;
+}
+
+// A function that runs `fn` once, 30 ms after the first of any number of calls.
+function coalesce(fn) {
+    let timer = null;
+    return () => {
+        if (timer === null)
+            timer = window.setTimeout(() => {
+                timer = null;
+                fn();
+            }, 30);
+    };
+}
+
+function $(id) {
+    return document.getElementById(id);
+}
+
+// Sets an element's text only when it differs (no layout work for unchanged cells).
+function setText(e, text) {
+    if (e.textContent !== text)
+        e.textContent = text;
+}
+
+function byName(a, b) {
+    return a.localeCompare(b, undefined, { numeric: true });
+}
+
+// "ay" values travel base64-encoded in Cockpit's dbus-json3 protocol.
+function bytes(v) {
+    if (v === undefined || v === null)
+        return [];
+    if (typeof v === "string")
+        return Array.from(cockpit.base64_decode(v));
+    return Array.from(v);
+}
+
+// A D-Bus error as "name: message" (never swallowed); a closed channel by its problem.
+function errorText(err) {
+    if (!err)
+        return "unknown error";
+    if (err.name && err.name !== "Error")
+        return err.name + ": " + (err.message || "");
+    if (err.problem)
+        return err.problem + ": " + cockpit.message(err);
+    return err.message || String(err);
+}
+
+function timeNow() {
+    return new Date().toLocaleTimeString();
+}
+
+// ---- theme: follow Cockpit's shell (localStorage "shell:style") and the OS preference -----
+
+const darkQuery = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+
+function applyTheme(style) {
+    let s = style;
+    if (!s) {
+        try {
+            s = window.localStorage.getItem("shell:style");
+        } catch (e) {
+            s = null;
+        }
+    }
+    s = s || "auto";
+    const dark = s === "dark" || (s === "auto" && darkQuery && darkQuery.matches);
+    document.documentElement.classList.toggle("pf-theme-dark", dark);
+    document.documentElement.classList.toggle("pf-v5-theme-dark", dark);
+}
+
+applyTheme();
+window.addEventListener("storage", ev => {
+    if (ev.key === "shell:style")
+        applyTheme();
+});
+window.addEventListener("cockpit-style", ev => applyTheme(ev.detail && ev.detail.style));
+if (darkQuery && darkQuery.addEventListener)
+    darkQuery.addEventListener("change", () => applyTheme());
+
+// ---- banners ------------------------------------------------------------------------------
+
+// Shows (or replaces) the banner `key`: kind "info", "success", "warning" or "danger".
+function banner(key, kind, text, dismissable) {
+    let b = document.querySelector(`#banners [data-key="${key}"]`);
+    if (!b) {
+        b = el("div", { dataset: { key } });
+        $("banners").append(b);
+    }
+    b.className = "rd-alert rd-alert-" + kind;
+    b.replaceChildren(el("span", { class: "rd-alert-text", text }));
+    if (dismissable)
+        b.append(el("button", { class: "rd-link", type: "button", text: "Dismiss", onclick: () => b.remove() }));
+}
+
+function clearBanner(key) {
+    const b = document.querySelector(`#banners [data-key="${key}"]`);
+    if (b)
+        b.remove();
+}
+
+// ---- administrative access ------------------------------------------------------------------
+
+const permission = cockpit.permission({ admin: true });
+let adminReason = "Checking administrative access…";
+
+function updateAdmin() {
+    if (permission.allowed === true)
+        adminReason = "";
+    else if (permission.allowed === false)
+        adminReason = "Changes need administrative access (polkit action org.rdmad1.configure): " +
+            "turn on administrative access in Cockpit's top bar.";
+    const note = $("admin-note");
+    note.hidden = !adminReason;
+    note.textContent = adminReason;
+    refreshControls();
+}
+permission.addEventListener("changed", updateAdmin);
+
+// Enables or disables every control that changes something, with its reason as a tooltip.
+function refreshControls() {
+    for (const b of document.querySelectorAll("[data-admin]")) {
+        const own = b.dataset.reason || "";
+        const reason = adminReason || own;
+        b.disabled = !!reason || b.dataset.busy === "1";
+        if (reason)
+            b.title = reason;
+        else
+            b.removeAttribute("title");
+    }
+}
+
+// ---- the model ------------------------------------------------------------------------------
+
+let client = null; // the cockpit.dbus client of this generation
+let watch = null;
+// The objects as the bridge's "notify" messages give them: path -> {path, valid, data} where
+// data holds the D-Bus properties (byte arrays base64). Plain objects, not cockpit.js proxies:
+// with 1,024 devices, creating a proxy per object costs seconds.
+let devices = {};
+let ports = {};
+let links = {};
+let manager = { valid: false, data: {} };
+let loaded = false;
+let knownOwner = null; // the unique name that owned org.rdmad1 when this client read it
+let ownerSeen = false; // this page has seen rdmad running at least once
+let restarts = 0;
+
+function devicePathOfPort(path) {
+    const i = path.lastIndexOf("/port/");
+    return i < 0 ? "" : path.substring(0, i);
+}
+
+function deviceData(path) {
+    const p = devices[path];
+    return p && p.valid ? p.data : null;
+}
+
+function portData(path) {
+    const p = ports[path];
+    return p && p.valid ? p.data : null;
+}
+
+function linkName(path) {
+    if (!path || path === "/")
+        return "";
+    const p = links[path];
+    return p && p.valid ? p.data.Name : path;
+}
+
+function deviceName(path) {
+    const d = deviceData(path);
+    return d ? d.Name : "";
+}
+
+// Every object of a store.
+function each(store) {
+    return Object.values(store);
+}
+
+// A "notify" message of the bridge: {path: {interface: changed properties, or null when the
+// interface went away}}. Only the objects named change; nothing is read again.
+function onNotify(msg) {
+    for (const path in msg) {
+        const ifaces = msg[path];
+        for (const iface in ifaces) {
+            const props = ifaces[iface];
+            if (iface === IFACE.manager) {
+                if (props) {
+                    manager.valid = true;
+                    Object.assign(manager.data, props);
+                } else {
+                    manager = { valid: false, data: {} };
+                }
+                if (loaded)
+                    renderManager();
+                continue;
+            }
+            const store = iface === IFACE.device ? devices : iface === IFACE.port ? ports : iface === IFACE.link ? links : null;
+            if (!store)
+                continue;
+            if (props === null) {
+                const o = store[path];
+                if (!o)
+                    continue;
+                delete store[path];
+                if (loaded) {
+                    if (store === ports)
+                        portRemoved(o);
+                    else
+                        scheduleFull();
+                }
+                continue;
+            }
+            let o = store[path];
+            if (!o)
+                o = store[path] = { path, valid: true, data: {} };
+            Object.assign(o.data, props);
+            if (loaded) {
+                if (store === ports)
+                    portChanged(o);
+                else if (store === devices)
+                    deviceChanged(o);
+                else
+                    linkChanged(o);
+            }
+        }
+    }
+}
+
+// Devices sorted by name, each with its ports sorted by number.
+function sortedDevices() {
+    const devs = each(devices).sort((a, b) => byName(a.data.Name || "", b.data.Name || ""));
+    const portsOf = {};
+    for (const p of each(ports)) {
+        const d = devicePathOfPort(p.path);
+        (portsOf[d] = portsOf[d] || []).push(p);
+    }
+    for (const k in portsOf)
+        portsOf[k].sort((a, b) => (a.data.Number || 0) - (b.data.Number || 0));
+    return devs.map(d => ({ dev: d, ports: portsOf[d.path] || [] }));
+}
+
+// ---- connecting and following rdmad ---------------------------------------------------------
+
+function connect(reason) {
+    if (client) {
+        const old = client;
+        client = null;
+        old.close();
+    }
+    loaded = false;
+    const c = cockpit.dbus(BUS_NAME, { bus: "system", superuser: "try" });
+    client = c;
+    knownOwner = null;
+    c.addEventListener("owner", (ev, owner) => {
+        if (c !== client)
+            return;
+        onOwner(owner);
+    });
+    c.addEventListener("notify", () => {
+        if (!window.rdmadTimes.notify)
+            window.rdmadTimes.notify = performance.now();
+        window.rdmadTimes.lastNotify = performance.now();
+    });
+    c.addEventListener("close", (ev, opts) => {
+        if (c !== client)
+            return;
+        banner("connection", "danger", "The connection to the system bus closed: " +
+            errorText(opts) + ". Reload the page.");
+    });
+    devices = {};
+    ports = {};
+    links = {};
+    manager = { valid: false, data: {} };
+    c.addEventListener("notify", (ev, msg) => {
+        if (c === client)
+            onNotify(msg);
+    });
+    // GetManagedObjects lists the objects below /org/rdmad1, not the Manager itself. A new
+    // owner may not have exported everything yet: what comes later arrives as signals.
+    // The bridge counts a path inside a watched namespace as watched: watch the Manager first.
+    const managerWatch = c.watch({ path: ROOT, interface: IFACE.manager });
+    watch = c.watch({ path_namespace: ROOT });
+
+    Promise.all([watch, managerWatch]).then(() => {
+        if (c !== client)
+            return;
+        loaded = true;
+        renderAll();
+        if (reason) {
+            const counts = `${each(devices).length} devices, ${each(ports).length} ports, ` +
+                `${each(links).length} netdevs`;
+            banner("restart", "info", `${reason} The page read everything again at ${timeNow()} (${counts}).`, true);
+        }
+    }).catch(err => {
+        if (c !== client)
+            return;
+        loaded = true;
+        renderAll();
+        if (knownOwner !== "")
+            banner("load", "danger", "Cannot read rdmad's objects: " + errorText(err));
+    });
+}
+
+// The owner of org.rdmad1: a unique name, or null while rdmad is not on the bus. The first
+// event of a client tells who owned the name when it read; any other owner after that is a
+// restarted (or newly started) rdmad, whose objects the page reads again with a new client.
+function onOwner(owner) {
+    if (owner === null || owner === undefined) {
+        if (ownerSeen)
+            banner("owner", "warning", `rdmad left the system bus at ${timeNow()}: the values shown are the last ones it published.`);
+        else
+            banner("owner", "warning", "rdmad is not running (org.rdmad1 has no owner on the system bus).");
+        if (knownOwner === null)
+            knownOwner = "";
+        setDaemonState("not running");
+        document.body.classList.add("rd-stale");
+        return;
+    }
+    clearBanner("owner");
+    document.body.classList.remove("rd-stale");
+    if (knownOwner === null) {
+        knownOwner = owner;
+        ownerSeen = true;
+        return;
+    }
+    if (owner !== knownOwner) {
+        const was = knownOwner;
+        ownerSeen = true;
+        restarts++;
+        connect(was === "" ? `rdmad started (${owner}).` : `rdmad restarted (was ${was}, now ${owner}).`);
+    }
+}
+
+// ---- overview: one row per port -------------------------------------------------------------
+
+const PORT_COLUMNS = ["Device", "Port", "Transport", "State", "PhysicalState", "Rate", "LinkLayer",
+    "Netdev", "Provider", "InSync"];
+
+const portRows = new Map(); // port path -> <tr>
+// renderAll() once for a burst of additions and removals (rows are sorted by name).
+const scheduleFull = coalesce(() => renderAll());
+
+function stateClass(state) {
+    if (state === "ACTIVE" || state === "up" || state === "yes" || state === "LinkUp")
+        return "rd-ok";
+    if (state === "DOWN" || state === "down" || state === "Disabled" || state === "lowerlayerdown")
+        return "rd-bad";
+    if (state === "" || state === "unknown" || state === undefined)
+        return "rd-muted";
+    return "rd-warn";
+}
+
+function inSyncText(p) {
+    if (p.InSync)
+        return "yes";
+    const want = [];
+    if (p.DesiredPortType)
+        want.push("type " + p.DesiredPortType);
+    const pfc = bytes(p.DesiredPFCNoDrop);
+    if (pfc.length)
+        want.push("PFC " + pfc.join(","));
+    return "no" + (want.length ? " (wants " + want.join(", ") + ")" : "");
+}
+
+function rateText(p) {
+    if (p.Rate)
+        return p.Rate;
+    return p.RateGbps >= 0 ? p.RateGbps + " Gb/s" : "unknown";
+}
+
+function providerText(d) {
+    if (!d)
+        return "";
+    if (!d.Provider)
+        return "none";
+    return d.Provider + (d.ProviderInstalled ? "" : " (not installed)");
+}
+
+// The text of every cell of a port's row.
+function portCells(p, d) {
+    return {
+        Device: d ? d.Name : "",
+        Port: String(p.Number),
+        Transport: p.Transport,
+        State: p.State,
+        PhysicalState: p.PhysicalState,
+        Rate: rateText(p),
+        LinkLayer: p.LinkLayer,
+        Netdev: linkName(p.Link) || "—",
+        Provider: providerText(d),
+        InSync: inSyncText(p),
+    };
+}
+
+function problemCount(d) {
+    let errors = 0, warnings = 0;
+    for (const pr of (d && d.Problems) || []) {
+        if (pr[1] === "error")
+            errors++;
+        else if (pr[1] === "warning")
+            warnings++;
+    }
+    return { errors, warnings };
+}
+
+let portRowTemplate = null;
+
+// A new, empty row: a clone of one template (much cheaper than building 12 elements per row).
+function newPortRow(path) {
+    if (!portRowTemplate) {
+        portRowTemplate = el("tr");
+        for (const f of PORT_COLUMNS) {
+            const td = el("td", { dataset: { field: f } });
+            if (f === "Device")
+                td.append(el("a", { class: "rd-devlink" }), el("span", { class: "rd-badge rd-hidden" }));
+            portRowTemplate.append(td);
+        }
+    }
+    const tr = portRowTemplate.cloneNode(true);
+    tr.dataset.path = path;
+    return tr;
+}
+
+// Writes a port's values into its row, touching only cells whose text changed.
+function fillPortRow(tr, portPath) {
+    const p = portData(portPath);
+    if (!p)
+        return;
+    const devPath = devicePathOfPort(portPath);
+    const d = deviceData(devPath);
+    const cells = portCells(p, d);
+    const tds = tr.children;
+    for (let i = 0; i < PORT_COLUMNS.length; i++) {
+        const f = PORT_COLUMNS[i];
+        const td = tds[i];
+        if (f === "Device") {
+            const a = td.firstChild;
+            setText(a, cells.Device);
+            const href = "#/device/" + encodeURIComponent(cells.Device);
+            if (a.getAttribute("href") !== href)
+                a.setAttribute("href", href);
+            const n = problemCount(d);
+            const badge = td.lastChild;
+            const text = n.errors ? `${n.errors} error${n.errors > 1 ? "s" : ""}` : n.warnings ? `${n.warnings} warning${n.warnings > 1 ? "s" : ""}` : "";
+            setText(badge, text);
+            badge.className = "rd-badge " + (n.errors ? "rd-badge-danger" : n.warnings ? "rd-badge-warning" : "rd-hidden");
+            continue;
+        }
+        setText(td, cells[f]);
+        if (f === "State" || f === "PhysicalState") {
+            const cls = stateClass(cells[f]);
+            if (td.className !== cls)
+                td.className = cls;
+        } else if (f === "InSync") {
+            const cls = p.InSync ? "rd-ok" : "rd-warn";
+            if (td.className !== cls)
+                td.className = cls;
+        }
+    }
+    tr.dataset.search = Object.values(cells).join(" ").toLowerCase();
+    applyFilterTo(tr);
+}
+
+function renderOverview() {
+    const body = $("ports-body");
+    const frag = document.createDocumentFragment();
+    portRows.clear();
+    let nports = 0;
+    const all = sortedDevices();
+    for (const { dev, ports: ps } of all) {
+        for (const p of ps) {
+            const tr = newPortRow(p.path);
+            portRows.set(p.path, tr);
+            fillPortRow(tr, p.path);
+            frag.append(tr);
+            nports++;
+        }
+    }
+    body.replaceChildren(frag);
+    $("ports-empty").hidden = nports > 0 || !loaded;
+    setText($("summary"), loaded ? `${all.length} devices, ${nports} ports` : "");
+}
+
+function portChanged(proxy) {
+    const tr = portRows.get(proxy.path);
+    if (!tr) {
+        scheduleFull(); // a new port: rows are sorted, rebuild once for the burst
+        return;
+    }
+    fillPortRow(tr, proxy.path);
+    if (currentDevice && devicePathOfPort(proxy.path) === currentDevice)
+        scheduleDevice();
+}
+
+function portRemoved(proxy) {
+    const tr = portRows.get(proxy.path);
+    if (tr) {
+        tr.remove();
+        portRows.delete(proxy.path);
+    }
+    if (currentDevice && devicePathOfPort(proxy.path) === currentDevice)
+        scheduleDevice();
+}
+
+function deviceChanged(proxy) {
+    let found = false;
+    const d = proxy.data;
+    for (const portPath of d.Ports || []) {
+        const tr = portRows.get(portPath);
+        if (tr) {
+            fillPortRow(tr, portPath);
+            found = true;
+        }
+    }
+    if (!found && (d.Ports || []).length)
+        scheduleFull(); // a new device
+    if (currentDevice === proxy.path)
+        scheduleDevice();
+}
+
+function linkChanged(proxy) {
+    const tr = linkRows.get(proxy.path);
+    if (tr)
+        fillLinkRow(tr, proxy.path);
+    else
+        scheduleLinks();
+    // A renamed netdev: the ports that name it.
+    for (const [portPath, row] of portRows) {
+        const p = portData(portPath);
+        if (p && p.Link === proxy.path)
+            fillPortRow(row, portPath);
+    }
+}
+
+// ---- filter -----------------------------------------------------------------------------------
+
+let filterText = "";
+
+function applyFilterTo(tr) {
+    const hide = !!filterText && !tr.dataset.search.includes(filterText);
+    if (tr.hidden !== hide)
+        tr.hidden = hide;
+}
+
+$("filter").addEventListener("input", ev => {
+    filterText = ev.target.value.trim().toLowerCase();
+    for (const tr of portRows.values())
+        applyFilterTo(tr);
+});
+
+// ---- netdevs -----------------------------------------------------------------------------------
+
+const LINK_COLUMNS = ["Name", "Index", "OperState", "Driver", "PCIAddress", "RdmaCapable", "RdmaDevice", "Hint"];
+const linkRows = new Map();
+const scheduleLinks = coalesce(() => renderLinks());
+
+function fillLinkRow(tr, path) {
+    const p = links[path];
+    if (!p || !p.valid)
+        return;
+    const l = p.data;
+    const tds = tr.children;
+    for (let i = 0; i < LINK_COLUMNS.length; i++) {
+        const f = LINK_COLUMNS[i];
+        const td = tds[i];
+        if (f === "RdmaDevice") {
+            const name = deviceName(l.RdmaDevice);
+            const a = td.firstChild;
+            setText(a, name);
+            if (name)
+                a.setAttribute("href", "#/device/" + encodeURIComponent(name));
+            else
+                a.removeAttribute("href");
+            continue;
+        }
+        const v = l[f] === undefined ? "" : String(l[f]);
+        setText(td, v);
+        if (f === "RdmaCapable" || f === "OperState") {
+            const cls = v === "module-not-loaded" ? "rd-warn" : v === "no" ? "rd-muted" : stateClass(v);
+            if (td.className !== cls)
+                td.className = cls;
+        }
+    }
+}
+
+function renderLinks() {
+    const frag = document.createDocumentFragment();
+    linkRows.clear();
+    const all = each(links).sort((a, b) => byName(a.data.Name || "", b.data.Name || ""));
+    const template = el("tr");
+    for (const f of LINK_COLUMNS)
+        template.append(el("td", { dataset: { field: f } }, f === "RdmaDevice" ? el("a") : null));
+    for (const p of all) {
+        const tr = template.cloneNode(true);
+        tr.dataset.path = p.path;
+        linkRows.set(p.path, tr);
+        fillLinkRow(tr, p.path);
+        frag.append(tr);
+    }
+    $("links-body").replaceChildren(frag);
+    $("links-empty").hidden = all.length > 0 || !loaded;
+}
+
+// ---- rdmad's own state ---------------------------------------------------------------------------
+
+function setDaemonState(state) {
+    const s = $("daemon-state");
+    s.dataset.state = state;
+    setText(s, "rdmad: " + state);
+}
+
+function dlRows(dl, rows) {
+    const frag = document.createDocumentFragment();
+    for (const [label, value, field] of rows) {
+        frag.append(el("dt", { text: label }));
+        const dd = el("dd", { dataset: { field: field || label } });
+        if (value instanceof Node)
+            dd.append(value);
+        else
+            dd.textContent = value === undefined || value === null || value === "" ? "—" : String(value);
+        frag.append(dd);
+    }
+    dl.replaceChildren(frag);
+}
+
+function problemList(ul, problems, empty) {
+    const frag = document.createDocumentFragment();
+    for (const [code, severity, text] of problems || []) {
+        frag.append(el("li", { class: "rd-problem", dataset: { code, severity } },
+            el("span", { class: "rd-badge rd-badge-" + severityClass(severity), text: severity }),
+            el("code", { text: code }),
+            el("span", { class: "rd-problem-text", text })));
+    }
+    if (!(problems || []).length)
+        frag.append(el("li", { class: "rd-muted", text: empty }));
+    ul.replaceChildren(frag);
+}
+
+function severityClass(severity) {
+    return severity === "error" ? "danger" : severity === "warning" ? "warning" : "info";
+}
+
+function renderManager() {
+    const m = manager && manager.valid ? manager.data : null;
+    if (!m) {
+        if (loaded)
+            setDaemonState(knownOwner ? "unknown" : "not running");
+        dlRows($("manager-props"), []);
+        problemList($("manager-problems"), [], "—");
+        return;
+    }
+    setDaemonState(m.State || "unknown");
+    const sources = el("ul", { class: "rd-plain" });
+    for (const s of m.DesiredStateSource || [])
+        sources.append(el("li", { text: s }));
+    dlRows($("manager-props"), [
+        ["Version", m.Version],
+        ["State", m.State],
+        ["Degraded", m.State === "degraded" ? "yes" : "no", "Degraded"],
+        ["Desired state from", (m.DesiredStateSource || []).length ? sources : "nothing (no rule asked)", "DesiredStateSource"],
+        ["Restarts followed", String(restarts), "Restarts"],
+    ]);
+    problemList($("manager-problems"), m.Problems, "None.");
+}
+
+// ---- device details -------------------------------------------------------------------------------
+
+let currentDevice = null; // the device path shown in the details view
+const scheduleDevice = coalesce(() => renderDevice(false));
+function deviceLink(path) {
+    const name = deviceName(path);
+    if (!path || path === "/" || !name)
+        return "";
+    return el("a", { href: "#/device/" + encodeURIComponent(name), text: name });
+}
+
+function gidTable(gids) {
+    if (!gids || !gids.length)
+        return el("p", { class: "rd-muted", text: "No GID table entries." });
+    const tbody = el("tbody");
+    const frag = document.createDocumentFragment();
+    for (const [index, gid, type, netdev] of gids)
+        frag.append(el("tr", {}, el("td", { text: String(index) }), el("td", { class: "rd-mono", text: gid }),
+            el("td", { text: type || "—" }), el("td", { text: netdev || "—" })));
+    tbody.append(frag);
+    return el("table", { class: "rd-table rd-compact rd-gids" },
+        el("thead", {}, el("tr", {}, el("th", { text: "Index" }), el("th", { text: "GID" }),
+            el("th", { text: "Type" }), el("th", { text: "Netdev" }))), tbody);
+}
+
+function problemDetails(details) {
+    const wrap = el("div", { class: "rd-problem-details" });
+    if (!details || !details.length) {
+        wrap.append(el("p", { class: "rd-muted", text: "No problems found." }));
+        return wrap;
+    }
+    for (const [code, severity, text, evidence, remedy, port] of details) {
+        const item = el("div", { class: "rd-problem-detail", dataset: { code, severity } },
+            el("div", { class: "rd-problem-head" },
+                el("span", { class: "rd-badge rd-badge-" + severityClass(severity), text: severity }),
+                el("code", { text: code }),
+                port ? el("span", { class: "rd-muted", text: "port " + port }) : null),
+            el("p", { text }));
+        if (evidence && evidence.length) {
+            const ul = el("ul", { class: "rd-evidence" });
+            for (const e of evidence)
+                ul.append(el("li", { class: "rd-mono", text: e }));
+            item.append(el("div", { class: "rd-muted", text: "Evidence" }), ul);
+        }
+        if (remedy)
+            item.append(el("div", { class: "rd-remedy" }, el("span", { class: "rd-muted", text: "Remedy " }),
+                el("code", { class: "rd-mono", dataset: { field: "remedy" }, text: remedy })));
+        wrap.append(item);
+    }
+    return wrap;
+}
+
+// The port properties shown, in order: [D-Bus property, label, how to show it (optional)].
+const PORT_FIELDS = [
+    ["Number", "Number"], ["State", "State"], ["PhysicalState", "Physical state"],
+    ["LinkLayer", "Link layer"], ["Transport", "Transport"],
+    ["RoCEVersions", "RoCE versions", p => (p.RoCEVersions || []).join(", ")],
+    ["Rate", "Rate", rateText], ["RateGbps", "Rate (Gb/s)", p => (p.RateGbps >= 0 ? p.RateGbps : "unknown")],
+    ["LID", "LID"], ["SMLID", "SM LID"], ["Link", "Netdev", p => linkName(p.Link)],
+    ["NetdevMTU", "Netdev MTU", p => p.NetdevMTU || ""], ["ActiveMTU", "Active MTU", p => p.ActiveMTU || ""],
+    ["PortType", "Port type"], ["DesiredPortType", "Desired port type"],
+    ["PFCNoDrop", "PFC no-drop", p => bytes(p.PFCNoDrop).join(", ")],
+    ["DesiredPFCNoDrop", "Desired PFC no-drop", p => bytes(p.DesiredPFCNoDrop).join(", ")],
+    ["InSync", "In sync", p => (p.InSync ? "yes" : "no")],
+];
+
+// The device properties shown (the same shape).
+const DEVICE_FIELDS = [
+    ["Name", "Name"], ["NodeType", "Node type"], ["NodeGUID", "Node GUID"],
+    ["SysImageGUID", "System image GUID"], ["FirmwareVersion", "Firmware version"],
+    ["HCAType", "HCA type"], ["BoardID", "Board ID"], ["NodeDescription", "Node description"],
+    ["PCIAddress", "PCI address"], ["KernelDriver", "Kernel driver"], ["Provider", "Provider"],
+    ["ProviderInstalled", "Provider installed", d => (d.Provider ? (d.ProviderInstalled ? "yes" : "no") : "")],
+    ["ProviderPackage", "Provider package"], ["VerbsDevice", "Verbs device"],
+    ["PhysicalFunction", "Physical function", d => deviceLink(d.PhysicalFunction) || "—"],
+    ["Ports", "Ports", d => (d.Ports || []).length],
+    ["Links", "Netdevs", d => {
+        const list = el("span");
+        for (const l of d.Links || [])
+            list.append(el("span", { class: "rd-chip", text: linkName(l) }));
+        return (d.Links || []).length ? list : "";
+    }],
+];
+
+// A <dl> of `data` as `fields` say.
+function fieldList(data, fields, attrs) {
+    const dl = el("dl", { class: "rd-dl", ...attrs });
+    dlRows(dl, fields.map(([field, label, show]) => [label, show ? show(data) : data[field], field]));
+    return dl;
+}
+
+
+// A call to rdmad from a control: the button is busy meanwhile; the outcome goes into `out`.
+function callRdmad(button, out, path, iface, method, args, okText) {
+    button.dataset.busy = "1";
+    refreshControls();
+    out.className = "rd-result rd-muted";
+    out.textContent = "Asking rdmad…";
+    // A native promise around Cockpit's deferred: standard rejection handling.
+    return new Promise((resolve, reject) => client.call(path, iface, method, args).then(resolve, reject))
+            .then(reply => {
+                out.className = "rd-result rd-alert rd-alert-success";
+                out.textContent = okText;
+                return reply;
+            })
+            .catch(err => {
+                out.className = "rd-result rd-alert rd-alert-danger";
+                out.textContent = errorText(err);
+                out.dataset.error = err.name || err.problem || "";
+                throw err;
+            })
+            .finally(() => {
+                button.dataset.busy = "0";
+                refreshControls();
+            });
+}
+
+function keepCheckbox(id) {
+    return el("label", { class: "rd-check" }, el("input", { type: "checkbox", id, dataset: { field: "persist" } }),
+        " Keep after restart");
+}
+
+// The controls of one port: port type and PFC no-drop priorities, built once per view.
+function portControls(portPath, p) {
+    const box = el("div", { class: "rd-controls", dataset: { port: portPath } });
+    const n = p.Number;
+
+    // Port type (mlx4 VPI only: PortType is "" elsewhere).
+    const select = el("select", { "aria-label": "Port type", dataset: { field: "port-type" } },
+        el("option", { value: "ib", text: "InfiniBand (ib)" }),
+        el("option", { value: "eth", text: "Ethernet (eth)" }),
+        el("option", { value: "auto", text: "Automatic (auto)" }));
+    const current = (p.DesiredPortType || p.PortType || "").replace(/^auto.*/, "auto");
+    if (current)
+        select.value = current;
+    const typeOut = el("div", { class: "rd-result" });
+    const typeBtn = el("button", { class: "rd-btn rd-btn-primary", type: "button", text: "Set port type", dataset: { admin: "", action: "set-port-type" } });
+    const typeReason = p.PortType ? "" : "This adapter has no port type switch in sysfs (ConnectX-4 and later set it in firmware).";
+    typeBtn.dataset.reason = typeReason;
+    select.dataset.admin = "";
+    select.dataset.reason = typeReason;
+    const typeKeep = keepCheckbox(`keep-type-${n}`);
+    typeBtn.addEventListener("click", () => {
+        const persist = typeKeep.querySelector("input").checked;
+        callRdmad(typeBtn, typeOut, portPath, IFACE.port, "SetPortType", [select.value, persist],
+            `Asked port type ${select.value}${persist ? ", kept after restart" : " until rdmad stops"}.`).catch(() => {});
+    });
+    box.append(el("fieldset", { class: "rd-fieldset" }, el("legend", { text: "Port type" }),
+        el("div", { class: "rd-inline" }, select, typeKeep, typeBtn),
+        typeReason ? el("p", { class: "rd-muted rd-reason", text: typeReason }) : null, typeOut));
+
+    // PFC no-drop priorities (per netdev, Ethernet ports).
+    const pfcReason = p.LinkLayer === "Ethernet" ? "" : "PFC applies to Ethernet ports; this port's link layer is " + (p.LinkLayer || "unknown") + ".";
+    const want = new Set(bytes(p.DesiredPFCNoDrop).length ? bytes(p.DesiredPFCNoDrop) : bytes(p.PFCNoDrop));
+    const prios = el("div", { class: "rd-inline rd-prios" });
+    for (let i = 0; i < 8; i++) {
+        const cb = el("input", { type: "checkbox", value: String(i), dataset: { admin: "", reason: pfcReason, prio: String(i) } });
+        cb.checked = want.has(i);
+        prios.append(el("label", { class: "rd-check" }, cb, " " + i));
+    }
+    const pfcOut = el("div", { class: "rd-result" });
+    const pfcKeep = keepCheckbox(`keep-pfc-${n}`);
+    const pfcBtn = el("button", { class: "rd-btn rd-btn-primary", type: "button", text: "Set PFC no-drop", dataset: { admin: "", reason: pfcReason, action: "set-pfc" } });
+    pfcBtn.addEventListener("click", () => {
+        const chosen = [...prios.querySelectorAll("input:checked")].map(c => Number(c.value));
+        const persist = pfcKeep.querySelector("input").checked;
+        callRdmad(pfcBtn, pfcOut, portPath, IFACE.port, "SetPFCNoDrop",
+            [cockpit.base64_encode(new Uint8Array(chosen)), persist],
+            `Asked PFC no-drop on ${chosen.join(", ") || "no priority"}${persist ? ", kept after restart" : " until rdmad stops"}.`).catch(() => {});
+    });
+    box.append(el("fieldset", { class: "rd-fieldset" }, el("legend", { text: "PFC no-drop priorities" }),
+        prios, el("div", { class: "rd-inline" }, pfcKeep, pfcBtn),
+        pfcReason ? el("p", { class: "rd-muted rd-reason", text: pfcReason }) : null, pfcOut));
+
+    // Revert: forget what this page (or anyone) asked of the device.
+    const revOut = el("div", { class: "rd-result" });
+    const revBtn = el("button", { class: "rd-btn rd-btn-secondary", type: "button", text: "Forget requests", dataset: { admin: "", action: "revert" } });
+    revBtn.addEventListener("click", () => {
+        callRdmad(revBtn, revOut, portPath, IFACE.port, "Revert", [""],
+            "Dropped the requests made over D-Bus: the configuration files apply again.").catch(() => {});
+    });
+    box.append(el("div", { class: "rd-inline" }, revBtn, el("span", { class: "rd-muted", text: "drops the port type and PFC requests of this device (run-time and kept ones)" })), revOut);
+    return box;
+}
+
+let deviceControls = new Map(); // port path -> controls element, kept while the device is shown
+
+function renderDevice(fresh) {
+    const body = $("device-body");
+    const d = deviceData(currentDevice);
+    if (!d) {
+        body.replaceChildren(el("p", { class: "rd-muted", text: loaded ? "No such device (it may have been removed)." : "Loading…" }));
+        deviceControls = new Map();
+        return;
+    }
+    if (fresh)
+        deviceControls = new Map();
+    const frag = document.createDocumentFragment();
+    const n = problemCount(d);
+    frag.append(el("h2", { class: "rd-device-title", text: d.Name },
+        n.errors || n.warnings ? el("span", { class: "rd-badge rd-badge-" + (n.errors ? "danger" : "warning"), text: `${n.errors} errors, ${n.warnings} warnings` }) : null));
+
+    const props = fieldList(d, DEVICE_FIELDS, { id: "device-props" });
+    props.append(el("dt", { text: "Object path" }), el("dd", { dataset: { field: "Path" }, text: currentDevice }));
+    frag.append(el("div", { class: "rd-card" }, el("h3", { text: "Properties" }), props));
+    frag.append(el("div", { class: "rd-card" }, el("h3", { text: "Problems" }), problemDetails(d.ProblemDetails)));
+
+    const ps = (d.Ports || []).map(path => ({ path, p: portData(path) })).filter(x => x.p)
+            .sort((a, b) => a.p.Number - b.p.Number);
+    for (const { path, p } of ps) {
+        let controls = deviceControls.get(path);
+        if (!controls) {
+            controls = portControls(path, p);
+            deviceControls.set(path, controls);
+        }
+        frag.append(el("div", { class: "rd-card rd-port-card", dataset: { port: String(p.Number) } },
+            el("h3", { text: `Port ${p.Number}` }),
+            el("div", { class: "rd-columns" }, fieldList(p, PORT_FIELDS), controls),
+            el("h4", { text: "GIDs" }), gidTable(p.GIDs)));
+    }
+    body.replaceChildren(frag);
+    refreshControls();
+}
+
+// ---- Reconcile (preview, then apply) and Reload -------------------------------------------------
+
+function objectLabel(path) {
+    const dev = devicePathOfPort(path);
+    if (dev) {
+        const p = portData(path);
+        return `${deviceName(dev) || dev} port ${p ? p.Number : path.substring(path.lastIndexOf("/") + 1)}`;
+    }
+    if (devices[path])
+        return deviceName(path) || path;
+    if (links[path])
+        return linkName(path);
+    return path;
+}
+
+function changesTable(changes) {
+    if (!changes.length)
+        return el("p", { class: "rd-empty-changes", text: "Nothing differs: the hardware is as desired." });
+    const tbody = el("tbody");
+    for (const [path, setting, from, to] of changes)
+        tbody.append(el("tr", {}, el("td", { text: objectLabel(path) }), el("td", { text: setting }),
+            el("td", { class: "rd-mono", text: from }), el("td", { class: "rd-mono", text: to })));
+    return el("table", { class: "rd-table rd-compact", id: "changes-table" },
+        el("thead", {}, el("tr", {}, el("th", { text: "Object" }), el("th", { text: "Setting" }),
+            el("th", { text: "Now" }), el("th", { text: "Desired" }))), tbody);
+}
+
+function openModal(title, body, buttons) {
+    $("modal-title").textContent = title;
+    $("modal-body").replaceChildren(body);
+    $("modal-footer").replaceChildren(...buttons);
+    $("modal").hidden = false;
+}
+
+function closeModal() {
+    $("modal").hidden = true;
+}
+
+$("reconcile-preview").addEventListener("click", () => {
+    const btn = $("reconcile-preview");
+    const out = $("reconcile-result");
+    callRdmad(btn, out, ROOT, IFACE.manager, "Reconcile", [true], "Preview ready.").then(reply => {
+        const changes = reply[0] || [];
+        out.textContent = "";
+        out.className = "rd-result";
+        const apply = el("button", { class: "rd-btn rd-btn-primary", type: "button", id: "reconcile-apply", dataset: { admin: "" }, text: "Apply these changes" });
+        const cancel = el("button", { class: "rd-btn rd-btn-link", type: "button", text: "Cancel", onclick: closeModal });
+        const result = el("div", { class: "rd-result" });
+        if (!changes.length)
+            apply.dataset.reason = "Nothing to apply.";
+        apply.addEventListener("click", () => {
+            callRdmad(apply, result, ROOT, IFACE.manager, "Reconcile", [false], "Applied.").then(r2 => {
+                closeModal();
+                out.className = "rd-result";
+                out.replaceChildren(el("div", { class: "rd-alert rd-alert-success", text: `Reconciled at ${timeNow()}: ${(r2[0] || []).length} differences found and applied.` }),
+                    changesTable(r2[0] || []));
+            }).catch(() => {});
+        });
+        openModal("Reconcile: what would change", el("div", {}, el("p", { class: "rd-muted", text: "rdmad compared the desired state with the hardware (dry run); nothing was changed yet." }),
+            changesTable(changes), result), [apply, cancel]);
+        refreshControls();
+    }).catch(() => {});
+});
+
+$("reload").addEventListener("click", () => {
+    callRdmad($("reload"), $("reconcile-result"), ROOT, IFACE.manager, "Reload", [],
+        `Reloaded the configuration at ${timeNow()}.`).catch(() => {});
+});
+
+document.addEventListener("keydown", ev => {
+    if (ev.key === "Escape" && !$("modal").hidden)
+        closeModal();
+});
+
+// ---- navigation ---------------------------------------------------------------------------------
+
+function route() {
+    const path = cockpit.location.path;
+    let view = "overview";
+    let dev = null;
+    if (path[0] === "device" && path[1]) {
+        view = "device";
+        const name = path[1];
+        dev = each(devices).find(p => p.data.Name === name);
+    } else if (path[0] === "netdevs" || path[0] === "daemon") {
+        view = path[0];
+    }
+    for (const s of document.querySelectorAll(".rd-view"))
+        s.hidden = s.dataset.view !== view;
+    for (const a of document.querySelectorAll("#tabs a"))
+        a.classList.toggle("rd-active", a.dataset.view === view || (view === "device" && a.dataset.view === "overview"));
+    const newDevice = dev ? dev.path : view === "device" ? "/missing" : null;
+    const fresh = newDevice !== currentDevice;
+    currentDevice = newDevice;
+    if (view === "device")
+        renderDevice(fresh);
+}
+
+// Links use "#/..." hashes; inside Cockpit's shell, cockpit.location keeps the URL in sync.
+document.addEventListener("click", ev => {
+    const a = ev.target.closest && ev.target.closest("a[href^='#/']");
+    if (!a)
+        return;
+    ev.preventDefault();
+    const parts = a.getAttribute("href").substring(2).split("/").filter(x => x).map(decodeURIComponent);
+    cockpit.location.go(parts);
+});
+cockpit.addEventListener("locationchanged", route);
+
+// Everything from the cache: the overview and the view shown first, the other tables next.
+function renderAll() {
+    const t0 = performance.now();
+    renderOverview();
+    renderManager();
+    route();
+    window.rdmadRender = { read: t0, at: performance.now(), took: performance.now() - t0, generation: restarts };
+    window.setTimeout(() => {
+        renderLinks();
+        document.body.dataset.loaded = String(restarts);
+    }, 0);
+}
+
+updateAdmin();
+connect(null);
