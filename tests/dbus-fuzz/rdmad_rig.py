@@ -3,7 +3,7 @@
 dbus-daemon, a umockdev testbed loaded from a tests/fixtures/hosts/*.umockdev file, and rdmad
 under the umockdev preload with its own configuration, state and runtime directories and a
 NOTIFY_SOCKET (the recipe of tests/integration/harness.cpp). Used by tests/dbus-fuzz/ (the
-D-Bus fuzzer), tests/fault/ (fault injection) and bench/rules.py."""
+D-Bus fuzzer), tests/fault/ (fault injection), tests/notify/ (rdmad-notify) and bench/rules.py."""
 
 import hashlib
 import json
@@ -24,6 +24,25 @@ from gi.repository import Gio, GLib, UMockdev  # noqa: E402
 NAME = "org.rdmad1"
 ROOT = "/org/rdmad1"
 PRELOAD = "libumockdev-preload.so.0"
+
+
+class Failed(Exception):
+    """A test's check failed (the message says what)."""
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failed(msg)
+
+
+def eventually(pred, timeout=10.0):
+    """pred()'s first true value within `timeout` s (polled every 50 ms), else its last."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v or time.monotonic() > deadline:
+            return v
+        time.sleep(0.05)
 
 
 def clean_env(**extra):

@@ -21,29 +21,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dbus-fuzz"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 from hotplug import RawSender  # noqa: E402  (uevents from a process without the preload)
-from rdmad_rig import Rig  # noqa: E402
+from rdmad_rig import Failed, Rig, check, eventually  # noqa: E402
 from gi.repository import Gio, GLib  # noqa: E402
 
 MLX4_PCI = "/sys/devices/pci0000:02/0000:02:00.0/0000:03:00.0"
 MLX5_IB = "/sys/devices/pci0000:03/0000:03:00.0/0000:04:00.0/infiniband/mlx5_0"
-
-
-class Failed(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failed(msg)
-
-
-def eventually(pred, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v or time.monotonic() > deadline:
-            return v
-        time.sleep(0.05)
 
 
 def differences(a, b):
