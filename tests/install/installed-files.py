@@ -26,7 +26,10 @@ if r.returncode != 0:
 
 def debian_path(path):
     """The build's prefix stands for Debian's /usr; directories named by systemd.pc/udev.pc
-    are absolute already."""
+    are absolute already; <prefix>/etc stands for /etc."""
+    # meson's sysconfdir is <prefix>/etc, but /etc for prefix /usr (meson's "Directories").
+    if path.startswith(prefix + '/etc/'):
+        return path[len(prefix):]
     if path == prefix or path.startswith(prefix + '/'):
         return '/usr' + path[len(prefix):]
     return path
