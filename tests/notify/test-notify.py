@@ -44,10 +44,10 @@ def cpu_ticks(pid):
 
 
 def device_text(j):
-    """RDMA device mlx5_<1000+j> on PCI function 0000:41:<dev>.<fn> (a ConnectX-5, one RoCE
-    port, ACTIVE), in umockdev's text format; attributes as the kernel prints them
-    (drivers/infiniband/core/sysfs.c)."""
-    bdf = "0000:41:%02x.%d" % (j // 8, j % 8)
+    """RDMA device mlx5_<1000+j> on PCI function 0000:<41+j/256>:<dev>.<fn> (a ConnectX-5,
+    one RoCE port, ACTIVE), in umockdev's text format; attributes as the kernel prints them
+    (drivers/infiniband/core/sysfs.c). PCI: 32 devices of 8 functions per bus."""
+    bdf = "0000:%02x:%02x.%d" % (0x41 + j // 256, (j % 256) // 8, j % 8)
     pci = "/devices/pci0000:40/0000:40:00.0/" + bdf
     name = "mlx5_%d" % (1000 + j)
     return ("P: %s\nE: SUBSYSTEM=pci\nE: DRIVER=mlx5_core\nE: PCI_CLASS=20000\n"
