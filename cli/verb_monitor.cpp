@@ -11,6 +11,7 @@
 // Problems as objects), so --json prints old and new alike.
 #include "document.hpp"
 #include "rdmad_api.hpp"
+#include "stop_signals.hpp"
 #include "table.hpp"
 #include "verbs.hpp"
 
@@ -660,43 +661,8 @@ void Monitor::subscribe() {
         guarded(&Monitor::on_name_owner_changed)));
 }
 
-// The signals that end the monitor, as a signalfd; blocked so that they wait for poll().
-class StopSignals {
-  public:
-    StopSignals() {
-        sigemptyset(&set_);
-        sigaddset(&set_, SIGINT);
-        sigaddset(&set_, SIGTERM);
-        if (sigprocmask(SIG_BLOCK, &set_, &old_) < 0)
-            throw Failure(fmt::format("cannot block SIGINT and SIGTERM: {}", std::strerror(errno)));
-        fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (fd_ < 0) {
-            const int e = errno;
-            sigprocmask(SIG_SETMASK, &old_, nullptr);
-            throw Failure(fmt::format("cannot create a signalfd: {}", std::strerror(e)));
-        }
-    }
-    ~StopSignals() {
-        close(fd_);
-        sigprocmask(SIG_SETMASK, &old_, nullptr);
-    }
-    StopSignals(const StopSignals&) = delete;
-    StopSignals& operator=(const StopSignals&) = delete;
-    int fd() const { return fd_; }
-    /// Takes the pending signal, which would otherwise be delivered once unblocked.
-    void consume() {
-        signalfd_siginfo si;
-        while (read(fd_, &si, sizeof si) == sizeof si) {
-        }
-    }
-
-  private:
-    sigset_t set_{}, old_{};
-    int fd_ = -1;
-};
-
 int Monitor::run() {
-    StopSignals stop;
+    rdmad::StopSignals stop;
     auto& bus = client_.connection();
     try {
         // Subscribe first, then Describe(): no change falls between the two.

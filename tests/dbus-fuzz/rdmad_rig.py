@@ -3,7 +3,7 @@
 dbus-daemon, a umockdev testbed loaded from a tests/fixtures/hosts/*.umockdev file, and rdmad
 under the umockdev preload with its own configuration, state and runtime directories and a
 NOTIFY_SOCKET (the recipe of tests/integration/harness.cpp). Used by tests/dbus-fuzz/ (the
-D-Bus fuzzer), tests/fault/ (fault injection) and bench/rules.py."""
+D-Bus fuzzer), tests/fault/ (fault injection), tests/notify/ (rdmad-notify) and bench/rules.py."""
 
 import hashlib
 import json

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """`meson install --destdir` places exactly the files of expected-files.txt (but its "deb"
-lines, the Debian package's own), no more, no fewer, and the installed unit starts the rdmad
-that was installed.
+lines, the Debian package's own), no more, no fewer, the installed unit starts the rdmad
+that was installed, and rdmad-notify's autostart entry starts the installed agent, off.
 
 usage: installed-files.py MESON BUILD_ROOT PREFIX EXPECTED_LIST WORK_DIR
 """
@@ -26,7 +26,10 @@ if r.returncode != 0:
 
 def debian_path(path):
     """The build's prefix stands for Debian's /usr; directories named by systemd.pc/udev.pc
-    are absolute already."""
+    are absolute already; <prefix>/etc stands for /etc."""
+    # meson's sysconfdir is <prefix>/etc, but /etc for prefix /usr (meson's "Directories").
+    if path.startswith(prefix + '/etc/'):
+        return path[len(prefix):]
     if path == prefix or path.startswith(prefix + '/'):
         return '/usr' + path[len(prefix):]
     return path
@@ -66,6 +69,23 @@ if unit:
         failed = True
     else:
         print(f'ok: ExecStart={m.group(1)} is installed')
+
+# rdmad-notify's autostart entry starts the installed agent and is off (Hidden=true: XDG
+# Autostart Specification) until a user or the administrator turns it on.
+entry = next((real for deb, real in installed.items()
+              if deb == '/etc/xdg/autostart/rdmad-notify.desktop'), None)
+if entry:
+    with open(destdir + entry) as f:
+        text = f.read()
+    m = re.search(r'^Exec=(\S+)$', text, re.M)
+    if not m or not os.access(destdir + m.group(1), os.X_OK):
+        print(f'FAIL: {entry}: Exec= is not the installed rdmad-notify')
+        failed = True
+    elif not re.search(r'^Hidden=true$', text, re.M):
+        print(f'FAIL: {entry} is not off (no Hidden=true)')
+        failed = True
+    else:
+        print(f'ok: {entry} starts {m.group(1)}, Hidden=true')
 
 if failed:
     sys.exit(1)

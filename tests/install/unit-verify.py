@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""`systemd-analyze verify` accepts rdmad's unit. verify checks that ExecStart= is an
+"""`systemd-analyze verify` accepts rdmad's unit, and `--user verify` rdmad-notify's. verify checks that ExecStart= is an
 executable and that every Documentation=man: page opens, so the unit is checked as installed:
 `meson install --destdir`, ExecStart= pointed at the DESTDIR copy of rdmad, MANPATH at the
 DESTDIR man pages.
@@ -47,3 +47,26 @@ ours = [line for line in (r.stdout + r.stderr).splitlines() if 'rdmad' in line]
 if r.returncode != 0 or ours:
     sys.exit(f'FAIL: systemd-analyze verify exited {r.returncode}')
 print('ok: systemd-analyze verify accepts the unit')
+
+# rdmad-notify's user unit, the same way; --user needs a runtime directory of its own.
+users = glob.glob(os.path.join(destdir, '**/systemd/user/rdmad-notify.service'), recursive=True)
+if len(users) != 1:
+    sys.exit(f'FAIL: want one installed rdmad-notify.service, got {users}')
+with open(users[0]) as f:
+    text = f.read()
+m = re.search(r'^ExecStart=(\S+)', text, re.M)
+if not m:
+    sys.exit('FAIL: no ExecStart= in rdmad-notify.service')
+text = text.replace(f'ExecStart={m.group(1)}', f'ExecStart={destdir}{m.group(1)}')
+checked = os.path.join(work, 'rdmad-notify.service')
+with open(checked, 'w') as f:
+    f.write(text)
+runtime = os.path.join(work, 'runtime')
+os.makedirs(runtime, mode=0o700, exist_ok=True)
+r = subprocess.run([analyze, '--user', 'verify', '--no-pager', checked], capture_output=True,
+                   text=True, env=dict(env, XDG_RUNTIME_DIR=runtime))
+print(r.stdout, r.stderr, sep='')
+ours = [line for line in (r.stdout + r.stderr).splitlines() if 'rdmad' in line]
+if r.returncode != 0 or ours:
+    sys.exit(f'FAIL: systemd-analyze --user verify exited {r.returncode}')
+print('ok: systemd-analyze --user verify accepts rdmad-notify.service')

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+#include "agent.hpp"
+
+#include "objects.hpp"
+#include "org.freedesktop.Notifications.proxy.h"
+#include "org.rdmad1.Device.proxy.h"
+#include "org.rdmad1.Manager.proxy.h"
+#include "org.rdmad1.Port.proxy.h"
+#include "rdmad_api.hpp"
+#include "replace_ids.hpp"
+#include "stop_signals.hpp"
+#include "tracker.hpp"
+#include "window.hpp"
+
+#include <fmt/core.h>
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <poll.h>
+#include <stdexcept>
+
+namespace rdmad::notify {
+
+namespace {
+
+constexpr const char* kNotificationsName = "org.freedesktop.Notifications";
+constexpr const char* kNotificationsPath = "/org/freedesktop/Notifications";
+constexpr const char* kObjectManager = "org.freedesktop.DBus.ObjectManager";
+// The name in "desktop-entry" hints: rdmad-notify.desktop (Desktop Notifications
+// Specification 1.2, "Standard Hints").
+constexpr const char* kDesktopEntry = "rdmad-notify";
+constexpr const char* kAppName = "RDMA";
+// Owned on the session bus while an agent runs: the autostart entry and the user unit may both
+// be enabled, and one user should get each notification once.
+constexpr const char* kAgentName = "org.rdmad1.Notify";
+
+void warn(const std::string& what) {
+    fmt::print(stderr, "rdmad-notify: {}\n", what);
+}
+
+// Body text for a server that takes markup ("body-markup" capability): the specification's
+// markup is a subset of XML, so &, < and > are escaped.
+std::string escape_markup(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        default:
+            out += c;
+        }
+    }
+    return out;
+}
+
+// The notification server on the session bus, through the proxy generated from
+// notify/org.freedesktop.Notifications.xml.
+class Poster : public sdbus::ProxyInterfaces<org::freedesktop::Notifications_proxy> {
+  public:
+    explicit Poster(sdbus::IConnection& session)
+        : ProxyInterfaces(session, kNotificationsName, kNotificationsPath) {
+        registerProxy();
+    }
+    ~Poster() { unregisterProxy(); }
+
+    /// Posts `n`, replacing the last notification with its key. A server that is missing or
+    /// fails is reported on stderr; the notification is then lost (it is not news later).
+    void post(const Notification& n) {
+        try {
+            if (!markup_)
+                markup_ = has_markup();
+            std::map<std::string, sdbus::Variant> hints{
+                {"urgency", sdbus::Variant(n.urgency)},
+                {"category", sdbus::Variant(n.category)},
+                {"desktop-entry", sdbus::Variant(std::string(kDesktopEntry))},
+            };
+            const uint32_t id = Notify(kAppName, ids_.replaces(n.key), n.icon, n.summary,
+                                       *markup_ ? escape_markup(n.body) : n.body, {}, hints, -1);
+            ids_.posted(n.key, id);
+        } catch (const sdbus::Error& e) {
+            warn(fmt::format("cannot post \"{}\": {}: {}", n.summary, e.getName(), e.getMessage()));
+        }
+    }
+
+  private:
+    bool has_markup() {
+        const auto caps = GetCapabilities();
+        return std::find(caps.begin(), caps.end(), "body-markup") != caps.end();
+    }
+    void onNotificationClosed(const uint32_t& id, const uint32_t&) override { ids_.closed(id); }
+
+    ReplaceIds ids_;
+    std::optional<bool> markup_;
+};
+
+class Agent {
+  public:
+    Agent(sdbus::IConnection& system, sdbus::IConnection& session, const AgentOptions& options)
+        : system_(system), session_(session), poster_(session),
+          window_(options.quiet, options.longest) {}
+
+    int run();
+
+  private:
+    void subscribe();
+    std::optional<Snapshot> read_snapshot();
+    void resync();
+    void changed() {
+        if (tracker_ && tracker_->dirty())
+            window_.event(Window::Clock::now());
+    }
+    void on_interfaces_added(sdbus::Message& m);
+    void on_interfaces_removed(sdbus::Message& m);
+    void on_properties_changed(sdbus::Message& m);
+    void on_name_owner_changed(sdbus::Message& m);
+
+    sdbus::IConnection& system_;
+    sdbus::IConnection& session_;
+    Poster poster_;
+    Window window_;
+    // Empty until the first snapshot of rdmad (it may start after us): that one is quiet.
+    std::optional<Tracker> tracker_;
+    bool resync_pending_ = false;
+    std::vector<sdbus::Slot> slots_;
+};
+
+std::optional<Snapshot> Agent::read_snapshot() {
+    try {
+        auto proxy = sdbus::createProxy(system_, api::kBusName, api::kManagerPath);
+        ManagedObjects objects;
+        proxy->callMethod("GetManagedObjects").onInterface(kObjectManager).storeResultsTo(objects);
+        return snapshot_from(objects);
+    } catch (const sdbus::Error& e) {
+        // Not running (yet): its NameOwnerChanged brings us back here.
+        if (e.getName() != "org.freedesktop.DBus.Error.ServiceUnknown" &&
+            e.getName() != "org.freedesktop.DBus.Error.NameHasNoOwner")
+            warn(fmt::format("cannot read rdmad's objects: {}: {}", e.getName(), e.getMessage()));
+        return std::nullopt;
+    }
+}
+
+void Agent::resync() {
+    resync_pending_ = false;
+    auto snapshot = read_snapshot();
+    if (!snapshot)
+        return;
+    if (!tracker_) {
+        tracker_.emplace(std::move(*snapshot));
+        return;
+    }
+    tracker_->resync(std::move(*snapshot));
+    changed();
+}
+
+void Agent::on_interfaces_added(sdbus::Message& m) {
+    sdbus::ObjectPath path;
+    Interfaces ifaces;
+    m >> path >> ifaces;
+    if (!tracker_)
+        return;
+    for (const auto& [iface, props] : ifaces) {
+        if (iface == org::rdmad1::Device_proxy::INTERFACE_NAME)
+            tracker_->device_added(path, device_from(props));
+        else if (iface == org::rdmad1::Port_proxy::INTERFACE_NAME)
+            tracker_->port_added(path, port_from(path, props));
+    }
+    changed();
+}
+
+void Agent::on_interfaces_removed(sdbus::Message& m) {
+    sdbus::ObjectPath path;
+    std::vector<std::string> ifaces;
+    m >> path >> ifaces;
+    if (!tracker_)
+        return;
+    tracker_->object_removed(path);
+    changed();
+}
+
+void Agent::on_properties_changed(sdbus::Message& m) {
+    std::string iface;
+    Properties props;
+    m >> iface >> props;
+    if (!tracker_)
+        return;
+    const std::string path = m.getPath();
+    if (iface == org::rdmad1::Port_proxy::INTERFACE_NAME) {
+        if (auto it = props.find("State");
+            it != props.end() && it->second.containsValueOfType<std::string>())
+            tracker_->port_state(path, it->second.get<std::string>());
+    } else if (iface == org::rdmad1::Device_proxy::INTERFACE_NAME) {
+        if (auto it = props.find("Name");
+            it != props.end() && it->second.containsValueOfType<std::string>())
+            tracker_->device_name(path, it->second.get<std::string>());
+        if (auto problems = problems_from(props))
+            tracker_->device_problems(path, std::move(*problems));
+    } else if (iface == org::rdmad1::Manager_proxy::INTERFACE_NAME) {
+        if (auto problems = problems_from(props))
+            tracker_->manager_problems(std::move(*problems));
+    }
+    changed();
+}
+
+void Agent::on_name_owner_changed(sdbus::Message& m) {
+    std::string name, old_owner, new_owner;
+    m >> name >> old_owner >> new_owner;
+    // rdmad (re)started: read everything again, outside this callback. Its going away alone is
+    // no news: its objects are kept until a new rdmad says otherwise.
+    if (name == api::kBusName && !new_owner.empty())
+        resync_pending_ = true;
+}
+
+void Agent::subscribe() {
+    const std::string sender = fmt::format("type='signal',sender='{}',", api::kBusName);
+    auto guarded = [this](void (Agent::*handler)(sdbus::Message&)) {
+        return [this, handler](sdbus::Message& m) {
+            try {
+                (this->*handler)(m);
+            } catch (const sdbus::Error& e) {
+                warn(fmt::format("ignoring a malformed {} signal: {}", m.getMemberName(),
+                                 e.getMessage()));
+            }
+        };
+    };
+    slots_.push_back(
+        system_.addMatch(sender + fmt::format("path='{}',interface='{}',member='InterfacesAdded'",
+                                              api::kManagerPath, kObjectManager),
+                         guarded(&Agent::on_interfaces_added)));
+    slots_.push_back(
+        system_.addMatch(sender + fmt::format("path='{}',interface='{}',member='InterfacesRemoved'",
+                                              api::kManagerPath, kObjectManager),
+                         guarded(&Agent::on_interfaces_removed)));
+    slots_.push_back(system_.addMatch(
+        sender + fmt::format("path_namespace='{}',interface='org.freedesktop.DBus.Properties',"
+                             "member='PropertiesChanged'",
+                             api::kManagerPath),
+        guarded(&Agent::on_properties_changed)));
+    slots_.push_back(system_.addMatch(
+        fmt::format("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                    "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='{}'",
+                    api::kBusName),
+        guarded(&Agent::on_name_owner_changed)));
+}
+
+int Agent::run() {
+    StopSignals stop;
+    // Subscribe first, then read: no change falls between the two.
+    subscribe();
+    resync();
+    for (;;) {
+        while (system_.processPendingRequest()) {
+        }
+        while (session_.processPendingRequest()) {
+        }
+        if (resync_pending_)
+            resync();
+        if (tracker_ && window_.due(Window::Clock::now()))
+            for (const auto& n : tracker_->flush())
+                poster_.post(n);
+
+        const auto sys = system_.getEventLoopPollData();
+        const auto ses = session_.getEventLoopPollData();
+        int timeout = -1;
+        auto shorter = [&](int t) {
+            if (t >= 0 && (timeout < 0 || t < timeout))
+                timeout = t;
+        };
+        shorter(sys.getPollTimeout());
+        shorter(ses.getPollTimeout());
+        if (auto deadline = window_.deadline()) {
+            const auto left =
+                std::chrono::ceil<std::chrono::milliseconds>(*deadline - Window::Clock::now());
+            shorter(static_cast<int>(std::max<int64_t>(0, left.count())));
+        }
+        pollfd fds[3] = {{sys.fd, sys.events, 0}, {ses.fd, ses.events, 0}, {stop.fd(), POLLIN, 0}};
+        if (poll(fds, 3, timeout) < 0) {
+            if (errno == EINTR)
+                continue;
+            throw std::runtime_error(fmt::format("poll failed: {}", std::strerror(errno)));
+        }
+        if (fds[2].revents & POLLIN) {
+            stop.consume();
+            return 0;
+        }
+    }
+}
+
+} // namespace
+
+int run_agent(const AgentOptions& options) {
+    std::unique_ptr<sdbus::IConnection> system, session;
+    try {
+        system = sdbus::createSystemBusConnection();
+    } catch (const sdbus::Error& e) {
+        throw std::runtime_error(fmt::format("cannot reach the system bus: {}", e.getMessage()));
+    }
+    try {
+        session = sdbus::createSessionBusConnection();
+    } catch (const sdbus::Error& e) {
+        throw std::runtime_error(fmt::format("cannot reach the session bus: {}", e.getMessage()));
+    }
+    try {
+        session->requestName(kAgentName);
+    } catch (const sdbus::Error& e) {
+        // sd_bus_request_name() without flags fails with EEXIST when another connection owns
+        // the name; sd-bus maps that errno to org.freedesktop.DBus.Error.FileExists
+        // (systemd src/libsystemd/sd-bus/bus-error.c).
+        if (e.getName() != "org.freedesktop.DBus.Error.FileExists")
+            throw std::runtime_error(fmt::format("cannot own {} on the session bus: {}: {}",
+                                                 kAgentName, e.getName(), e.getMessage()));
+        fmt::print(stderr,
+                   "rdmad-notify: another rdmad-notify runs in this session ({} is "
+                   "taken); exiting\n",
+                   kAgentName);
+        return 0;
+    }
+    try {
+        Agent agent(*system, *session, options);
+        return agent.run();
+    } catch (const sdbus::Error& e) {
+        throw std::runtime_error(fmt::format("{}: {}", e.getName(), e.getMessage()));
+    }
+}
+
+} // namespace rdmad::notify

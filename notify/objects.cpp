@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#include "objects.hpp"
+
+#include "org.rdmad1.Device.proxy.h"
+#include "org.rdmad1.Manager.proxy.h"
+#include "org.rdmad1.Port.proxy.h"
+
+#include <tuple>
+
+namespace rdmad::notify {
+
+namespace {
+
+template <typename T> std::optional<T> get(const Properties& props, const std::string& name) {
+    auto it = props.find(name);
+    if (it == props.end() || !it->second.containsValueOfType<T>())
+        return std::nullopt;
+    return it->second.get<T>();
+}
+
+// Problems: a(sss) (code, severity, text).
+using ProblemsValue = std::vector<sdbus::Struct<std::string, std::string, std::string>>;
+// ProblemDetails: a(sssassu) (code, severity, text, evidence, remedy, port).
+using DetailsValue = std::vector<sdbus::Struct<std::string, std::string, std::string,
+                                               std::vector<std::string>, std::string, uint32_t>>;
+
+} // namespace
+
+std::optional<std::vector<Problem>> problems_from(const Properties& props) {
+    if (auto details = get<DetailsValue>(props, "ProblemDetails")) {
+        std::vector<Problem> out;
+        for (const auto& d : *details)
+            out.push_back(
+                {std::get<0>(d), std::get<1>(d), std::get<2>(d), std::get<4>(d), std::get<5>(d)});
+        return out;
+    }
+    if (auto problems = get<ProblemsValue>(props, "Problems")) {
+        std::vector<Problem> out;
+        for (const auto& p : *problems)
+            out.push_back({std::get<0>(p), std::get<1>(p), std::get<2>(p), "", 0});
+        return out;
+    }
+    return std::nullopt;
+}
+
+DeviceState device_from(const Properties& props) {
+    DeviceState d;
+    d.name = get<std::string>(props, "Name").value_or("");
+    d.pci_address = get<std::string>(props, "PCIAddress").value_or("");
+    d.problems = problems_from(props).value_or(std::vector<Problem>{});
+    return d;
+}
+
+PortState port_from(const std::string& path, const Properties& props) {
+    PortState p;
+    const auto at = path.rfind("/port/");
+    p.device_path = at == std::string::npos ? std::string() : path.substr(0, at);
+    p.number = get<uint32_t>(props, "Number").value_or(0);
+    p.state = get<std::string>(props, "State").value_or("");
+    return p;
+}
+
+Snapshot snapshot_from(const ManagedObjects& objects) {
+    Snapshot s;
+    for (const auto& [path, ifaces] : objects) {
+        for (const auto& [iface, props] : ifaces) {
+            if (iface == org::rdmad1::Device_proxy::INTERFACE_NAME)
+                s.devices[path] = device_from(props);
+            else if (iface == org::rdmad1::Port_proxy::INTERFACE_NAME)
+                s.ports[path] = port_from(path, props);
+            else if (iface == org::rdmad1::Manager_proxy::INTERFACE_NAME)
+                s.manager_problems = problems_from(props).value_or(std::vector<Problem>{});
+        }
+    }
+    return s;
+}
+
+} // namespace rdmad::notify

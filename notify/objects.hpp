@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+//
+// rdmad's objects as D-Bus gives them (GetManagedObjects, InterfacesAdded, PropertiesChanged:
+// property name -> variant) turned into the plain values of tracker.hpp. Types from
+// dbus/org.rdmad1.*.xml; a property of another type than declared is skipped.
+#pragma once
+
+#include "tracker.hpp"
+
+#include <sdbus-c++/Types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rdmad::notify {
+
+using Properties = std::map<std::string, sdbus::Variant>;
+using Interfaces = std::map<std::string, Properties>;
+using ManagedObjects = std::map<sdbus::ObjectPath, Interfaces>;
+
+/// org.rdmad1.Device's properties: Name, PCIAddress, and Problems or ProblemDetails (the
+/// latter when both are there: it has the remedies).
+DeviceState device_from(const Properties& props);
+/// org.rdmad1.Port's properties: Number, State. `path` is the port's object path; its device
+/// is the path before "/port/" (org.rdmad1(5), OBJECT PATHS).
+PortState port_from(const std::string& path, const Properties& props);
+/// The problems in Problems (a(sss)) or ProblemDetails (a(sssassu)) of `props`, ProblemDetails
+/// first; nullopt when neither is there with its declared type.
+std::optional<std::vector<Problem>> problems_from(const Properties& props);
+/// Everything GetManagedObjects on /org/rdmad1 returned.
+Snapshot snapshot_from(const ManagedObjects& objects);
+
+} // namespace rdmad::notify

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+#include "tracker.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+namespace rdmad::notify {
+
+namespace {
+
+bool is_error(const Problem& p) {
+    return p.severity == "error";
+}
+
+bool same_problem(const Problem& a, const Problem& b) {
+    return a.code == b.code && a.text == b.text;
+}
+
+// "a, b, c, d, e and 95 more"
+std::string list_names(const std::vector<std::string>& names) {
+    std::string out;
+    const size_t shown = std::min(names.size(), kMaxNamesListed);
+    for (size_t i = 0; i < shown; ++i) {
+        if (i)
+            out += ", ";
+        out += names[i];
+    }
+    if (names.size() > shown)
+        out += fmt::format(" and {} more", names.size() - shown);
+    return out;
+}
+
+std::string state_text(const std::string& state) {
+    return state.empty() ? "unreadable" : state;
+}
+
+std::string pci_text(const DeviceState& d) {
+    return d.pci_address.empty() ? std::string() : fmt::format(" (PCI {})", d.pci_address);
+}
+
+// The error entries of `now` that `before` does not have.
+std::vector<Problem> new_errors(const std::vector<Problem>& before,
+                                const std::vector<Problem>& now) {
+    std::vector<Problem> out;
+    for (const auto& p : now) {
+        if (!is_error(p))
+            continue;
+        const bool known = std::any_of(before.begin(), before.end(), [&](const Problem& b) {
+            return is_error(b) && same_problem(b, p);
+        });
+        const bool listed = std::any_of(out.begin(), out.end(),
+                                        [&](const Problem& o) { return same_problem(o, p); });
+        if (!known && !listed)
+            out.push_back(p);
+    }
+    return out;
+}
+
+size_t count_errors(const std::vector<Problem>& problems) {
+    return static_cast<size_t>(std::count_if(problems.begin(), problems.end(), is_error));
+}
+
+struct PortChange {
+    std::string path;
+    const DeviceState* device;
+    const PortState* before;
+    const PortState* now;
+};
+
+struct NewProblem {
+    std::string key;
+    std::string where; // "mlx5_0", "mlx5_0 port 1", "rdmad"
+    Problem problem;
+};
+
+} // namespace
+
+bool port_is_active(const std::string& state) {
+    return state == "ACTIVE" || state == "ACTIVE_DEFER";
+}
+
+Tracker::Tracker(Snapshot initial) : told_(initial), now_(std::move(initial)) {}
+
+void Tracker::device_added(const std::string& path, DeviceState device) {
+    auto& slot = now_.devices[path];
+    dirty_ |= !(slot == device);
+    slot = std::move(device);
+}
+
+void Tracker::port_added(const std::string& path, PortState port) {
+    auto& slot = now_.ports[path];
+    dirty_ |= !(slot == port);
+    slot = std::move(port);
+}
+
+void Tracker::object_removed(const std::string& path) {
+    if (now_.devices.erase(path)) {
+        dirty_ = true;
+        std::erase_if(now_.ports, [&](const auto& kv) { return kv.second.device_path == path; });
+    }
+    dirty_ |= now_.ports.erase(path) > 0;
+}
+
+void Tracker::device_name(const std::string& path, const std::string& name) {
+    auto it = now_.devices.find(path);
+    if (it == now_.devices.end() || it->second.name == name)
+        return;
+    it->second.name = name;
+    dirty_ = true;
+}
+
+void Tracker::port_state(const std::string& path, const std::string& state) {
+    auto it = now_.ports.find(path);
+    if (it == now_.ports.end() || it->second.state == state)
+        return;
+    it->second.state = state;
+    dirty_ = true;
+}
+
+void Tracker::device_problems(const std::string& path, std::vector<Problem> problems) {
+    auto it = now_.devices.find(path);
+    if (it == now_.devices.end())
+        return;
+    for (auto& p : problems) {
+        if (!p.remedy.empty() || p.port != 0)
+            continue;
+        for (const auto& old : it->second.problems) {
+            if (same_problem(old, p)) {
+                p.remedy = old.remedy;
+                p.port = old.port;
+                break;
+            }
+        }
+    }
+    dirty_ |= !(it->second.problems == problems);
+    it->second.problems = std::move(problems);
+}
+
+void Tracker::manager_problems(std::vector<Problem> problems) {
+    dirty_ |= !(now_.manager_problems == problems);
+    now_.manager_problems = std::move(problems);
+}
+
+void Tracker::resync(Snapshot now) {
+    dirty_ |= !(now_ == now);
+    now_ = std::move(now);
+}
+
+std::vector<Notification> Tracker::flush() {
+    std::vector<Notification> out;
+    dirty_ = false;
+
+    // Devices that went away, and devices that came.
+    std::vector<std::pair<std::string, const DeviceState*>> removed, added;
+    for (const auto& [path, dev] : told_.devices)
+        if (!now_.devices.contains(path))
+            removed.emplace_back(path, &dev);
+    for (const auto& [path, dev] : now_.devices)
+        if (!told_.devices.contains(path))
+            added.emplace_back(path, &dev);
+    auto by_name = [](const auto& a, const auto& b) {
+        return std::tie(a.second->name, a.first) < std::tie(b.second->name, b.first);
+    };
+    std::sort(removed.begin(), removed.end(), by_name);
+    std::sort(added.begin(), added.end(), by_name);
+
+    if (removed.size() == 1) {
+        const auto& [path, dev] = removed.front();
+        out.push_back({path, fmt::format("RDMA device {} removed", dev->name),
+                       fmt::format("{}{} is gone.", dev->name, pci_text(*dev)), 1, "device.removed",
+                       "network-wired-disconnected"});
+    } else if (!removed.empty()) {
+        std::vector<std::string> names;
+        for (const auto& r : removed)
+            names.push_back(r.second->name);
+        out.push_back({"", fmt::format("{} RDMA devices removed", removed.size()),
+                       list_names(names), 1, "device.removed", "network-wired-disconnected"});
+    }
+
+    if (added.size() == 1) {
+        const auto& [path, dev] = added.front();
+        size_t ports = 0;
+        for (const auto& [ppath, port] : now_.ports)
+            ports += port.device_path == path;
+        std::string body = fmt::format("{}{}, {} port{}.", dev->name, pci_text(*dev), ports,
+                                       ports == 1 ? "" : "s");
+        for (const auto& p : dev->problems)
+            if (is_error(p))
+                body += "\nError: " + p.text;
+        out.push_back({path, fmt::format("RDMA device {} added", dev->name), std::move(body),
+                       count_errors(dev->problems) ? uint8_t{2} : uint8_t{0}, "device.added",
+                       "network-wired"});
+    } else if (!added.empty()) {
+        std::vector<std::string> names;
+        size_t with_errors = 0;
+        for (const auto& a : added) {
+            names.push_back(a.second->name);
+            with_errors += count_errors(a.second->problems) > 0;
+        }
+        std::string body = list_names(names) + ".";
+        if (with_errors)
+            body += fmt::format("\n{} of them report errors (rdmactl doctor).", with_errors);
+        out.push_back({"", fmt::format("{} RDMA devices added", added.size()), std::move(body),
+                       with_errors ? uint8_t{2} : uint8_t{0}, "device.added", "network-wired"});
+    }
+
+    // Ports of devices that stayed, going from or to ACTIVE. The ports of added and removed
+    // devices are told with their device.
+    std::vector<PortChange> down, up;
+    for (const auto& [path, now] : now_.ports) {
+        auto before = told_.ports.find(path);
+        auto dev = now_.devices.find(now.device_path);
+        if (before == told_.ports.end() || dev == now_.devices.end() ||
+            !told_.devices.contains(now.device_path))
+            continue;
+        const bool was = port_is_active(before->second.state), is = port_is_active(now.state);
+        if (was && !is)
+            down.push_back({path, &dev->second, &before->second, &now});
+        else if (!was && is)
+            up.push_back({path, &dev->second, &before->second, &now});
+    }
+    auto by_port = [](const PortChange& a, const PortChange& b) {
+        return std::tie(a.device->name, a.now->number, a.path) <
+               std::tie(b.device->name, b.now->number, b.path);
+    };
+    std::sort(down.begin(), down.end(), by_port);
+    std::sort(up.begin(), up.end(), by_port);
+    if (down.size() + up.size() <= kMaxSingle) {
+        for (const auto& c : down)
+            out.push_back({c.path, fmt::format("{} port {} is down", c.device->name, c.now->number),
+                           fmt::format("Port {} of {}{} is {}, was {}.", c.now->number,
+                                       c.device->name, pci_text(*c.device),
+                                       state_text(c.now->state), state_text(c.before->state)),
+                           2, "network.disconnected", "network-wired-disconnected"});
+        for (const auto& c : up)
+            out.push_back({c.path, fmt::format("{} port {} is up", c.device->name, c.now->number),
+                           fmt::format("Port {} of {}{} is {}, was {}.", c.now->number,
+                                       c.device->name, pci_text(*c.device),
+                                       state_text(c.now->state), state_text(c.before->state)),
+                           0, "network.connected", "network-wired"});
+    } else {
+        auto names = [](const std::vector<PortChange>& changes) {
+            std::vector<std::string> out;
+            for (const auto& c : changes)
+                out.push_back(fmt::format("{} port {}", c.device->name, c.now->number));
+            return list_names(out) + ".";
+        };
+        if (!down.empty())
+            out.push_back({"",
+                           fmt::format("{} RDMA port{} down", down.size(),
+                                       down.size() == 1 ? " is" : "s are"),
+                           names(down), 2, "network.disconnected", "network-wired-disconnected"});
+        if (!up.empty())
+            out.push_back(
+                {"", fmt::format("{} RDMA port{} up", up.size(), up.size() == 1 ? " is" : "s are"),
+                 names(up), 0, "network.connected", "network-wired"});
+    }
+
+    // New error-level problems of rdmad and of the devices that stayed.
+    std::vector<NewProblem> problems;
+    for (const auto& p : new_errors(told_.manager_problems, now_.manager_problems))
+        problems.push_back({"/org/rdmad1#" + p.code, "rdmad", p});
+    for (const auto& [path, dev] : now_.devices) {
+        auto before = told_.devices.find(path);
+        if (before == told_.devices.end())
+            continue;
+        for (const auto& p : new_errors(before->second.problems, dev.problems)) {
+            std::string where =
+                p.port ? fmt::format("{} port {}", dev.name, p.port) : std::string(dev.name);
+            problems.push_back({path + "#" + p.code, std::move(where), p});
+        }
+    }
+    if (problems.size() <= kMaxSingle) {
+        for (const auto& n : problems) {
+            std::string body = n.problem.text;
+            if (!n.problem.remedy.empty())
+                body += "\nRemedy: " + n.problem.remedy;
+            out.push_back({n.key, fmt::format("RDMA error on {}: {}", n.where, n.problem.code),
+                           std::move(body), 2, "device.error", "dialog-error"});
+        }
+    } else {
+        std::vector<std::string> names;
+        for (const auto& n : problems)
+            names.push_back(fmt::format("{}: {}", n.where, n.problem.code));
+        out.push_back({"", fmt::format("{} new RDMA errors", problems.size()),
+                       list_names(names) + ".\nSee rdmactl doctor.", 2, "device.error",
+                       "dialog-error"});
+    }
+
+    told_ = now_;
+    return out;
+}
+
+} // namespace rdmad::notify

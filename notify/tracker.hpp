@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+//
+// What rdmad-notify tells a desktop user, decided on plain values: the state of rdmad's objects
+// as of the last notification (what the user has been told) against the state now, after every
+// signal of the coalescing window. No D-Bus here: notify/watch.cpp feeds it and posts what
+// flush() returns.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rdmad::notify {
+
+/// One entry of Device.Problems (code, severity, text) or Device.ProblemDetails (code,
+/// severity, text, evidence, remedy, port); org.rdmad1(5). Manager.Problems has no remedy and
+/// no port (remedy "", port 0).
+struct Problem {
+    std::string code;
+    std::string severity; ///< "error", "warning" or "info"
+    std::string text;
+    std::string remedy; ///< "" when none (or when it came from Problems)
+    uint32_t port = 0;  ///< the port it is about, 0 for the device
+    bool operator==(const Problem&) const = default;
+};
+
+/// A device object (/org/rdmad1/device/<id>): what the notifications name.
+struct DeviceState {
+    std::string name;        ///< Device.Name, e.g. "mlx5_0"
+    std::string pci_address; ///< Device.PCIAddress, "" for rxe/siw
+    std::vector<Problem> problems;
+    bool operator==(const DeviceState&) const = default;
+};
+
+/// A port object (/org/rdmad1/device/<id>/port/<n>).
+struct PortState {
+    std::string device_path; ///< the device object the port belongs to
+    uint32_t number = 0;     ///< Port.Number, from 1
+    std::string state;       ///< Port.State: "DOWN", "INIT", "ARMED", "ACTIVE", ...; "" unreadable
+    bool operator==(const PortState&) const = default;
+};
+
+/// rdmad's objects as GetManagedObjects gives them, keyed by object path.
+struct Snapshot {
+    std::map<std::string, DeviceState> devices;
+    std::map<std::string, PortState> ports;
+    std::vector<Problem> manager_problems; ///< Manager.Problems
+    bool operator==(const Snapshot&) const = default;
+};
+
+/// One org.freedesktop.Notifications.Notify call to make. Desktop Notifications Specification
+/// 1.2: urgency hint 0 low, 1 normal, 2 critical; categories from its "Categories" table.
+struct Notification {
+    /// What the notification is about (a port's object path, "<device path>#<code>" for a
+    /// problem, ...): a later notification with the same key replaces this one (replaces_id).
+    /// "" for one that nothing replaces.
+    std::string key;
+    std::string summary;
+    std::string body; ///< plain text (the caller escapes it for servers with body-markup)
+    uint8_t urgency = 1;
+    std::string category; ///< "network.disconnected", "device.added", ...
+    std::string icon;     ///< a Freedesktop Icon Naming Specification name
+    bool operator==(const Notification&) const = default;
+};
+
+/// True for the Port.State values of a port that carries traffic: "ACTIVE" and "ACTIVE_DEFER"
+/// (kernel include/rdma/ib_verbs.h enum ib_port_state: IB_PORT_ACTIVE, IB_PORT_ACTIVE_DEFER).
+bool port_is_active(const std::string& state);
+
+/// At most this many port changes (or new problems) in one window get a notification each;
+/// more are summed up in one notification per kind.
+inline constexpr size_t kMaxSingle = 3;
+/// Names listed in the body of a summed-up notification before "and N more".
+inline constexpr size_t kMaxNamesListed = 5;
+
+class Tracker {
+  public:
+    /// Starts from what rdmad exports now: nothing of it is news.
+    explicit Tracker(Snapshot initial);
+
+    // The signals, applied to the state now. Unknown object paths are ignored.
+    void device_added(const std::string& path, DeviceState device);
+    void port_added(const std::string& path, PortState port);
+    /// InterfacesRemoved of a device or port object (a device takes its ports with it).
+    void object_removed(const std::string& path);
+    void device_name(const std::string& path, const std::string& name);
+    void port_state(const std::string& path, const std::string& state);
+    /// Device.Problems or Device.ProblemDetails changed: `problems` is the new value. The two
+    /// carry the same error entries; an entry of Problems takes the remedy and port of the
+    /// ProblemDetails entry of the same code and text when one is known.
+    void device_problems(const std::string& path, std::vector<Problem> problems);
+    void manager_problems(std::vector<Problem> problems);
+    /// rdmad restarted (or the agent lost track): `now` is the new GetManagedObjects. What
+    /// differs from before becomes news like any signal; the restart itself is not.
+    void resync(Snapshot now);
+
+    /// Whether something changed since the last flush() (the caller's timer should be running).
+    bool dirty() const { return dirty_; }
+    /// The notifications for every difference between what was told and the state now, in a
+    /// fixed order (removed devices, added devices, ports down, ports up, problems); the state
+    /// now becomes what was told.
+    std::vector<Notification> flush();
+
+    const Snapshot& state() const { return now_; }
+
+  private:
+    Snapshot told_;
+    Snapshot now_;
+    bool dirty_ = false;
+};
+
+} // namespace rdmad::notify

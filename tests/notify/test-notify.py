@@ -1,0 +1,296 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""rdmad-notify against the real rdmad (issue #10 §2). rdmad runs on a recorded host under
+umockdev on a private system bus (tests/dbus-fuzz/rdmad_rig.py); python3-dbusmock's
+notification_daemon template runs on a private session bus and records every Notify call
+(org.freedesktop.DBus.Mock.GetCalls). One scenario, in order: start-up is quiet; a port down
+is one notification; the port back up replaces it; 100 devices plugged at once are one
+notification; an rdmad restart gives none; a configuration error is one; a second agent
+exits; SIGTERM ends the agent.
+
+  test-notify.py --rdmad PATH --rdmad-notify PATH --host FILE.umockdev [--devices N]
+
+Prints the figures (latency, the agent's CPU time for the burst) and exits 1 on a failure."""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "dbus-fuzz"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+from hotplug import RawSender  # noqa: E402  (uevents from a process without the preload)
+from rdmad_rig import Failed, Rig, check, clean_env, connect, eventually  # noqa: E402
+from gi.repository import GLib  # noqa: E402
+
+# mlx5_0 in procfs-hfi1-mlx4-mlx5.umockdev: its PCI function is 0000:04:00.0, port 1
+# InfiniBand, "4: ACTIVE".
+MLX5_IB = "/sys/devices/pci0000:03/0000:03:00.0/0000:04:00.0/infiniband/mlx5_0"
+NOTIFICATIONS = "org.freedesktop.Notifications"
+NOTIFICATIONS_PATH = "/org/freedesktop/Notifications"
+# How long "no more notifications" is watched for: the agent's window is 1 s and at most 5 s
+# after the first change.
+SETTLE = 6.0
+
+
+def cpu_ns(pid):
+    """Time `pid` spent on a CPU, in ns (the first field of /proc/<pid>/schedstat, kernel
+    Documentation/scheduler/sched-stats.rst)."""
+    with open("/proc/%d/schedstat" % pid) as f:
+        return int(f.read().split()[0])
+
+
+def device_text(j):
+    """RDMA device mlx5_<1000+j> on PCI function 0000:<41+j/256>:<dev>.<fn> (a ConnectX-5,
+    one RoCE port, ACTIVE), in umockdev's text format; attributes as the kernel prints them
+    (drivers/infiniband/core/sysfs.c). PCI: 32 devices of 8 functions per bus."""
+    bdf = "0000:%02x:%02x.%d" % (0x41 + j // 256, (j % 256) // 8, j % 8)
+    pci = "/devices/pci0000:40/0000:40:00.0/" + bdf
+    name = "mlx5_%d" % (1000 + j)
+    return ("P: %s\nE: SUBSYSTEM=pci\nE: DRIVER=mlx5_core\nE: PCI_CLASS=20000\n"
+            "E: PCI_ID=15B3:1017\nE: PCI_SLOT_NAME=%s\nA: class=0x020000\\n\n"
+            "A: device=0x1017\\n\nL: driver=../../../../bus/pci/drivers/mlx5_core\n"
+            "A: vendor=0x15b3\\n\n\n"
+            "P: %s/infiniband/%s\nE: SUBSYSTEM=infiniband\nE: NAME=%s\n"
+            "L: device=../../../%s\nA: fw_ver=16.35.2000\\n\n"
+            "A: hca_type=MT4119\\n\nA: node_guid=0c42:a103:00a1:%04x\\n\n"
+            "A: node_type=1: CA\\n\nA: ports/1/gid_attrs/types/0=IB/RoCE v1\\n\n"
+            "A: ports/1/gids/0=fe80:0000:0000:0000:0e42:a1ff:fea1:%04x\\n\n"
+            "A: ports/1/lid=0x0\\n\nA: ports/1/link_layer=Ethernet\\n\n"
+            "A: ports/1/phys_state=5: LinkUp\\n\nA: ports/1/rate=25 Gb/sec (1X EDR)\\n\n"
+            "A: ports/1/sm_lid=0x0\\n\nA: ports/1/state=4: ACTIVE\\n\n\n"
+            % (pci, bdf, pci, name, name, bdf, j, j)), "/sys" + pci, name
+
+
+class Session:
+    """A private session bus with dbusmock's notification daemon on it."""
+
+    def __init__(self, work):
+        self.bus = subprocess.Popen(
+            ["dbus-daemon", "--session", "--nofork", "--print-address=1",
+             "--address=unix:path=%s/session.socket" % work],
+            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.address = self.bus.stdout.readline().decode().strip()
+        check(self.address.startswith("unix:"), "no session bus address from dbus-daemon")
+        self.mock_log = open(os.path.join(work, "dbusmock.log"), "w")
+        self.mock = subprocess.Popen(
+            ["/usr/bin/python3", "-m", "dbusmock", "--template", "notification_daemon"],
+            env=clean_env(DBUS_SESSION_BUS_ADDRESS=self.address), stdout=self.mock_log,
+            stderr=subprocess.STDOUT)
+        self.conn = connect(self.address)
+        check(eventually(lambda: self.has_owner(NOTIFICATIONS)),
+              "dbusmock's notification daemon did not appear")
+
+    def has_owner(self, name):
+        v = self.conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                "org.freedesktop.DBus", "NameHasOwner",
+                                GLib.Variant("(s)", (name,)), None, 0, 5000, None)
+        return v.unpack()[0]
+
+    def notifications(self):
+        """Every Notify call so far: (app_name, replaces_id, icon, summary, body, actions,
+        hints, expire_timeout)."""
+        v = self.conn.call_sync(NOTIFICATIONS, NOTIFICATIONS_PATH, "org.freedesktop.DBus.Mock",
+                                "GetCalls", None, None, 0, 5000, None)
+        return [tuple(args) for _, method, args in v.unpack()[0] if method == "Notify"]
+
+    def close(self):
+        for p in (self.mock, self.bus):
+            if p.poll() is None:
+                p.terminate()
+                p.wait(10)
+        self.mock_log.close()
+
+
+class Agent:
+    def __init__(self, exe, rig, session, label="rdmad-notify"):
+        self.log_path = rig.path(label + ".log")
+        self.log_f = open(self.log_path, "w")
+        self.p = subprocess.Popen(
+            [exe], env=clean_env(DBUS_SYSTEM_BUS_ADDRESS=rig.address,
+                                 DBUS_SESSION_BUS_ADDRESS=session.address),
+            stdin=subprocess.DEVNULL, stdout=self.log_f, stderr=subprocess.STDOUT)
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.log_f.close()
+        return self.p.returncode
+
+
+def wait_new(session, before, what, timeout=15.0):
+    """Waits for a first new Notify call, then SETTLE s more; returns the new calls and when
+    the first came."""
+    check(eventually(lambda: len(session.notifications()) > before, timeout),
+          "no notification for %s within %.0f s" % (what, timeout))
+    first = time.monotonic()
+    time.sleep(SETTLE)
+    return session.notifications()[before:], first
+
+
+def run(args):
+    rig = Rig(args.rdmad, args.host)
+    session = Session(rig.work)
+    agent = None
+    figures = {}
+    try:
+        rig.start()
+        agent = Agent(args.rdmad_notify, rig, session)
+        check(eventually(lambda: session.has_owner("org.rdmad1.Notify")),
+              "rdmad-notify did not take org.rdmad1.Notify:\n" + agent.log())
+
+        # 1. Start-up is quiet: what rdmad exports at start (devices, ports, problems) is no
+        # news.
+        time.sleep(SETTLE)
+        check(session.notifications() == [],
+              "notifications at start-up: %s" % session.notifications())
+        print("ok start-up: no notification in %.0f s" % SETTLE, flush=True)
+
+        # 2. mlx5_0 port 1 goes DOWN (kernel: "1: DOWN", IB_PORT_DOWN).
+        rig.testbed.set_attribute(MLX5_IB, "ports/1/state", "1: DOWN\n")
+        sender = RawSender(rig.tbroot)
+        t0 = time.monotonic()
+        sender.send(MLX5_IB, "change")
+        sender.close()
+        new, first = wait_new(session, 0, "the port down")
+        figures["port_down_latency_s"] = first - t0
+        check(len(new) == 1, "port down: %d notifications: %s" % (len(new), new))
+        app, replaces, icon, summary, body, actions, hints, expire = new[0]
+        check(app == "RDMA" and replaces == 0, "port down: app %r, replaces_id %r"
+              % (app, replaces))
+        check(summary == "mlx5_0 port 1 is down", "port down: summary %r" % summary)
+        check(body == "Port 1 of mlx5_0 (PCI 0000:04:00.0) is DOWN, was ACTIVE.",
+              "port down: body %r" % body)
+        check(hints.get("urgency") == 2 and hints.get("category") == "network.disconnected"
+              and hints.get("desktop-entry") == "rdmad-notify", "port down: hints %r" % hints)
+        print("ok port down: one notification, %r / %r" % (summary, body), flush=True)
+
+        # 3. Back to ACTIVE: one notification that replaces the first (dbusmock's first id
+        # is 1).
+        rig.testbed.set_attribute(MLX5_IB, "ports/1/state", "4: ACTIVE\n")
+        sender = RawSender(rig.tbroot)
+        sender.send(MLX5_IB, "change")
+        sender.close()
+        new, _ = wait_new(session, 1, "the port up")
+        check(len(new) == 1, "port up: %d notifications: %s" % (len(new), new))
+        check(new[0][1] == 1, "port up: replaces_id %r, not the down one's id 1" % new[0][1])
+        check(new[0][3] == "mlx5_0 port 1 is up" and
+              new[0][4] == "Port 1 of mlx5_0 (PCI 0000:04:00.0) is ACTIVE, was DOWN.",
+              "port up: %r / %r" % (new[0][3], new[0][4]))
+        print("ok port up: replaces notification 1, %r" % new[0][3], flush=True)
+
+        # 4. A burst: N RDMA devices plugged at once.
+        n = args.devices
+        events = []
+        for j in range(n):
+            text, pci, name = device_text(j)
+            check(rig.testbed.add_from_string(text), "cannot add %s to the testbed" % name)
+            events += [(pci, "add"), (pci + "/infiniband/" + name, "add")]
+        before = len(session.notifications())
+        cpu0 = cpu_ns(agent.p.pid)
+        sender = RawSender(rig.tbroot)
+        t0 = time.monotonic()
+        for path, action in events:
+            sender.send(path, action)
+        sender.close()
+        new, first = wait_new(session, before, "the burst", timeout=60)
+        figures["burst_cpu_ms"] = (cpu_ns(agent.p.pid) - cpu0) / 1e6
+        figures["burst_latency_s"] = first - t0
+        check(len(new) == 1, "burst: %d notifications: %s" % (len(new), [x[3] for x in new]))
+        summary, body = new[0][3], new[0][4]
+        check(summary == "%d RDMA devices added" % n, "burst: summary %r" % summary)
+        check(body.startswith("mlx5_1000, mlx5_1001, mlx5_1002, mlx5_1003, mlx5_1004 and "
+                              "%d more." % (n - 5)), "burst: body %r" % body)
+        check(agent.p.poll() is None, "rdmad-notify exited during the burst:\n" + agent.log())
+        print("ok burst: %d devices, one notification %r" % (n, summary), flush=True)
+
+        # 5. rdmad restarts on the same host: nothing differs, nothing is told.
+        before = len(session.notifications())
+        check(rig.stop() == 0, "rdmad did not exit 0 on SIGTERM")
+        rig.start(label="rdmad-again")
+        time.sleep(SETTLE)
+        check(session.notifications()[before:] == [],
+              "notifications after the restart: %s" % session.notifications()[before:])
+        check(agent.p.poll() is None, "rdmad-notify exited on rdmad's restart:\n" + agent.log())
+        print("ok restart: no notification", flush=True)
+
+        # 6. A new error-level problem: a configuration error after Reload is rdmad's
+        # ("config-error", severity "error", text "file:line:column: reason"; org.rdmad1(5)).
+        before = len(session.notifications())
+        conf = rig.path("config/rdmad.conf")
+        rig.write("config/rdmad.conf", "[daemon]\nspeed = 1\n")
+        try:
+            rig.call("/org/rdmad1", "org.rdmad1.Manager", "Reload")
+        except GLib.Error:
+            pass  # Reload answers with the error too; the Problems property is what counts
+        new, _ = wait_new(session, before, "the configuration error")
+        check(len(new) == 1, "config error: %d notifications: %s" % (len(new), new))
+        check(new[0][3] == "RDMA error on rdmad: config-error", "config error: summary %r"
+              % new[0][3])
+        check(new[0][4].startswith(conf + ":2:1: unknown key"), "config error: body %r"
+              % new[0][4])
+        check(new[0][6].get("urgency") == 2 and new[0][6].get("category") == "device.error",
+              "config error: hints %r" % new[0][6])
+        print("ok config error: one notification, %r" % new[0][4], flush=True)
+
+        # 7. A second agent in the session leaves at once, status 0.
+        second = Agent(args.rdmad_notify, rig, session, label="second")
+        try:
+            second.p.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+        rc = second.stop()
+        check(rc == 0 and "another rdmad-notify runs" in second.log(),
+              "second agent: status %s, %r" % (rc, second.log()))
+        print("ok second agent: exits 0", flush=True)
+
+        # 8. SIGTERM: exit status 0, nothing on stderr.
+        rc = agent.stop()
+        check(rc == 0, "rdmad-notify exit status %s on SIGTERM:\n%s" % (rc, agent.log()))
+        check(agent.log() == "", "rdmad-notify wrote: %r" % agent.log())
+        agent = None
+        print("ok SIGTERM: exit status 0", flush=True)
+        print("figures: port down notified after %.2f s (window 1 s); %d devices notified "
+              "%.2f s after the first uevent; rdmad-notify CPU for the burst %.1f ms"
+              % (figures["port_down_latency_s"], n, figures["burst_latency_s"],
+                 figures["burst_cpu_ms"]), flush=True)
+    finally:
+        if agent:
+            agent.stop()
+        session.close()
+        rig.close(keep=args.keep)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rdmad", required=True)
+    ap.add_argument("--rdmad-notify", required=True)
+    ap.add_argument("--host", required=True)
+    ap.add_argument("--devices", type=int, default=100)
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = ap.parse_args()
+    if os.getuid() != 0:
+        raise SystemExit("test-notify: run as root (umockdev and rdmad as in tests/integration)")
+    try:
+        run(args)
+    except Failed as e:
+        print("FAIL: %s" % e, flush=True)
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
