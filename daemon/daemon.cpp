@@ -94,8 +94,13 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     });
     reconciler_ = std::make_unique<Reconciler>(options_.reconcile, dcb_.get());
     bus_ = std::make_unique<Bus>(event_, *this);
+    exports::WriterOptions export_options;
+    export_options.on_error = [this](const std::string& error) {
+        export_error_ = error;
+        bus_->set_problems(manager_problems());
+    };
     exports_ = std::make_unique<exports::ExportWriter>(
-        event_, [this] { return reconciler_->export_config(); });
+        event_, [this] { return reconciler_->export_config(); }, export_options);
 
     // Accuracy 1 ms: 0 would mean sd-event's default slack of 250 ms (sd_event_add_time(3)),
     // which turned the 50 ms coalescing window into ~250 ms.
@@ -249,6 +254,14 @@ ChangeList Daemon::publish(ScanChanges changes) {
     bus_->apply(inventory_, cs);
     verbs_->track(scanner_->devices_with_verbs());
     bus_->set_sources(reconciler_->sources());
+    bus_->set_problems(manager_problems());
+    if (bus_->state() != "starting")
+        bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
+    notify_status();
+    return planned;
+}
+
+std::vector<Problem> Daemon::manager_problems() const {
     std::vector<Problem> problems;
     for (const auto& err : reconciler_->config_errors())
         problems.push_back({"config-error", "error",
@@ -260,11 +273,11 @@ ChangeList Daemon::publish(ScanChanges changes) {
     auto failures = reconciler_->failure_problems();
     if (auto it = failures.find(""); it != failures.end())
         problems.insert(problems.end(), it->second.begin(), it->second.end());
-    bus_->set_problems(problems);
-    if (bus_->state() != "starting")
-        bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
-    notify_status();
-    return planned;
+    if (!export_error_.empty())
+        problems.push_back({"export-failed", "warning",
+                            "the exports for node-exporter or NFD cannot be written: " +
+                                export_error_ + " (see [export] in rdmad.conf(5))"});
+    return problems;
 }
 
 void Daemon::export_changed() {

@@ -86,6 +86,9 @@ class Daemon final : public Controller {
     void notify_status();
     /// Tell the export writer (Prometheus, NFD) what was published; notify_status() does.
     void export_changed();
+    /// Manager.Problems: configuration errors, legacy warnings, host-wide action failures and
+    /// an export that cannot be written ("export-failed").
+    std::vector<Problem> manager_problems() const;
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_watchdog(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_signal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
@@ -104,6 +107,7 @@ class Daemon final : public Controller {
     std::unique_ptr<exports::ExportWriter> exports_;
     Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
     sd_event_source* timer_ = nullptr;
+    std::string export_error_; ///< the export writer's last error, "" when it writes
     /// Armed by an address event; when it fires, the GID tables under that netdev are read.
     sd_event_source* address_timer_ = nullptr;
     /// How long after an address event the kernel's RoCE GID update is taken as done.

@@ -181,9 +181,15 @@ void ExportWriter::write_pending() {
     } else {
         sd_event_source_set_enabled(refresh_, SD_EVENT_OFF);
     }
-    if (error != last_error_ && !error.empty())
+    if (error == last_error_)
+        return;
+    if (!error.empty())
         log::warning("export: {}", error);
+    else
+        log::info("export: the files are written again");
     last_error_ = error;
+    if (options_.on_error)
+        options_.on_error(last_error_);
 }
 
 } // namespace rdmad::exports

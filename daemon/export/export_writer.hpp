@@ -31,6 +31,9 @@ inline constexpr const char* nfd_file = "rdmad";
 struct WriterOptions {
     uint64_t min_interval_usec = 250'000;             ///< at most 4 writes a second during a burst
     uint64_t nfd_ttl_usec = 24ull * 3600 * 1'000'000; ///< expiry-time = write time + this
+    /// Called when the outcome of the writes changes: the error text ("dir/file: reason",
+    /// both files' joined by "; "), "" once they write again.
+    std::function<void(const std::string& error)> on_error;
 };
 
 class ExportWriter {
@@ -68,7 +71,7 @@ class ExportWriter {
     uint64_t last_write_usec_ = 0;         ///< CLOCK_MONOTONIC of the last write attempt, 0 = never
     std::string prom_path_, prom_written_; ///< the file and what it holds, as rdmad wrote it
     std::string nfd_path_, nfd_labels_;
-    std::string last_error_; ///< logged once until it changes
+    std::string last_error_; ///< logged and reported (on_error) once until it changes
 };
 
 } // namespace rdmad::exports

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 using namespace it;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -393,4 +394,40 @@ TEST_CASE("export: rdmad killed between writing the temporary file and the renam
     }
     CHECK(left == 0);
     CHECK(read_file(rig.prom_file()) != first); // written again (a new timestamp)
+}
+
+TEST_CASE("export: a file that cannot be written is Manager problem export-failed, until it is "
+          "written again",
+          "[export]") {
+    // rename(2) of the temporary file over a directory fails (EISDIR), root or not.
+    ExportRig rig("constructed-mlx5-roce", false);
+    fs::create_directories(rig.prom_file());
+    rig.start();
+    Client client;
+    auto export_problem = [&] {
+        json found;
+        const json d = client.describe(); // the loop below must not outlive it
+        for (const auto& p : d["Problems"])
+            if (p["Code"] == "export-failed")
+                found = p;
+        return found;
+    };
+    json p;
+    for (int i = 0; i < 300 && p.is_null(); ++i) {
+        p = export_problem();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(!p.is_null());
+    CHECK(p["Severity"] == "warning");
+    CHECK_THAT(p["Text"].get<std::string>(), Contains(rig.prom_file()));
+    // Fixed: the next change writes it, and the problem goes.
+    fs::remove(rig.prom_file());
+    rig.testbed.uevent("/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/net/ens1f0np0", "change");
+    rig.wait_for_line(rig.prom_file(), R"(rdmad_state{state="running"} 1)");
+    for (int i = 0; i < 300 && !p.is_null(); ++i) {
+        p = export_problem();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(p.is_null());
+    CHECK(rig.daemon->stop() == 0);
 }
