@@ -57,15 +57,20 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
             // __inet_insert_ifa(): rtmsg_ifa(), then the inetaddr notifier that queues
             // drivers/infiniband/core/roce_gid_mgmt.c's update): read the GID tables once it
             // has settled. A device whose verbs context is open also gets IBV_EVENT_GID_CHANGE.
+            // The read is due kAddressSettleUsec after the latest event (each one has its own
+            // GID work to wait for), but at most kAddressMaxDelayUsec after the first of a
+            // flood, so a steady stream of address changes cannot hold it off.
             if (!scanner_->note_address(ifindex))
                 return;
-            int enabled = SD_EVENT_OFF;
-            sd_event_source_get_enabled(address_timer_, &enabled);
-            if (enabled != SD_EVENT_OFF)
-                return; // due already: this address joins it
             uint64_t now = 0;
             sd_event_now(event_, CLOCK_MONOTONIC, &now);
-            sd_event_source_set_time(address_timer_, now + kAddressSettleUsec);
+            int enabled = SD_EVENT_OFF;
+            sd_event_source_get_enabled(address_timer_, &enabled);
+            if (enabled == SD_EVENT_OFF)
+                address_first_usec_ = now;
+            const uint64_t due =
+                std::min(now + kAddressSettleUsec, address_first_usec_ + kAddressMaxDelayUsec);
+            sd_event_source_set_time(address_timer_, due);
             sd_event_source_set_enabled(address_timer_, SD_EVENT_ONESHOT);
         };
         on.dcb = [this](const dcb::DcbNotification& n) {

@@ -112,6 +112,9 @@ class Daemon final : public Controller {
     sd_event_source* address_timer_ = nullptr;
     /// How long after an address event the kernel's RoCE GID update is taken as done.
     static constexpr uint64_t kAddressSettleUsec = 100'000;
+    /// The longest a flood of address events delays the read, from its first event.
+    static constexpr uint64_t kAddressMaxDelayUsec = 1'000'000;
+    uint64_t address_first_usec_ = 0; ///< CLOCK_MONOTONIC of the first event the timer waits for
     sd_event_source* watchdog_ = nullptr; ///< WATCHDOG=1, only when systemd asks for it
     uint64_t watchdog_period_usec_ = 0;
     sd_event_source* signals_[3] = {};

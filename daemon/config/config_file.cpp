@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <map>
+#include <sstream>
 #include <sys/stat.h>
 #include <toml++/toml.h>
 #include <unistd.h>
@@ -99,9 +100,11 @@ std::optional<bool> read_bool(const toml::node& value, std::string_view key, Pro
     return std::nullopt;
 }
 
-/// A number in [min, max] (an integer or a float; TOML `100` and `100.0` alike).
+/// A number (an integer or a float; TOML `100` and `100.0` alike) above `min` (or equal to it
+/// when `min_allowed`) and at most `max`; `range` says that in words for the message.
 std::optional<double> read_number(const toml::node& value, std::string_view key, double min,
-                                  double max, Problems& problems) {
+                                  bool min_allowed, double max, std::string_view range,
+                                  Problems& problems) {
     std::optional<double> v;
     if (const auto* i = value.as_integer())
         v = static_cast<double>(i->get());
@@ -112,9 +115,14 @@ std::optional<double> read_number(const toml::node& value, std::string_view key,
                      std::string(key) + " must be a number, not " + type_name(value));
         return std::nullopt;
     }
-    if (!(*v >= min && *v <= max)) { // also refuses nan
-        problems.add(value.source(),
-                     fmt::format("{} must be from {:g} to {:g}, not {:g}", key, min, max, *v));
+    if (!((min_allowed ? *v >= min : *v > min) && *v <= max)) { // also refuses nan
+        // The value as written: {:g} would print 10000.000000000001 as "10000".
+        std::ostringstream text;
+        value.visit([&](const auto& n) {
+            if constexpr (toml::is_number<decltype(n)>)
+                text << n;
+        });
+        problems.add(value.source(), fmt::format("{} must be {}, not {}", key, range, text.str()));
         return std::nullopt;
     }
     return v;
@@ -352,11 +360,8 @@ std::optional<Rule> read_rule(const toml::node& node, const std::string& filenam
             ok = ok && rule.require_provider.has_value();
         } else if (k == "min_rate_gbps") {
             // Above the fastest port there is (XDR 4X: 800 Gb/s) with room; 0 asks nothing.
-            auto v = read_number(value, k, 0, 10000, problems);
-            if (v && *v == 0) {
-                problems.add(value.source(), "min_rate_gbps must be more than 0");
-                v.reset();
-            }
+            auto v =
+                read_number(value, k, 0, false, 10000, "more than 0 and at most 10000", problems);
             rule.min_rate_gbps = v;
             ok = ok && v.has_value();
         } else if (k == "min_active_ports") {
@@ -364,7 +369,7 @@ std::optional<Rule> read_rule(const toml::node& node, const std::string& filenam
             if (!value.as_integer())
                 problems.add(value.source(),
                              "min_active_ports must be an integer, not " + type_name(value));
-            else if (auto v = read_number(value, k, 1, 64, problems))
+            else if (auto v = read_number(value, k, 1, true, 64, "from 1 to 64", problems))
                 n = static_cast<uint32_t>(*v);
             rule.min_active_ports = n;
             ok = ok && n.has_value();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "doctor/memlock.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace rdmad::doctor {
@@ -40,24 +41,43 @@ std::vector<Problem> check_memlock(const HostFacts* host) {
         return {};
     const MemlockFacts& m = host->memlock;
     std::vector<Problem> out;
-    for (const auto& p : m.processes) {
-        if (p.limit.soft >= kMemlockFloor)
-            continue;
-        const std::string unit = unit_of(p.comm);
+    // One finding per launcher name, whatever the number of its processes (a busy node runs
+    // one slurmstepd per job step): the lowest limit, the first 3 pids as evidence.
+    std::vector<std::string> names;
+    for (const auto& p : m.processes)
+        if (p.limit.soft < kMemlockFloor &&
+            std::find(names.begin(), names.end(), p.comm) == names.end())
+            names.push_back(p.comm);
+    for (const auto& name : names) {
+        const MemlockProcess* low = nullptr;
+        size_t count = 0;
         Problem pr;
+        for (const auto& p : m.processes) {
+            if (p.comm != name || p.limit.soft >= kMemlockFloor)
+                continue;
+            if (!low || p.limit.soft < low->limit.soft)
+                low = &p;
+            if (++count <= 3)
+                pr.evidence.push_back(
+                    evidence(fmt::format("/proc/{}/limits", p.pid),
+                             fmt::format("Max locked memory {} {} bytes", limit_field(p.limit.soft),
+                                         limit_field(p.limit.hard))));
+        }
+        const std::string unit = unit_of(name);
         pr.code = "memlock-low";
         pr.severity = "warning";
-        pr.text = fmt::format("{} (pid {}) has a locked-memory limit of {}: the RDMA "
-                              "applications it starts inherit it and cannot register more "
-                              "(ibv_reg_mr: Cannot allocate memory)",
-                              p.comm, p.pid, memlock_text(p.limit.soft));
-        pr.evidence.push_back(
-            evidence(fmt::format("/proc/{}/limits", p.pid),
-                     fmt::format("Max locked memory {} {} bytes", limit_field(p.limit.soft),
-                                 limit_field(p.limit.hard))));
+        pr.text = count == 1
+                      ? fmt::format("{} (pid {}) has a locked-memory limit of {}: the RDMA "
+                                    "applications it starts inherit it and cannot register "
+                                    "more (ibv_reg_mr: Cannot allocate memory)",
+                                    name, low->pid, memlock_text(low->limit.soft))
+                      : fmt::format("{} processes of {} have a locked-memory limit as low as "
+                                    "{}: the RDMA applications they start inherit it and "
+                                    "cannot register more (ibv_reg_mr: Cannot allocate memory)",
+                                    count, name, memlock_text(low->limit.soft));
         pr.remedy = fmt::format("systemctl edit {} and add \"[Service]\" "
-                                "\"LimitMEMLOCK=infinity\", then systemctl restart {} "
-                                "(limits.conf is not read for services)",
+                                "\"LimitMEMLOCK=infinity\", then systemctl restart {} and "
+                                "rdmactl reload (limits.conf is not read for services)",
                                 unit, unit);
         out.push_back(std::move(pr));
     }

@@ -18,9 +18,10 @@ constexpr uint64_t kMemlockFloor = uint64_t{1} << 30;
 std::string memlock_text(uint64_t bytes);
 
 /// The launchers' locked-memory limits (HostFacts::memlock), the same on every device:
-///  - "memlock-low" (warning), one per running launcher (slurmd, kubelet, ...) whose soft limit
-///    is below kMemlockFloor: what it starts inherits it; the remedy a LimitMEMLOCK=infinity
-///    drop-in for its systemd unit;
+///  - "memlock-low" (warning), one per launcher name (slurmd, kubelet, ...) with processes
+///    whose soft limit is below kMemlockFloor (the lowest named, the first 3 as evidence):
+///    what they start inherits it; the remedy a LimitMEMLOCK=infinity drop-in for its unit,
+///    then Reload;
 ///  - "memlock-default-low" (info): systemd's DefaultLimitMEMLOCK= (or, unset, PID 1's own
 ///    limit, which services get) below kMemlockFloor.
 /// Nothing when the facts were not read (`host` null or memlock.read false).

@@ -162,7 +162,8 @@ struct LinkState {
     /// `DEVTYPE` of the netdev's uevent: "vlan", "bond", "vxlan", "bridge", ...; "" for a
     /// physical port (drivers set it with SET_NETDEV_DEVTYPE(), include/linux/netdevice.h)
     std::string kind;
-    /// A VLAN's lower netdev (sysfs `iflink`, read for kind "vlan" only), 0 otherwise
+    /// The netdev it sits on (sysfs `iflink`: a VLAN's, macvlan's or tunnel's lower netdev),
+    /// 0 when it is its own (a physical port)
     int32_t lower_ifindex = 0;
     uint32_t dev_port = 0;          ///< sysfs `dev_port`: the port of a multi-port function, from 0
     uint32_t type = 1;              ///< sysfs `type` (ARPHRD_*): 1 Ethernet, 32 InfiniBand (IPoIB)

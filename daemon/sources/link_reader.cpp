@@ -63,11 +63,11 @@ std::optional<LinkState> read_link(const std::string& syspath) {
     // a physical port. The GID choice trusts VLANs and bonds, not overlays (doctor/gid_choice).
     if (auto t = device_paths::uevent_property(syspath, "DEVTYPE"))
         link.kind = *t;
-    // `iflink`: the ifindex of the netdev a VLAN sits on (net/core/net-sysfs.c, "%d").
-    if (link.kind == "vlan")
-        if (auto t = sysfs::read_text(link.syspath, "iflink"))
-            if (auto lower = to_ifindex(*t); lower && *lower != link.index)
-                link.lower_ifindex = *lower;
+    // `iflink`: the ifindex of the netdev a VLAN, macvlan or ipvlan sits on, its own for a
+    // physical port (net/core/net-sysfs.c iflink_show(), "%d": dev_get_iflink()).
+    if (auto t = sysfs::read_text(link.syspath, "iflink"))
+        if (auto lower = to_ifindex(*t); lower && *lower != link.index)
+            link.lower_ifindex = *lower;
     if (auto t = sysfs::read_text(link.syspath, "dev_port"))
         link.dev_port = to_unsigned(*t).value_or(0);
     if (auto t = sysfs::read_text(link.syspath, "type"))

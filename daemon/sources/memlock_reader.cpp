@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <sys/stat.h>
 
 namespace rdmad {
 namespace {
@@ -126,6 +127,11 @@ MemlockFacts read_memlock(const MemlockPaths& paths) {
         if (!all_digits(name) || name.size() > 9)
             continue;
         const std::string dir = paths.proc + "/" + name;
+        // Launchers run as root; any user can name a process "slurmd" (comm is the
+        // executable's name, or what prctl(PR_SET_NAME) sets), so only root's count.
+        struct stat st {};
+        if (::stat(dir.c_str(), &st) < 0 || st.st_uid != 0)
+            continue;
         const auto comm = sysfs::read_attribute(dir, "comm", 64);
         if (!comm.ok())
             continue;

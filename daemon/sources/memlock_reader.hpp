@@ -40,7 +40,8 @@ struct MemlockPaths {
     std::string systemd = "/etc/systemd"; ///< system.conf, system.conf.d/*.conf
 };
 
-/// Every running launcher (memlock_launchers()) with its limit, PID 1's limit (when PID 1 is
+/// Every running launcher (memlock_launchers()) owned by root (the owner of /proc/<pid>: any
+/// user can name a process "slurmd") with its limit, PID 1's limit (when PID 1 is
 /// systemd) and systemd's
 /// DefaultLimitMEMLOCK (system.conf, then system.conf.d/*.conf in name order: the last
 /// wins). Processes whose files vanish or cannot be read are left out. At most 256

@@ -333,10 +333,16 @@ bool Scanner::note_address(int32_t ifindex) {
     // The netdevs whose RoCE ports get this address as a GID (drivers/infiniband/core/
     // roce_gid_mgmt.c: the port's netdev and the upper devices stacked on it): the netdev
     // itself, a VLAN's lower netdev, and the slaves of either when it is a bond.
+    // VLAN on VLAN (QinQ), macvlan on a VLAN: follow `iflink` down, a few levels at most
+    // (a loop in hostile sysfs ends there too).
     std::set<std::string> names{it->second.name};
-    if (it->second.lower_ifindex > 0)
-        if (auto lower = links_.find(it->second.lower_ifindex); lower != links_.end())
-            names.insert(lower->second.name);
+    int32_t lower_index = it->second.lower_ifindex;
+    for (int level = 0; level < 8 && lower_index > 0; ++level) {
+        const auto lower = links_.find(lower_index);
+        if (lower == links_.end() || !names.insert(lower->second.name).second)
+            break;
+        lower_index = lower->second.lower_ifindex;
+    }
     const std::set<std::string> uppers = names;
     for (const auto& [_, link] : links_)
         if (!link.master.empty() && uppers.count(link.master))

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 using namespace rdmad;
 using Catch::Matchers::Contains;
 using rdmad::test::TempDir;
@@ -114,4 +116,28 @@ TEST_CASE("memlock: nothing read, nothing said; PID 1 that is not systemd is not
     CHECK(doctor::memlock_text(8u << 20) == "8 MiB");
     CHECK(doctor::memlock_text(1000) == "1000 bytes");
     CHECK(doctor::memlock_text(MemlockLimit::kUnlimited) == "unlimited");
+}
+
+TEST_CASE("memlock: a process not owned by root is no launcher; many of one name are one "
+          "finding",
+          "[doctor]") {
+    TempDir dir("rdmad-memlock");
+    for (const char* pid : {"700", "701", "702", "703"}) {
+        dir.write(std::string("proc/") + pid + "/comm", "slurmstepd\n");
+        dir.write(std::string("proc/") + pid + "/limits",
+                  limits(pid == std::string("701") ? "65536" : "8388608", "8388608"));
+    }
+    dir.write("proc/900/comm", "slurmd\n"); // any user may name a process so
+    dir.write("proc/900/limits", limits("65536", "65536"));
+    REQUIRE(chown((dir.path / "proc/900").c_str(), 65534, 65534) == 0);
+    HostFacts host;
+    host.memlock = read_memlock({(dir.path / "proc").string(), (dir.path / "none").string()});
+    REQUIRE(host.memlock.processes.size() == 4); // the uid-65534 "slurmd" is not one
+    const auto problems = doctor::check_memlock(&host);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].text.find("4 processes of slurmstepd have a locked-memory limit as low "
+                                "as 64 KiB") == 0);
+    CHECK(problems[0].evidence.size() == 3);                                   // the first three
+    CHECK_THAT(problems[0].remedy, Contains("systemctl edit slurmd.service")); // its unit
+    CHECK_THAT(problems[0].remedy, Contains("rdmactl reload"));
 }
