@@ -33,7 +33,8 @@ const std::vector<VerbHelp>& verb_table() {
          "between the hosts per board (firmware, provider,\n"
          "device count) and per board and port (port\n"
          "type, rate and width, RoCE MTU, PFC no-drop\n"
-         "priorities); exit status 3 on a difference"},
+         "priorities, recommended RoCE GID index); exit\n"
+         "status 3 on a difference"},
         {"set-port-type", "DEVICE PORT TYPE",
          "ask port type TYPE (ib, eth or auto) for port\n"
          "PORT of DEVICE (ConnectX-3 VPI)"},

@@ -3,8 +3,10 @@
 // rdmactl -H A -H B ... diff: what differs between hosts that should be alike. Devices are
 // grouped by board (BoardID: the PSID on Mellanox; else HCAType, else KernelDriver), ports
 // by board and port number; within a group every device of every host should have the same
-// firmware, provider, and per port the same port type, rate and width, RoCE MTU and PFC
-// no-drop priorities, and every host the same number of such devices. One Describe() per host.
+// firmware, provider, and per port the same port type, rate and width, RoCE MTU, PFC no-drop
+// priorities and recommended RoCE GID index (a fixed NCCL_IB_GID_INDEX is safe only when it is
+// the same everywhere), and every host the same number of such devices. One Describe() per
+// host.
 #include "document.hpp"
 #include "table.hpp"
 #include "verbs.hpp"
@@ -24,7 +26,8 @@ using nlohmann::json;
 // What is compared, in the order printed: (port 0) the device's, then each port's.
 // The setting names are the D-Bus properties they come from ("Devices": how many).
 const std::vector<std::string> kDeviceSettings = {"Devices", "FirmwareVersion", "Provider"};
-const std::vector<std::string> kPortSettings = {"PortType", "Rate", "ActiveMTU", "PFCNoDrop"};
+const std::vector<std::string> kPortSettings = {"PortType", "Rate", "ActiveMTU", "PFCNoDrop",
+                                                "RecommendedGID"};
 
 // Group: (board, port number; 0 for the device's own settings).
 using Group = std::pair<std::string, std::int64_t>;
@@ -49,12 +52,28 @@ std::string provider_value(const json& dev) {
     return details.empty() ? provider : fmt::format("{} ({})", provider, details);
 }
 
+bool is_roce(const json& port) {
+    return doc::str(port, "Transport").rfind("RoCE", 0) == 0;
+}
+
 // RoCE MTU: "1024 (netdev 1500)"; "" (not compared) for a port that is not RoCE.
 std::string mtu_value(const json& port) {
-    if (!port.contains("ActiveMTU") || doc::str(port, "Transport").rfind("RoCE", 0) != 0)
+    if (!port.contains("ActiveMTU") || !is_roce(port))
         return {};
     return fmt::format("{} (netdev {})", doc::integer(port, "ActiveMTU"),
                        doc::integer(port, "NetdevMTU"));
+}
+
+// The RoCE GID index applications should use (NCCL_IB_GID_INDEX): "3 (RoCE v2)", "none"
+// when the port has no such GID; "" (not compared) for a port that is not RoCE or a daemon
+// without RecommendedGID (an older one).
+std::string gid_value(const json& port) {
+    if (!is_roce(port) || !port.contains("RecommendedGID") || !port["RecommendedGID"].is_object())
+        return {};
+    const json& gid = port["RecommendedGID"];
+    if (doc::str(gid, "GID").empty())
+        return "none";
+    return fmt::format("{} ({})", doc::integer(gid, "Index"), doc::str(gid, "Type"));
 }
 
 std::string port_value(const json& port, const std::string& setting) {
@@ -68,6 +87,8 @@ std::string port_value(const json& port, const std::string& setting) {
     }
     if (setting == "ActiveMTU")
         return mtu_value(port);
+    if (setting == "RecommendedGID")
+        return gid_value(port);
     const std::string prios = doc::priorities_text(port, "PFCNoDrop");
     return prios.empty() ? "none" : prios;
 }

@@ -6,8 +6,9 @@ its own sshd_config, whose sessions reach that host's private system bus; on tha
 the real rdmad under umockdev on a recorded or constructed host (tests/dbus-fuzz/rdmad_rig.py).
 
   alpha    127.0.0.2  constructed-mlx5-roce, as recorded
-  beta     127.0.0.3  constructed-mlx5-roce with mlx5_1's fw_ver 16.35.1012 and ens1f0np0's
-                      mtu 9000 (the fixture text changed by this test)
+  beta     127.0.0.3  constructed-mlx5-roce with mlx5_1's fw_ver 16.35.1012, the GID types
+                      of its entries 2 and 3 swapped (its IPv4 RoCE v2 GID at index 2), and
+                      ens1f0np0's mtu 9000 (the fixture text changed by this test)
   gamma    127.0.0.4  constructed-doctor, rdmad.conf asking PFC no-drop priority 3 of every
                       mlx5_core device, DCB emulated by tests/integration/fake_dcbnl.c
   alpha2   127.0.0.2  alpha again under another name (diff of two alike hosts)
@@ -92,6 +93,26 @@ def roce_mtu(netdev_mtu):
     return 0
 
 
+def recommended_gid(text, device):
+    """The lowest GID index of port 1 of `device` whose type is RoCE v2 and whose GID is an
+    IPv4-mapped address (::ffff:a.b.c.d), as "N (RoCE v2)" (org.rdmad1.Port.RecommendedGID's
+    first choice); None when there is none."""
+    for i in range(256):
+        try:
+            gid = attr(text, "/infiniband/" + device, "ports/1/gids/%d" % i)
+        except Failed:
+            return None
+        if not gid.startswith("0000:0000:0000:0000:0000:ffff:"):
+            continue
+        try:
+            kind = attr(text, "/infiniband/" + device, "ports/1/gid_attrs/types/%d" % i)
+        except Failed:
+            continue
+        if kind == "RoCE v2":
+            return "%d (RoCE v2)" % i
+    return None
+
+
 class Sshd:
     """sshd -D on `address`:`port`, root logins with our key, every session the bridge to
     the bus at `bus_address`."""
@@ -148,6 +169,10 @@ class Fleet:
         with open(os.path.join(fixtures, "constructed-doctor.umockdev")) as f:
             self.text["gamma"] = f.read()
         beta = set_attr(self.text["alpha"], "/infiniband/mlx5_1", "fw_ver", "16.35.1012")
+        types = [attr(beta, "/infiniband/mlx5_1", "ports/1/gid_attrs/types/%d" % i)
+                 for i in (2, 3)]
+        beta = set_attr(beta, "/infiniband/mlx5_1", "ports/1/gid_attrs/types/2", types[1])
+        beta = set_attr(beta, "/infiniband/mlx5_1", "ports/1/gid_attrs/types/3", types[0])
         self.text["beta"] = set_attr(beta, "/net/ens1f0np0", "mtu", "9000")
         beta_file = os.path.join(self.work, "beta.umockdev")
         with open(beta_file, "w") as f:
@@ -368,7 +393,15 @@ def test_diff(f):
                               ("gamma", "mlx5_1", "ens2f0np0"), ("gamma", "mlx5_2", "ens2f1np1"),
                               ("gamma", "mlx5_3", "ens3f0np0")):
         mtus.setdefault(mtu(f.text[host], netdev), {}).setdefault(host, []).append(dev)
+    gids = {}
+    for host, devices in (("alpha", ["mlx5_0", "mlx5_1"]), ("beta", ["mlx5_0", "mlx5_1"]),
+                          ("gamma", ["mlx5_1", "mlx5_2", "mlx5_3"])):
+        for dev in devices:
+            gids.setdefault(recommended_gid(f.text[host], dev), {}).setdefault(host, []).append(dev)
+    check(len(gids) == 2 and gids.get("2 (RoCE v2)") == {"beta": ["mlx5_1"]},
+          "fixture GIDs: %r" % gids)
     want = {
+        (board, 1, "RecommendedGID"): gids,
         (board, 0, "Devices"): {"2": {"alpha": [], "beta": []}, "3": {"gamma": []}},
         (ib_board, 0, "Devices"): {"0": {"alpha": [], "beta": []}, "1": {"gamma": []}},
         (board, 0, "FirmwareVersion"): {
