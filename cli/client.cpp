@@ -216,6 +216,9 @@ Failure Client::failure(const sdbus::Error& e, bool connecting) const {
         }
         return Failure("cannot reach the system bus at " + bus_address() + ": " + reason_of(e));
     }
+    if (!host_.empty() && is_not_running(e.getName()))
+        return Failure("rdmad is not running on " + sanitize(host_) +
+                       " (org.rdmad1 has no owner on its system bus)");
     return Failure(error_message(e));
 }
 

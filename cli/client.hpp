@@ -78,8 +78,9 @@ class Client {
 
     /// The Failure to throw for `e`: for a bus that cannot be reached, "cannot reach the
     /// system bus at ADDRESS: REASON" or, with a host, "cannot reach HOST over ssh: REASON"
-    /// (ssh's own last line); else error_message(). `connecting`: `e` came from opening the
-    /// connection, where AccessDenied is the socket's mode.
+    /// (ssh's own last line); with a host, "rdmad is not running on HOST (org.rdmad1 has no
+    /// owner on its system bus)"; else error_message(). `connecting`: `e` came from opening
+    /// the connection, where AccessDenied is the socket's mode.
     Failure failure(const sdbus::Error& e, bool connecting = false) const;
 
   private:

@@ -28,6 +28,13 @@ const std::vector<VerbHelp>& verb_table() {
          "list every problem with its remedy, per device\n"
          "and port (only DEVICE's when given); exit\n"
          "status 3 when there is an error or warning"},
+        {"diff", "",
+         "with -H given twice or more: what differs\n"
+         "between the hosts per board (firmware, provider,\n"
+         "device count) and per board and port (port\n"
+         "type, rate and width, RoCE MTU, PFC no-drop\n"
+         "priorities, recommended RoCE GID index); exit\n"
+         "status 3 on a difference"},
         {"set-port-type", "DEVICE PORT TYPE",
          "ask port type TYPE (ib, eth or auto) for port\n"
          "PORT of DEVICE (ConnectX-3 VPI)"},
@@ -102,7 +109,13 @@ void print_help(std::FILE* out) {
                "                           list {\"Devices\": [...]}, links {\"Links\": [...]},\n"
                "                           show the device or netdev object, monitor one\n"
                "                           JSON object per line\n"
-               "  -H, --host=[USER@]HOST   talk to rdmad on HOST's system bus over ssh\n"
+               "  -H, --host=[USER@]HOST   talk to rdmad on HOST's system bus over ssh;\n"
+               "                           given again (or a comma list), status, list,\n"
+               "                           links, show, doctor and diff ask every HOST at\n"
+               "                           once: one table with a HOST column, or one\n"
+               "                           block per host, --json an object keyed by host\n"
+               "      --timeout=SECONDS    with several hosts: how long to wait for them\n"
+               "                           (default 30); a host still silent is an error\n"
                "      --no-legend          print no table headers, no summary lines and no\n"
                "                           blank separator lines\n"
                "      --no-pager           do not pipe the output into a pager\n"
@@ -119,7 +132,8 @@ void print_help(std::FILE* out) {
                "long output goes through $RDMACTL_PAGER, else $PAGER, else less.\n"
                "\n"
                "Exit status: 0 success, 1 failure (also when rdmad is not running or\n"
-               "refuses), 2 usage error, 3 doctor found an error or warning.\n",
+               "refuses; with several hosts, when one could not be asked), 2 usage error,\n"
+               "3 doctor found an error or warning, or diff a difference.\n",
                out);
 }
 

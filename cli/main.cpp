@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
 // rdmactl: option parsing, verb dispatch, exit status. 0 success, 1 failure (rdmad not running
-// included), 2 usage error (found before any call to rdmad), 3 doctor found problems. No
-// exception leaves main().
+// included; with several hosts: one of them could not be asked), 2 usage error (found before
+// any call to rdmad), 3 doctor found problems or diff differences. No exception leaves main().
 #include "client.hpp"
 #include "config.h"
+#include "fleet.hpp"
 #include "help.hpp"
 #include "rdmad_api.hpp"
 #include "table.hpp"
@@ -17,10 +18,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <getopt.h>
+#include <map>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -47,7 +51,7 @@ int unknown_verb(const std::string& verb) {
 }
 
 struct Command {
-    std::string host;
+    std::vector<std::string> hosts; // -H, in the order given; empty: the local system bus
     Output output;
     std::string verb = "status";
     std::vector<std::string> args;
@@ -55,6 +59,8 @@ struct Command {
     bool dry_run = false;
     bool no_pager = false;
     bool no_color = false;
+    std::chrono::milliseconds timeout = kDefaultHostTimeout; // --timeout, several hosts
+    bool timeout_given = false;
     // set-port-type, set-pfc: the checked arguments.
     unsigned port = 0;
     std::vector<std::uint8_t> priorities;
@@ -67,7 +73,8 @@ enum {
     ARG_PERSIST,
     ARG_DRY_RUN,
     ARG_NO_PAGER,
-    ARG_NO_COLOR
+    ARG_NO_COLOR,
+    ARG_TIMEOUT
 };
 
 bool parse_port(const std::string& text, unsigned& port) {
@@ -79,16 +86,26 @@ bool parse_port(const std::string& text, unsigned& port) {
     return port >= 1 && port <= 255; // IB port numbers are 8 bits; 0 is the switch port
 }
 
+// "a,b" -> {"a", "b"}; "" -> {""}; empty items kept ("a," -> {"a", ""}).
+std::vector<std::string> split_commas(const std::string& text) {
+    std::vector<std::string> items;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', start);
+        items.push_back(text.substr(start, comma - start));
+        if (comma == std::string::npos)
+            return items;
+        start = comma + 1;
+    }
+}
+
 // "3,4" -> {3, 4}; at least one priority, as rdmad.conf(5) and Port.SetPFCNoDrop require.
 // Returns the message of a usage error, "" when fine.
 std::string parse_priorities(const std::string& text, std::vector<std::uint8_t>& out) {
     out.clear();
     if (text.empty())
         return "PRIORITIES must be a comma list of 0-7";
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t comma = text.find(',', start);
-        const std::string item = text.substr(start, comma - start);
+    for (const std::string& item : split_commas(text)) {
         if (item.size() != 1 || !std::isdigit(static_cast<unsigned char>(item[0])))
             return fmt::format("bad priority '{}': PRIORITIES must be a comma list of 0-7",
                                item);
@@ -98,10 +115,27 @@ std::string parse_priorities(const std::string& text, std::vector<std::uint8_t>&
         if (std::find(out.begin(), out.end(), prio) != out.end())
             return fmt::format("priority {} given twice", item);
         out.push_back(prio);
-        if (comma == std::string::npos)
-            return {};
-        start = comma + 1;
     }
+    return {};
+}
+
+// -H's value: one [USER@]HOST or a comma list of them, appended to `hosts`. Returns the
+// message of a usage error, "" when fine.
+std::string add_hosts(const std::string& text, std::vector<std::string>& hosts) {
+    for (const std::string& host : split_commas(text)) {
+        if (host.empty())
+            return "--host needs a [USER@]HOST (or a comma list of them)";
+        if (std::find(hosts.begin(), hosts.end(), host) != hosts.end())
+            return fmt::format("host '{}' given twice", host);
+        hosts.push_back(host);
+    }
+    return {};
+}
+
+// The verbs that ask several hosts at once (-H given more than once).
+bool fleet_verb(const std::string& verb) {
+    return verb == "status" || verb == "list" || verb == "links" || verb == "show" ||
+           verb == "doctor" || verb == "diff";
 }
 
 // Returns -1 to go on, else the exit status.
@@ -117,6 +151,7 @@ int parse(int argc, char** argv, Command& cmd) {
         {"no-pager", no_argument, nullptr, ARG_NO_PAGER},
         {"no-color", no_argument, nullptr, ARG_NO_COLOR},
         {"verbose", no_argument, nullptr, 'v'},
+        {"timeout", required_argument, nullptr, ARG_TIMEOUT},
         {nullptr, 0, nullptr, 0},
     };
     opterr = 0; // our own messages, one line each
@@ -133,9 +168,8 @@ int parse(int argc, char** argv, Command& cmd) {
             cmd.output.json = true;
             break;
         case 'H':
-            if (*optarg == '\0')
-                return usage_error("--host needs a [USER@]HOST");
-            cmd.host = optarg;
+            if (std::string error = add_hosts(optarg, cmd.hosts); !error.empty())
+                return usage_error(error);
             break;
         case ARG_NO_LEGEND:
             cmd.output.legend = false;
@@ -155,6 +189,19 @@ int parse(int argc, char** argv, Command& cmd) {
         case 'v':
             cmd.output.verbose = true;
             break;
+        case ARG_TIMEOUT: {
+            const std::string text = optarg;
+            if (text.empty() || text.size() > 5 ||
+                !std::all_of(
+                    text.begin(), text.end(),
+                    [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }) ||
+                std::stoul(text) < 1 || std::stoul(text) > 3600)
+                return usage_error(
+                    fmt::format("bad --timeout '{}': a number of seconds from 1 to 3600", text));
+            cmd.timeout = std::chrono::seconds(std::stoul(text));
+            cmd.timeout_given = true;
+            break;
+        }
         case ':':
             return usage_error(fmt::format("option '{}' needs an argument", argv[optind - 1]));
         default: {
@@ -208,6 +255,13 @@ int parse(int argc, char** argv, Command& cmd) {
         return usage_error("--persist is only for set-port-type and set-pfc");
     if (cmd.dry_run && cmd.verb != "reconcile")
         return usage_error("--dry-run is only for reconcile");
+    if (cmd.verb == "diff" && cmd.hosts.size() < 2)
+        return usage_error("diff compares hosts: give two or more with -H");
+    if (cmd.hosts.size() > 1 && cmd.verb != "help" && !fleet_verb(cmd.verb))
+        return usage_error(fmt::format("{} talks to one host: give -H once", cmd.verb));
+    if (cmd.timeout_given && cmd.hosts.size() < 2)
+        return usage_error("--timeout is only for several hosts (-H given twice or more)");
+    cmd.output.fleet = cmd.hosts.size() > 1;
 
     if (cmd.verb == "set-port-type" || cmd.verb == "set-pfc" || cmd.verb == "revert") {
         if (cmd.args[0].empty())
@@ -232,7 +286,91 @@ int parse(int argc, char** argv, Command& cmd) {
 // The verbs whose output can be long enough for a pager (as systemctl pages status and list).
 bool pages(const std::string& verb) {
     return verb == "status" || verb == "list" || verb == "show" || verb == "links" ||
-           verb == "doctor" || verb == "help";
+           verb == "doctor" || verb == "diff" || verb == "help";
+}
+
+// One line on stderr, as fail() prints it, without ending the command.
+void print_error(const std::string& message) {
+    const std::string line = "rdmactl: " + sanitize(message);
+    std::fprintf(stderr, "%s\n",
+                 paint(color_for(STDERR_FILENO, false) ? sgr::kRed : nullptr, line).c_str());
+}
+
+// A verb on several hosts (Output::fleet): every host asked at once (fleet.cpp), one table
+// (status, list, links), one block per host headed "==> HOST <==" (show, doctor), or the
+// comparison (diff); --json an object keyed by host ({"error": "..."} for a host that could
+// not be asked). A host that could not be asked is one line on stderr. Exit status: 1 when
+// a host could not be asked, else the verb's worst (3 for doctor problems or diff
+// differences), else 0.
+int dispatch_fleet(const Command& cmd) {
+    const Output& out = cmd.output;
+    const std::string name = cmd.args.empty() ? std::string() : cmd.args[0];
+    std::function<nlohmann::json(Client&)> ask = [](Client& c) { return c.describe(); };
+    if (cmd.verb == "show")
+        ask = [name](Client& c) { return show_lookup(c, name); };
+    if (cmd.verb == "doctor")
+        ask = [name](Client& c) { return doctor_list(c.describe(), name); };
+    const std::vector<HostAnswer> answers = ask_hosts(cmd.hosts, ask, cmd.timeout);
+
+    std::vector<HostDoc> docs;
+    std::map<std::string, std::string> errors;
+    int status = 0;
+    nlohmann::json keyed = nlohmann::json::object();
+    for (const auto& a : answers) {
+        if (!a.error.empty()) {
+            errors[a.host] = a.error;
+            keyed[a.host] = {{"error", a.error}};
+            continue;
+        }
+        docs.push_back({a.host, a.value});
+        if (cmd.verb == "doctor")
+            status = std::max(status, doctor_status(a.value));
+        if (cmd.verb == "status")
+            keyed[a.host] = status_json(a.value);
+        else if (cmd.verb == "list")
+            keyed[a.host] = list_json(a.value);
+        else if (cmd.verb == "links")
+            keyed[a.host] = links_json(a.value);
+        else if (cmd.verb == "show")
+            keyed[a.host] = a.value.at("Object");
+        else
+            keyed[a.host] = a.value;
+    }
+
+    if (cmd.verb == "diff") {
+        status = verb_diff(docs, errors, out);
+    } else if (out.json) {
+        print_json(keyed);
+    } else if (cmd.verb == "status") {
+        verb_status(docs, out);
+    } else if (cmd.verb == "list") {
+        verb_list(docs, out);
+    } else if (cmd.verb == "links") {
+        verb_links(docs, out);
+    } else {
+        // show, doctor: each host's block as one host would print it.
+        bool first = true;
+        for (const auto& [host, value] : docs) {
+            if (!first && out.legend)
+                fmt::print("\n");
+            first = false;
+            fmt::print("==> {} <==\n", sanitize(host));
+            if (cmd.verb == "show")
+                verb_show(value, out);
+            else
+                verb_doctor(value, out);
+        }
+    }
+    if (!errors.empty()) {
+        // After the output, as fail() does: what the pager shows ends first.
+        std::fflush(stdout);
+        end_pager();
+        for (const auto& a : answers)
+            if (!a.error.empty())
+                print_error(host_error(a.host, a.error));
+        return kExitFailure;
+    }
+    return status;
 }
 
 int dispatch(const Command& cmd) {
@@ -243,17 +381,33 @@ int dispatch(const Command& cmd) {
             print_verb_help(stdout, *find_verb(cmd.args[0]));
         return 0;
     }
-    Client client(cmd.host);
-    if (cmd.verb == "list")
-        return verb_list(client, cmd.output);
+    if (cmd.output.fleet)
+        return dispatch_fleet(cmd);
+    const std::string host = cmd.hosts.empty() ? std::string() : cmd.hosts[0];
+    Client client(host);
+    const Output& out = cmd.output;
+    if (cmd.verb == "status" || cmd.verb == "list" || cmd.verb == "links") {
+        const nlohmann::json doc = client.describe();
+        if (out.json) {
+            print_json(cmd.verb == "list"    ? list_json(doc)
+                       : cmd.verb == "links" ? links_json(doc)
+                                             : status_json(doc));
+            return 0;
+        }
+        const std::vector<HostDoc> docs{{host, doc}};
+        if (cmd.verb == "list")
+            return verb_list(docs, out);
+        if (cmd.verb == "links")
+            return verb_links(docs, out);
+        return verb_status(docs, out);
+    }
     if (cmd.verb == "show")
-        return verb_show(client, cmd.output, cmd.args[0]);
-    if (cmd.verb == "links")
-        return verb_links(client, cmd.output);
+        return verb_show(show_lookup(client, cmd.args[0]), out);
     if (cmd.verb == "monitor")
         return verb_monitor(client, cmd.output);
     if (cmd.verb == "doctor")
-        return verb_doctor(client, cmd.output, cmd.args.empty() ? std::string() : cmd.args[0]);
+        return verb_doctor(
+            doctor_list(client.describe(), cmd.args.empty() ? std::string() : cmd.args[0]), out);
     if (cmd.verb == "set-port-type")
         return verb_set_port_type(client, cmd.output, cmd.args[0], cmd.port, cmd.args[2],
                                   cmd.persist);
@@ -265,15 +419,13 @@ int dispatch(const Command& cmd) {
         return verb_reconcile(client, cmd.output, cmd.dry_run);
     if (cmd.verb == "reload")
         return verb_reload(client, cmd.output);
-    return verb_status(client, cmd.output);
+    throw Failure("unhandled verb " + sanitize(cmd.verb));
 }
 
 int fail(const std::string& message) {
     end_pager(); // the message comes after what the pager shows, not inside it
     // Best effort: stderr may be gone too.
-    const std::string line = "rdmactl: " + sanitize(message);
-    std::fprintf(stderr, "%s\n",
-                 paint(color_for(STDERR_FILENO, false) ? sgr::kRed : nullptr, line).c_str());
+    print_error(message);
     return kExitFailure;
 }
 

@@ -170,4 +170,19 @@ void Fields::print(std::FILE* out, std::size_t key_width, bool color) const {
     }
 }
 
+std::vector<std::string> HostTable::with_host_column(std::vector<std::string> header, bool with) {
+    if (with)
+        header.insert(header.begin(), "HOST");
+    return header;
+}
+
+HostTable::HostTable(std::vector<std::string> header, bool with_host)
+    : shift_(with_host ? 1 : 0), table_(with_host_column(std::move(header), with_host)) {}
+
+void HostTable::add_row(const std::string& host, std::vector<std::string> cells) {
+    if (shift_ > 0)
+        cells.insert(cells.begin(), host);
+    table_.add_row(std::move(cells));
+}
+
 } // namespace rdmactl

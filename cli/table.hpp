@@ -54,6 +54,29 @@ class Table {
     std::vector<std::vector<std::string>> rows_;
 };
 
+/// A Table with a HOST column first when `with_host` (rdmactl -H given several times). The
+/// column numbers given to align_right() and paint_column() and the cells given to add_row()
+/// do not count the HOST column.
+class HostTable {
+  public:
+    HostTable(std::vector<std::string> header, bool with_host);
+    void align_right(std::size_t column) { table_.align_right(column + shift_); }
+    void paint_column(std::size_t column, Painter painter) {
+        table_.paint_column(column + shift_, std::move(painter));
+    }
+    /// Adds `cells`, after `host` when the table has the HOST column.
+    void add_row(const std::string& host, std::vector<std::string> cells);
+    std::size_t rows() const { return table_.rows(); }
+    void print(std::FILE* out, bool header, bool color = false) const {
+        table_.print(out, header, color);
+    }
+
+  private:
+    static std::vector<std::string> with_host_column(std::vector<std::string> header, bool with);
+    std::size_t shift_;
+    Table table_;
+};
+
 /// "Key: value" lines, keys right-aligned on the colon (systemd's status style). A value of
 /// several lines continues under the first; an empty value prints as "-".
 class Fields {

@@ -43,8 +43,7 @@ json entry(const std::string& object, const std::string& path, const json& p) {
 
 } // namespace
 
-int verb_doctor(Client& client, const Output& out, const std::string& device) {
-    const json doc = client.describe();
+json doctor_list(const json& doc, const std::string& device) {
     json list = json::array();
     if (device.empty()) {
         for (const auto& p : doc::array(doc, "Problems"))
@@ -69,7 +68,19 @@ int verb_doctor(Client& client, const Output& out, const std::string& device) {
     }
     if (!found)
         throw Failure("no RDMA device named " + sanitize(device));
+    return list;
+}
 
+int doctor_status(const json& list) {
+    for (const auto& p : list) {
+        const std::string severity = doc::str(p, "severity");
+        if (severity == "error" || severity == "warning")
+            return kExitProblems;
+    }
+    return 0;
+}
+
+int verb_doctor(const json& list, const Output& out) {
     std::size_t errors = 0, warnings = 0, infos = 0;
     for (const auto& p : list) {
         const std::string severity = p["severity"].get<std::string>();
@@ -77,7 +88,7 @@ int verb_doctor(Client& client, const Output& out, const std::string& device) {
         warnings += severity == "warning";
         infos += severity != "error" && severity != "warning";
     }
-    const int status = errors + warnings > 0 ? kExitProblems : 0;
+    const int status = doctor_status(list);
 
     if (out.json) {
         print_json(list);

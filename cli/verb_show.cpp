@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string_view>
 
 namespace rdmactl {
@@ -184,7 +185,7 @@ void print_device(const json& doc, const json& dev, const Output& out) {
 
 } // namespace
 
-int verb_show(Client& client, const Output& out, const std::string& name) {
+json show_lookup(Client& client, const std::string& name) {
     const char* kind = nullptr;
     std::optional<std::string> path = client.device_by_name(name);
     if (path) {
@@ -192,18 +193,24 @@ int verb_show(Client& client, const Output& out, const std::string& name) {
     } else if ((path = client.link_by_name(name))) {
         kind = "Links";
     }
-    const json doc = path ? client.describe() : json();
+    json doc = path ? client.describe() : json();
     // The object can also vanish between the lookup and Describe().
     const json* obj = path ? doc::find_by_path(doc::array(doc, kind), *path) : nullptr;
     if (!obj)
         throw Failure("no RDMA device or netdev named " + sanitize(name));
+    json object = *obj;
+    return {{"Kind", kind}, {"Object", std::move(object)}, {"Doc", std::move(doc)}};
+}
 
+int verb_show(const json& found, const Output& out) {
+    const json& obj = found.at("Object");
+    const json& doc = found.at("Doc");
     if (out.json)
-        print_json(*obj);
-    else if (std::string_view(kind) == "Devices")
-        print_device(doc, *obj, out);
+        print_json(obj);
+    else if (found.at("Kind") == "Devices")
+        print_device(doc, obj, out);
     else
-        fields_of(doc, *obj, kLinkKeys).print(stdout, 0, out.color);
+        fields_of(doc, obj, kLinkKeys).print(stdout, 0, out.color);
     return 0;
 }
 

@@ -3,14 +3,16 @@
 # port numbers, asked of the running rdmad (through rdmactl itself, on the host given with
 # -H/--host when there is one), as systemctl completes unit names.
 
-# The output of "rdmactl [--host=HOST] --no-legend --no-pager VERB", nothing on failure.
+# The output of "rdmactl [--host=HOST] --no-legend --no-pager VERB", nothing on failure. With
+# several hosts (-H again, or a comma list), names come from the last -H's first host: one
+# host's table has no HOST column.
 __rdmactl_query() {
     local -a host=()
     local i
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            -H|--host) host=(--host="${COMP_WORDS[i + 1]}") ;;
-            --host=*) host=("${COMP_WORDS[i]}") ;;
+            -H|--host) host=(--host="${COMP_WORDS[i + 1]%%,*}") ;;
+            --host=*) host=("${COMP_WORDS[i]%%,*}") ;;
         esac
     done
     command rdmactl "${host[@]}" --no-legend --no-pager --no-color "$@" 2>/dev/null
@@ -35,8 +37,8 @@ __rdmactl_ports() {
 
 _rdmactl() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local verbs='status list show links monitor doctor set-port-type set-pfc revert reconcile reload help'
-    local options='--help --version --json --host= --no-legend --no-pager --no-color --persist --dry-run --verbose'
+    local verbs='status list show links monitor doctor diff set-port-type set-pfc revert reconcile reload help'
+    local options='--help --version --json --host= --no-legend --no-pager --no-color --persist --dry-run --verbose --timeout='
     COMPREPLY=()
 
     if [[ $prev == -H || $prev == --host ]]; then

@@ -57,7 +57,7 @@ check() {
     fi
 }
 
-check 'rdmactl ' 'status list show links monitor doctor set-port-type set-pfc revert reconcile reload help'
+check 'rdmactl ' 'status list show links monitor doctor diff set-port-type set-pfc revert reconcile reload help'
 check 'rdmactl st' 'status'
 check 'rdmactl re' 'revert reconcile reload'
 check 'rdmactl --no-p' '--no-pager'
@@ -65,6 +65,7 @@ check 'rdmactl --d' '--dry-run'
 check 'rdmactl --verb' '--verbose'
 check 'rdmactl doctor ' 'hfi1_0 mlx4_0 mlx5_0'
 check 'rdmactl help s' 'status show set-port-type set-pfc'
+check 'rdmactl -H a -H b d' 'doctor diff'
 check 'rdmactl show ' 'hfi1_0 mlx4_0 mlx5_0 lo ib0'
 check 'rdmactl show m' 'mlx4_0 mlx5_0'
 check 'rdmactl set-port-type ' 'hfi1_0 mlx4_0 mlx5_0'
@@ -80,6 +81,13 @@ rm -f "$stub/calls"
 check 'rdmactl -H node17 revert ' 'hfi1_0 mlx4_0 mlx5_0'
 if ! grep -q -- '--host=node17 --no-legend --no-pager --no-color list' "$stub/calls"; then
     echo "FAIL bash: -H node17 not passed to the lookup: $(cat "$stub/calls")"
+    failures=$((failures + 1))
+fi
+# A comma list of hosts: the lookups ask its first host alone (a table without HOST column).
+rm -f "$stub/calls"
+check 'rdmactl -H node17,node18 doctor ' 'hfi1_0 mlx4_0 mlx5_0'
+if ! grep -q -- '--host=node17 --no-legend --no-pager --no-color list' "$stub/calls"; then
+    echo "FAIL bash: -H node17,node18 not asked of node17: $(cat "$stub/calls")"
     failures=$((failures + 1))
 fi
 
