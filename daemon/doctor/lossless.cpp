@@ -182,4 +182,26 @@ std::vector<Problem> check_lossless(const DeviceState& d, const PortState& port)
     return out;
 }
 
+bool is_lossless_code(const std::string& code) {
+    return code == "pfc-off" || code == "pfc-off-desired" || code == "pfc-dscp-unmapped" ||
+           code == "lossless-config" || code == "lossless-unknown";
+}
+
+void refresh_lossless(DeviceState& d) {
+    for (const auto& port : d.ports) {
+        auto mine = [&](const Problem& p) {
+            return p.port == port.number && is_lossless_code(p.code);
+        };
+        auto at = std::find_if(d.problems.begin(), d.problems.end(), mine);
+        const auto index = static_cast<size_t>(at - d.problems.begin());
+        std::erase_if(d.problems, mine);
+        auto found = check_lossless(d, port);
+        for (auto& p : found)
+            p.details_only = p.severity == "info";
+        d.problems.insert(d.problems.begin() +
+                              static_cast<std::ptrdiff_t>(std::min(index, d.problems.size())),
+                          found.begin(), found.end());
+    }
+}
+
 } // namespace rdmad::doctor

@@ -41,4 +41,13 @@ std::string dscp_map_summary(const std::vector<std::pair<uint8_t, uint8_t>>& dsc
 /// DSCP finding is made.
 std::vector<Problem> check_lossless(const DeviceState& d, const PortState& port);
 
+/// True for the codes check_lossless() reports.
+bool is_lossless_code(const std::string& code);
+
+/// Check every port of `d` again, in place, once the desired state (desired_pfc_no_drop) is
+/// merged into its ports: the scanner diagnoses a device without it. Each port's findings
+/// take the place of its old ones in `d.problems` (appended when it had none); "info" ones
+/// are details_only, as inventory/problems.cpp device_problems() marks them.
+void refresh_lossless(DeviceState& d);
+
 } // namespace rdmad::doctor

@@ -188,3 +188,41 @@ TEST_CASE("InfiniBand and iWARP ports are left alone", "[doctor][lossless]") {
     port.link_layer = "Ethernet";
     CHECK(check_lossless(dev(), port).empty());
 }
+
+TEST_CASE("refresh_lossless: the desired PFC merged later turns pfc-off into pfc-off-desired in "
+          "place",
+          "[doctor][lossless]") {
+    DeviceState d = dev();
+    d.ports = {roce({})};
+    Problem before{"no-verbs-device", "warning", "no /dev/infiniband/uverbs device"};
+    Problem after{"pcie-unknown", "info", "PCIe link unknown"};
+    after.details_only = true;
+    d.problems = {before};
+    for (auto p : check_lossless(d, d.ports[0])) {
+        p.details_only = p.severity == "info";
+        d.problems.push_back(p);
+    }
+    d.problems.push_back(after);
+    REQUIRE(d.problems.size() == 4);
+    CHECK(d.problems[1].code == "pfc-off");
+
+    d.ports[0].desired_pfc_no_drop = {3};
+    refresh_lossless(d);
+    REQUIRE(d.problems.size() == 4);
+    CHECK(d.problems[0] == before);
+    CHECK(d.problems[1].code == "pfc-off-desired");
+    CHECK(d.problems[1].severity == "error");
+    CHECK_FALSE(d.problems[1].details_only);
+    CHECK(d.problems[2].code == "lossless-config");
+    CHECK(d.problems[2].details_only);
+    CHECK(d.problems[3] == after);
+
+    refresh_lossless(d); // the same facts: the same problems
+    CHECK(d.problems.size() == 4);
+    CHECK(d.problems[1].code == "pfc-off-desired");
+
+    d.problems = {before}; // none yet: appended
+    refresh_lossless(d);
+    REQUIRE(d.problems.size() == 3);
+    CHECK(d.problems[1].code == "pfc-off-desired");
+}
