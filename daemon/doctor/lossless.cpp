@@ -69,7 +69,7 @@ std::string dscp_prio_text(const std::vector<std::pair<uint8_t, uint8_t>>& dscp_
     return out;
 }
 
-std::vector<Problem> check_lossless(const DeviceState& d, const PortState& port) {
+std::vector<Problem> check_lossless(const DeviceState& /*d*/, const PortState& port) {
     if (port.transport != "RoCE")
         return {};
     const PfcActual& pfc = port.pfc;
@@ -101,7 +101,6 @@ std::vector<Problem> check_lossless(const DeviceState& d, const PortState& port)
         pr.text = fmt::format("port {}: whether RoCE is lossless is unknown: {}", port.number, why);
         if (!netdev.empty())
             pr.evidence.push_back(evidence("dcb pfc show dev " + netdev + " prio-pfc", value));
-        pr.evidence.push_back(evidence(port_path(d, port.number) + "/link_layer", port.link_layer));
         return {pr};
     }
 
