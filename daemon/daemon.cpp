@@ -2,6 +2,7 @@
 #include "daemon.hpp"
 
 #include "bus/bus_model.hpp"
+#include "doctor/lossless.hpp"
 #include "rdmad_api.hpp"
 #include "util/log.hpp"
 #include "util/text.hpp"
@@ -357,6 +358,8 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
                 port.pfc_no_drop = pp->second.pfc_now;
                 port.in_sync = pp->second.in_sync;
             }
+        // The lossless RoCE check reads the desired PFC, merged just above.
+        doctor::refresh_lossless(d);
         if (d == current)
             return;
         ChangeSet done = inventory_.put_device(std::move(d));

@@ -240,6 +240,7 @@ DcbResult DcbClient::get_pfc(std::string_view ifname) {
         return failure(DcbResult::Status::failed, EPROTO,
                        what + ": the kernel acknowledged but sent no reply");
     r.dcbx = got->dcbx;
+    r.app = got->app;
     if (!got->pfc) {
         // DOMAIN.md §2.3: a driver without ieee_getpfc (CEE-only) answers without
         // DCB_ATTR_IEEE_PFC; iproute2 prints "Attribute not found".

@@ -65,6 +65,9 @@ struct DcbResult {
     int error = 0;               ///< errno, when there is one
     PfcState state;              ///< what IEEE_GET read (after a SET: the read-back)
     std::optional<uint8_t> dcbx; ///< DCBX mode (DCB_CAP_DCBX_* flags), when the reply had it
+    /// The APP table an IEEE_GET read (IeeeGetReply::app); std::nullopt when this call read
+    /// none (a SET that had nothing to do, or the reply had no table)
+    std::optional<std::vector<AppEntry>> app;
     std::string message;         ///< for the admin: what happened, on which netdev
     bool ok() const { return status == Status::ok; }
 };

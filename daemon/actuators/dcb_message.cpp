@@ -21,6 +21,7 @@
 namespace rdmad::dcb {
 
 static_assert(sizeof(struct dcbmsg) == 4);
+static_assert(sizeof(struct dcb_app) == 4 && offsetof(struct dcb_app, protocol) == 2);
 static_assert(sizeof(struct ieee_pfc) == 136, "DOMAIN.md §2.2: the kernel policy minimum");
 static_assert(offsetof(struct ieee_pfc, delay) == 4 && offsetof(struct ieee_pfc, requests) == 8 &&
               offsetof(struct ieee_pfc, indications) == 72);
@@ -92,6 +93,7 @@ struct Walk {
     IeeeGetReply fill;
     std::string fill_error; ///< the first reason the dcbnl_ieee_fill() reading refuses
     std::optional<std::span<const uint8_t>> first_ieee; ///< payload of the first DCB_ATTR_IEEE
+    size_t app_entries = 0; ///< entries of an APP table walked so far, of every type
 };
 
 void advance(Walk& w, const struct nlattr* attr) {
@@ -116,9 +118,70 @@ std::string unwalked(const Walk& w, size_t size) {
     return "attribute length " + std::to_string(len) + " out of bounds";
 }
 
+int on_app_entry(const struct nlattr* attr, void* data) {
+    auto& w = *static_cast<Walk*>(data);
+    advance(w, attr);
+    auto& table = *w.fill.app;
+    if (++w.app_entries > max_app_entries) {
+        w.fill_error =
+            "DCB_ATTR_IEEE_APP_TABLE of more than " + std::to_string(max_app_entries) + " entries";
+        return MNL_CB_ERROR;
+    }
+    // dcbnl_ieee_fill(): nla_put(skb, dcbnl_app_attr_type_get(selector), sizeof(struct
+    // dcb_app), &app). Kernels 6.3+ send entries of non-IEEE selectors (DCB_APP_SEL_PCP) as
+    // type 2, DCB_ATTR_DCB_APP: not ours, skipped (but counted against the bound).
+    if (mnl_attr_get_type(attr) != DCB_ATTR_IEEE_APP)
+        return MNL_CB_OK;
+    size_t len = mnl_attr_get_payload_len(attr);
+    if (len < sizeof(struct dcb_app)) {
+        w.fill_error = "DCB_ATTR_IEEE_APP of " + std::to_string(len) +
+                       " bytes, struct dcb_app needs " + std::to_string(sizeof(struct dcb_app));
+        return MNL_CB_ERROR;
+    }
+    struct dcb_app raw;
+    std::memcpy(&raw, mnl_attr_get_payload(attr), sizeof raw);
+    // The entries rdmad reads, DSCP ones, must be what the field can hold: a DSCP is 6 bits
+    // (RFC 2474), a priority 3 (IEEE 802.1Q PCP; IEEE_8021QAZ_MAX_TCS); iproute2 dcb_app.c
+    // refuses to set anything else. Entries of other selectors are passed as sent.
+    if (raw.selector == app_sel_dscp && raw.priority >= IEEE_8021QAZ_MAX_TCS) {
+        w.fill_error = "DCB_ATTR_IEEE_APP DSCP entry with priority " + std::to_string(raw.priority);
+        return MNL_CB_ERROR;
+    }
+    if (raw.selector == app_sel_dscp && raw.protocol > 63) {
+        w.fill_error = "DCB_ATTR_IEEE_APP with DSCP " + std::to_string(raw.protocol);
+        return MNL_CB_ERROR;
+    }
+    table.push_back(AppEntry{raw.selector, raw.priority, raw.protocol});
+    return MNL_CB_OK;
+}
+
+/// DCB_ATTR_IEEE_APP_TABLE: a nest of struct dcb_app attributes; "" or why it is refused.
+std::string parse_app_table(const struct nlattr* attr, std::vector<AppEntry>& out) {
+    Walk nested;
+    nested.base = static_cast<const uint8_t*>(mnl_attr_get_payload(attr));
+    nested.fill.app.emplace();
+    mnl_attr_parse_nested(attr, on_app_entry, &nested);
+    std::string why = nested.fill_error.empty() ? unwalked(nested, mnl_attr_get_payload_len(attr))
+                                                : nested.fill_error;
+    if (!why.empty())
+        return "in DCB_ATTR_IEEE_APP_TABLE: " + why;
+    out = std::move(*nested.fill.app);
+    return {};
+}
+
 int on_ieee_nested(const struct nlattr* attr, void* data) {
     auto& w = *static_cast<Walk*>(data);
     advance(w, attr);
+    if (mnl_attr_get_type(attr) == DCB_ATTR_IEEE_APP_TABLE) {
+        std::vector<AppEntry> table;
+        std::string why = parse_app_table(attr, table);
+        if (!why.empty()) {
+            w.fill_error = std::move(why);
+            return MNL_CB_ERROR;
+        }
+        w.fill.app = std::move(table);
+        return MNL_CB_OK;
+    }
     if (mnl_attr_get_type(attr) != DCB_ATTR_IEEE_PFC)
         return MNL_CB_OK;
     // iproute2 dcb_pfc.c requires exactly sizeof(struct ieee_pfc) (mnl_attr_validate2() with
@@ -178,8 +241,12 @@ int on_dcb_attr(const struct nlattr* attr, void* data) {
                               : nested.fill_error;
         if (!why.empty())
             w.fill_error = "in DCB_ATTR_IEEE: " + why;
-        else if (nested.fill.pfc)
-            w.fill.pfc = nested.fill.pfc;
+        else {
+            if (nested.fill.pfc)
+                w.fill.pfc = nested.fill.pfc;
+            if (nested.fill.app)
+                w.fill.app = std::move(nested.fill.app);
+        }
         break;
     }
     default:
@@ -336,6 +403,7 @@ Parsed<DcbNotification> parse_dcb_notification(std::span<const uint8_t> payload)
     if (n.cmd == DCB_CMD_IEEE_SET || n.cmd == DCB_CMD_IEEE_GET || n.cmd == DCB_CMD_IEEE_DEL) {
         n.pfc = w.fill.pfc;
         n.dcbx = w.fill.dcbx;
+        n.app = std::move(w.fill.app);
     }
     return R{std::move(n), {}};
 }

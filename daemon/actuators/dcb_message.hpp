@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -50,12 +51,34 @@ struct Message {
     std::span<const uint8_t> payload; ///< the bytes after struct nlmsghdr, within nlmsg_len
 };
 
+/// One struct dcb_app (linux/dcbnl.h) of DCB_ATTR_IEEE_APP_TABLE: `protocol` is what the
+/// selector matches (for IEEE_8021QAZ_APP_SEL_DSCP, 5: the DSCP 0-63), `priority` the 802.1p
+/// priority 0-7 it gets.
+struct AppEntry {
+    uint8_t selector = 0;
+    uint8_t priority = 0;
+    uint16_t protocol = 0;
+    auto operator<=>(const AppEntry&) const = default;
+};
+
+/// IEEE_8021QAZ_APP_SEL_DSCP (linux/dcbnl.h): an APP entry whose protocol is a DSCP.
+constexpr uint8_t app_sel_dscp = 5;
+
+/// The most APP entries a table may hold before the parser refuses it. dcb_doit() builds a
+/// reply in one NLMSG_DEFAULT_SIZE skb (about a page), 8 bytes an entry: some 500 fit; every
+/// DSCP to every priority is 512.
+constexpr size_t max_app_entries = 1024;
+
 /// What an IEEE_GET reply says (dcbnl_ieee_fill). Absent attributes stay std::nullopt: a driver
 /// without ieee_getpfc sends no DCB_ATTR_IEEE_PFC, one without getdcbx no DCB_ATTR_DCBX.
 struct IeeeGetReply {
     std::string ifname; ///< DCB_ATTR_IFNAME, "" when absent (a GET reply need not echo it)
     std::optional<PfcState> pfc;
     std::optional<uint8_t> dcbx;
+    /// DCB_ATTR_IEEE { DCB_ATTR_IEEE_APP_TABLE }: its DCB_ATTR_IEEE_APP entries in the order
+    /// sent (entries of other types, e.g. DCB_ATTR_DCB_APP of kernel 6.3+, are skipped); an
+    /// empty table is an empty vector, std::nullopt when the reply had no table.
+    std::optional<std::vector<AppEntry>> app;
 };
 
 /// What an RTNLGRP_DCB notification says (net/dcb/dcbnl.c dcbnl_notify(), sent by the kernel
@@ -65,6 +88,8 @@ struct DcbNotification {
     std::string ifname;          ///< the netdev, from DCB_ATTR_IFNAME
     std::optional<PfcState> pfc; ///< the PFC state now, when the IEEE form carried it
     std::optional<uint8_t> dcbx; ///< DCB_CAP_DCBX_* flags, when the IEEE form carried them
+    /// The APP table now (as IeeeGetReply::app), when the IEEE form carried it
+    std::optional<std::vector<AppEntry>> app;
 };
 
 /// The longest interface name DCB_ATTR_IFNAME takes (IFNAMSIZ - 1).

@@ -2,6 +2,7 @@
 #include "doctor/doctor.hpp"
 
 #include "doctor/gid_choice.hpp"
+#include "doctor/lossless.hpp"
 #include "doctor/memlock.hpp"
 #include "doctor/modules.hpp"
 #include "doctor/node_description.hpp"
@@ -29,6 +30,7 @@ std::vector<Problem> run_checks(const DeviceState& d, const Facts& facts) {
             continue;
         add(check_roce_mtu(d, port, netdev));
         add(check_gid(d, port));
+        add(check_lossless(d, port));
         add(check_port_rate(d, port));
         add(check_partition(d, port));
     }

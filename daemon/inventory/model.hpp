@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rdmad {
@@ -67,6 +68,14 @@ struct PfcActual {
     uint16_t delay = 0;              ///< ieee_pfc.delay (bit times), kept by a SET
     bool willing = false;            ///< firmware DCBX in willing mode: the switch may override
     bool lldpad = false;             ///< lldpad runs, so it owns DCB (pfc_reader.hpp)
+    /// The trust mode the netdev's IEEE APP table (DCB_ATTR_IEEE_APP_TABLE) implies, when ok:
+    /// "dscp" when it has a DSCP entry (selector IEEE_8021QAZ_APP_SEL_DSCP), "pcp" when it has
+    /// none (802.1p priority from the VLAN tag), "" when the reply carried no APP table.
+    /// Drivers (mlx5 en_dcbnl.c, ice) switch to DSCP trust with the first DSCP entry.
+    std::string trust;
+    /// The DSCP entries of the APP table as (DSCP 0-63, priority 0-7), sorted; a DSCP may map
+    /// to several priorities (net/dcb/dcbnl.c dcb_ieee_setapp() keeps each distinct entry).
+    std::vector<std::pair<uint8_t, uint8_t>> dscp_map;
     std::string message;             ///< why not ok, for the admin
     bool operator==(const PfcActual&) const = default;
 };

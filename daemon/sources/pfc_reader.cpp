@@ -4,6 +4,7 @@
 #include "config/pfc.hpp"
 #include "util/sysfs.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace rdmad {
@@ -23,6 +24,14 @@ PfcActual pfc_actual(const dcb::DcbResult& r) {
         // firmware's DCBX, which in willing mode takes the switch's settings (linux/dcbnl.h;
         // DOMAIN.md §2.3, mlx5).
         a.willing = r.dcbx && !(*r.dcbx & 0x01) && (*r.dcbx & 0x02);
+        if (r.app) {
+            for (const auto& e : *r.app)
+                if (e.selector == dcb::app_sel_dscp)
+                    a.dscp_map.emplace_back(static_cast<uint8_t>(e.protocol), e.priority);
+            std::sort(a.dscp_map.begin(), a.dscp_map.end());
+            a.dscp_map.erase(std::unique(a.dscp_map.begin(), a.dscp_map.end()), a.dscp_map.end());
+            a.trust = a.dscp_map.empty() ? "pcp" : "dscp";
+        }
         a.message.clear();
         break;
     case dcb::DcbResult::Status::not_supported:
@@ -34,6 +43,19 @@ PfcActual pfc_actual(const dcb::DcbResult& r) {
     }
     return a;
 }
+
+namespace {
+
+/// A result without an APP table (a SET that had nothing to do, a notification without one)
+/// leaves the APP facts as they were: keep `before`'s in `now`.
+void keep_app(PfcActual& now, const PfcActual& before, bool had_app) {
+    if (had_app || now.status != PfcActual::Status::ok || before.status != PfcActual::Status::ok)
+        return;
+    now.trust = before.trust;
+    now.dscp_map = before.dscp_map;
+}
+
+} // namespace
 
 bool lldpad_running(const std::string& run_dir) {
     const auto pid_text = sysfs::read_text(run_dir, "lldpad.pid");
@@ -63,7 +85,9 @@ bool PfcReader::note(const dcb::DcbNotification& n) {
     r.status = dcb::DcbResult::Status::ok;
     r.state = *n.pfc;
     r.dcbx = n.dcbx;
+    r.app = n.app;
     PfcActual now = pfc_actual(r);
+    keep_app(now, it->second, n.app.has_value());
     dirty_.erase(n.ifname);
     if (now == it->second)
         return lldpad_changed; // else the echo of a state known (rdmad's own SET, read back)
@@ -81,6 +105,7 @@ bool PfcReader::update(const std::string& netdev, const dcb::DcbResult& r) {
     if (it == state_.end())
         return false;
     PfcActual now = pfc_actual(r);
+    keep_app(now, it->second, r.app.has_value());
     if (now == it->second)
         return false;
     it->second = std::move(now);

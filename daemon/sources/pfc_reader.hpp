@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
-// DCB as a source: the IEEE PFC state of every netdev that serves an RDMA port over Ethernet
-// (RoCE, iWARP), rules or not. Each netdev is read once (one IEEE_GET) when it first serves a
-// port; after that its state changes only through what reports a change: an RTNLGRP_DCB
-// notification (it carries the state, so no read), the verified read-back of rdmad's own SET,
-// or a lost notification (everything is read again). DOMAIN.md §2.2-2.3.
+// DCB as a source: the IEEE PFC state, and the DSCP entries of the IEEE APP table, of every
+// netdev that serves an RDMA port over Ethernet (RoCE, iWARP), rules or not. Each netdev is read
+// once (one IEEE_GET) when it first serves a port; after that its state changes only through what
+// reports a change: an RTNLGRP_DCB notification (it carries the state, so no read), the verified
+// read-back of rdmad's own SET, or a lost notification (everything is read again). DOMAIN.md
+// §2.2-2.3.
 #pragma once
 
 #include "actuators/dcb_client.hpp"
@@ -31,12 +32,14 @@ class PfcReader {
     void set_client(dcb::DcbClient* client) { client_ = client; }
 
     /// An RTNLGRP_DCB notification. With the IEEE PFC state in it, that state is taken as
-    /// is; without (a CEE notification), the netdev is read again at the next refresh().
+    /// is (and its APP table, when it carries one; else the DSCP facts stay); without (a CEE
+    /// notification), the netdev is read again at the next refresh().
     /// Returns true when a tracked netdev's state changed or must be read.
     bool note(const dcb::DcbNotification& n);
     /// Notifications were lost: read every tracked netdev again at the next refresh().
     void note_all();
-    /// The read-back of rdmad's own SET (ok or not_applied). Returns true when it changed a
+    /// The read-back of rdmad's own SET (ok or not_applied); a result that read no APP table
+    /// (a SET with nothing to do) keeps the DSCP facts. Returns true when it changed a
     /// tracked netdev's state.
     bool update(const std::string& netdev, const dcb::DcbResult& r);
 

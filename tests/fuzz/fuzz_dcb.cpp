@@ -4,8 +4,9 @@
 // (daemon/actuators/dcb_message.hpp), which read what the kernel sends. The input is one received
 // datagram: it goes through split_messages() and each message payload through every parser, and the
 // whole input also goes to each payload parser directly. Invariants: no out-of-bounds read (ASan),
-// a refusal always says why, payload spans stay inside the input, and a decoded NLMSG_ERROR is a
-// valid errno.
+// a refusal always says why, payload spans stay inside the input, a decoded NLMSG_ERROR is a
+// valid errno, and a decoded APP table has at most max_app_entries entries whose DSCP ones are
+// in range.
 #include "actuators/dcb_message.hpp"
 
 #include <cstddef>
@@ -21,12 +22,26 @@ template <class T> void check(const Parsed<T>& p) {
         std::abort();
 }
 
+/// A decoded APP table is bounded, and its DSCP entries hold a DSCP (0-63) and a priority (0-7).
+void check_app(const std::optional<std::vector<AppEntry>>& app) {
+    if (!app)
+        return;
+    if (app->size() > max_app_entries)
+        std::abort();
+    for (const auto& e : *app)
+        if (e.selector == app_sel_dscp && (e.protocol > 63 || e.priority > 7))
+            std::abort();
+}
+
 void all_parsers(std::span<const uint8_t> payload) {
     auto e = parse_nlmsg_error(payload);
     check(e);
     if (e.ok() && (*e.value < 0 || *e.value > 4095))
         std::abort();
-    check(parse_ieee_get_reply(payload));
+    auto g = parse_ieee_get_reply(payload);
+    check(g);
+    if (g.ok())
+        check_app(g.value->app);
     auto s = parse_ieee_set_reply(payload);
     check(s);
     if (s.ok() && (*s.value < 0 || *s.value > 128))
@@ -35,6 +50,8 @@ void all_parsers(std::span<const uint8_t> payload) {
     check(n);
     if (n.ok() && n.value->ifname.empty())
         std::abort(); // refused without DCB_ATTR_IFNAME
+    if (n.ok())
+        check_app(n.value->app);
 }
 
 } // namespace

@@ -4,8 +4,15 @@
 // for a kernel that has none (a veth answers every DCB request with EOPNOTSUPP). Loaded into
 // rdmad ahead of umockdev's preload; rdmad's own code is unchanged.
 //
-// FAKE_DCBNL_NETDEVS=a,b  the emulated netdevs (IEEE DCB, pfc_cap 8, pfc_en 0, DCBX host|IEEE)
+// FAKE_DCBNL_NETDEVS=a,b  the emulated netdevs (IEEE DCB, pfc_cap 8, pfc_en 0, DCBX host|IEEE,
+//                         an empty APP table)
+// FAKE_DCBNL_PFC=a:0x08   a netdev's pfc_en at start (`dcb pfc set dev a prio-pfc 3:on`)
+// FAKE_DCBNL_DSCP=a:26:3,a:46:5  APP table DSCP entries (`dcb app add dev a dscp-prio 26:3`)
 // FAKE_DCBNL_LOG=file     one line per request rdmad sends: "GET a" or "SET a 0x08"
+// iproute2 6.1 takes its replies as the kernel's: with FAKE_DCBNL_PFC=a:0x08 and
+// FAKE_DCBNL_DSCP=a:26:3,a:46:5, `dcb pfc show dev a prio-pfc` prints "prio-pfc 0:off 1:off
+// 2:off 3:on 4:off 5:off 6:off 7:off" and `dcb -N app show dev a dscp-prio` "dscp-prio 26:3
+// 46:5" (`dcb app show` names them AF31 and EF).
 //
 // Requests (sendto on a NETLINK_ROUTE socket, RTM_GETDCB/RTM_SETDCB naming an emulated netdev)
 // are answered as net/dcb/dcbnl.c does: dcb_doit() replies with the command's message (IEEE_GET:
@@ -13,8 +20,8 @@
 // datagrams are returned by the next recvmsg on that socket. After a SET the kernel multicasts
 // the new state to RTNLGRP_DCB (dcbnl_ieee_notify()): the shim sends that notification to the
 // group from a socket of its own. A DCB notification that reaches rdmad from a process (the
-// tests play "another tool" by multicasting one) is taken as the kernel's: its PFC becomes the
-// netdev's state and its sender port id reads 0.
+// tests play "another tool" by multicasting one) is taken as the kernel's: its PFC (and its APP
+// table, when it has one) becomes the netdev's state and its sender port id reads 0.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <linux/dcbnl.h>
@@ -33,10 +40,13 @@
 #define MAX_NETDEVS 8
 #define MAX_FDS 1024
 #define MAX_QUEUED 8
+#define MAX_APP 16
 
 struct netdev {
     char name[IFNAMSIZ];
     uint8_t pfc_cap, pfc_en, dcbx;
+    struct dcb_app app[MAX_APP]; // the IEEE APP table (dcb_app_list entries of this netdev)
+    int n_app;
 };
 static struct netdev netdevs[MAX_NETDEVS];
 static int n_netdevs = -1;
@@ -64,6 +74,34 @@ static void load(void) {
         d->pfc_cap = 8;
         d->pfc_en = 0;
         d->dcbx = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
+    }
+    const char* pfc = getenv("FAKE_DCBNL_PFC");
+    if (pfc) {
+        snprintf(copy, sizeof copy, "%s", pfc);
+        for (char* save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            char* colon = strchr(t, ':');
+            if (!colon)
+                continue;
+            *colon = 0;
+            for (int i = 0; i < n_netdevs; ++i)
+                if (strcmp(netdevs[i].name, t) == 0)
+                    netdevs[i].pfc_en = (uint8_t)strtoul(colon + 1, NULL, 0);
+        }
+    }
+    const char* dscp = getenv("FAKE_DCBNL_DSCP");
+    if (dscp) {
+        snprintf(copy, sizeof copy, "%s", dscp);
+        for (char* save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            char name[IFNAMSIZ];
+            unsigned code, prio;
+            if (sscanf(t, "%15[^:]:%u:%u", name, &code, &prio) != 3)
+                continue;
+            for (int i = 0; i < n_netdevs; ++i)
+                if (strcmp(netdevs[i].name, name) == 0 && netdevs[i].n_app < MAX_APP)
+                    netdevs[i].app[netdevs[i].n_app++] = (struct dcb_app){
+                        .selector = IEEE_8021QAZ_APP_SEL_DSCP, .priority = (uint8_t)prio,
+                        .protocol = (uint16_t)code};
+        }
     }
 }
 
@@ -117,7 +155,7 @@ static void finish(struct out* o) {
     uint32_t len = (uint32_t)o->len;
     memcpy(o->p, &len, sizeof len);
 }
-/// dcbnl_ieee_fill(): IFNAME, IEEE { IEEE_PFC }, DCBX.
+/// dcbnl_ieee_fill(): IFNAME, IEEE { IEEE_PFC, IEEE_APP_TABLE { IEEE_APP... } }, DCBX.
 static void ieee_fill(struct out* o, const struct netdev* d) {
     attr(o, DCB_ATTR_IFNAME, d->name, (uint16_t)(strlen(d->name) + 1));
     size_t nest = o->len;
@@ -125,6 +163,14 @@ static void ieee_fill(struct out* o, const struct netdev* d) {
     put(o, &n, sizeof n);
     struct ieee_pfc pfc = {.pfc_cap = d->pfc_cap, .pfc_en = d->pfc_en};
     attr(o, DCB_ATTR_IEEE_PFC, &pfc, sizeof pfc);
+    // nla_nest_start_noflag(): the kernel sends the APP table without NLA_F_NESTED.
+    size_t table = o->len;
+    struct nlattr t = {.nla_type = DCB_ATTR_IEEE_APP_TABLE};
+    put(o, &t, sizeof t);
+    for (int i = 0; i < d->n_app; ++i)
+        attr(o, DCB_ATTR_IEEE_APP, &d->app[i], sizeof d->app[i]);
+    uint16_t table_len = (uint16_t)(o->len - table);
+    memcpy(o->p + table, &table_len, sizeof table_len);
     uint16_t nest_len = (uint16_t)(o->len - nest);
     memcpy(o->p + nest, &nest_len, sizeof nest_len);
     attr(o, DCB_ATTR_DCBX, &d->dcbx, 1);
@@ -184,30 +230,59 @@ static const char* ifname_of(const uint8_t* msg, size_t len, size_t* name_len) {
     return NULL;
 }
 
-/// The pfc_en of DCB_ATTR_IEEE { DCB_ATTR_IEEE_PFC } in a DCB message, or -1.
-static int pfc_en_of(const uint8_t* msg, size_t len) {
+/// The payload of the attribute `type` inside DCB_ATTR_IEEE of a DCB message (its length in
+/// `*n`), or NULL.
+static const uint8_t* ieee_attr(const uint8_t* msg, size_t len, uint16_t type, size_t* n) {
     size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct dcbmsg));
     while (off + NLA_HDRLEN <= len) {
         struct nlattr a;
         memcpy(&a, msg + off, sizeof a);
         if (a.nla_len < NLA_HDRLEN || off + a.nla_len > len)
-            return -1;
+            return NULL;
         if ((a.nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE) {
             size_t in = off + NLA_HDRLEN, end = off + a.nla_len;
             while (in + NLA_HDRLEN <= end) {
                 struct nlattr b;
                 memcpy(&b, msg + in, sizeof b);
                 if (b.nla_len < NLA_HDRLEN || in + b.nla_len > end)
-                    return -1;
-                if ((b.nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE_PFC &&
-                    b.nla_len >= NLA_HDRLEN + sizeof(struct ieee_pfc))
-                    return msg[in + NLA_HDRLEN + offsetof(struct ieee_pfc, pfc_en)];
+                    return NULL;
+                if ((b.nla_type & NLA_TYPE_MASK) == type) {
+                    *n = b.nla_len - NLA_HDRLEN;
+                    return msg + in + NLA_HDRLEN;
+                }
                 in += NLA_ALIGN(b.nla_len);
             }
         }
         off += NLA_ALIGN(a.nla_len);
     }
-    return -1;
+    return NULL;
+}
+
+/// The pfc_en of DCB_ATTR_IEEE { DCB_ATTR_IEEE_PFC } in a DCB message, or -1.
+static int pfc_en_of(const uint8_t* msg, size_t len) {
+    size_t n = 0;
+    const uint8_t* pfc = ieee_attr(msg, len, DCB_ATTR_IEEE_PFC, &n);
+    return pfc && n >= sizeof(struct ieee_pfc) ? pfc[offsetof(struct ieee_pfc, pfc_en)] : -1;
+}
+
+/// The DCB_ATTR_IEEE { DCB_ATTR_IEEE_APP_TABLE } of a DCB message, into `d` (only when the
+/// message has a table: its IEEE_APP entries replace the netdev's).
+static void take_app_table(struct netdev* d, const uint8_t* msg, size_t len) {
+    size_t n = 0;
+    const uint8_t* table = ieee_attr(msg, len, DCB_ATTR_IEEE_APP_TABLE, &n);
+    if (!table)
+        return;
+    d->n_app = 0;
+    for (size_t e = 0; e + NLA_HDRLEN <= n && d->n_app < MAX_APP;) {
+        struct nlattr c;
+        memcpy(&c, table + e, sizeof c);
+        if (c.nla_len < NLA_HDRLEN || e + c.nla_len > n)
+            return;
+        if ((c.nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE_APP &&
+            c.nla_len >= NLA_HDRLEN + sizeof(struct dcb_app))
+            memcpy(&d->app[d->n_app++], table + e + NLA_HDRLEN, sizeof(struct dcb_app));
+        e += NLA_ALIGN(c.nla_len);
+    }
 }
 
 ssize_t sendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* addr,
@@ -294,6 +369,7 @@ ssize_t recvmsg(int fd, struct msghdr* m, int flags) {
     const int en = pfc_en_of(msg, h.nlmsg_len);
     if (en >= 0)
         d->pfc_en = (uint8_t)en;
+    take_app_table(d, msg, h.nlmsg_len);
     from->nl_pid = 0;
     return n;
 }

@@ -20,6 +20,7 @@
 #include <linux/dcbnl.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <optional>
 #include <sstream>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -616,7 +617,10 @@ namespace {
 /// Multicast to RTNLGRP_DCB the notification the kernel sends after `pfc_en` was set on
 /// `ifname`, laid out by hand as net/dcb/dcbnl.c dcbnl_ieee_fill() does (not with rdmad's
 /// codec, which is what is tested).
-void notify_pfc(const std::string& ifname, uint8_t pfc_en) {
+/// With `dscp` (DSCP, priority) entries, the notification carries an APP table as well
+/// (DCB_ATTR_IEEE_APP_TABLE { DCB_ATTR_IEEE_APP: struct dcb_app }, `dcb app add/del`).
+void notify_pfc(const std::string& ifname, uint8_t pfc_en,
+                const std::optional<std::vector<std::pair<uint8_t, uint8_t>>>& dscp = {}) {
     std::vector<uint8_t> b;
     auto put = [&](const void* p, size_t n) {
         auto c = static_cast<const uint8_t*>(p);
@@ -647,6 +651,21 @@ void notify_pfc(const std::string& ifname, uint8_t pfc_en) {
     pfc.pfc_cap = 8;
     pfc.pfc_en = pfc_en;
     attr(DCB_ATTR_IEEE_PFC, &pfc, sizeof pfc);
+    if (dscp) {
+        const size_t table = b.size();
+        struct nlattr t {
+            0, DCB_ATTR_IEEE_APP_TABLE
+        };
+        put(&t, sizeof t);
+        for (const auto& [code, prio] : *dscp) {
+            struct dcb_app a {
+                IEEE_8021QAZ_APP_SEL_DSCP, prio, code
+            };
+            attr(DCB_ATTR_IEEE_APP, &a, sizeof a);
+        }
+        const auto table_len = static_cast<uint16_t>(b.size() - table);
+        std::memcpy(b.data() + table, &table_len, sizeof table_len);
+    }
     const auto nest_len = static_cast<uint16_t>(b.size() - nest);
     std::memcpy(b.data() + nest, &nest_len, sizeof nest_len);
     const uint8_t dcbx = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
@@ -1543,5 +1562,101 @@ TEST_CASE("rdmactl revert: a D-Bus setting over an /etc rule is shown, and rever
     // Bad usage never reaches rdmad.
     CHECK(run_program({ctl, "revert"}).status == 2);
     CHECK(run_program({ctl, "revert", "mlx4_0", "0"}).status == 2);
+    r.stop();
+}
+
+// ---- Lossless RoCE (issue #9 check 4): PFC, the DCB APP table's DSCP map -------------------
+//
+// The fake DCB (tests/integration/fake_dcbnl.c) answers IEEE_GET for rdmav0 (mlx5_9 port 1,
+// RoCE) with the pfc_en of FAKE_DCBNL_PFC and the DSCP entries of FAKE_DCBNL_DSCP in its APP
+// table, as dcbnl_ieee_fill() lays them out. Evidence strings are what rdmad read, in the
+// form iproute2 `dcb pfc show dev X prio-pfc` / `dcb -N app show dev X dscp-prio` print the
+// same state.
+
+namespace {
+
+json detail(const json& device, const std::string& code) {
+    for (auto& p : device.value("ProblemDetails", json::array()))
+        if (p.value("Code", "") == code)
+            return p;
+    return json();
+}
+
+} // namespace
+
+TEST_CASE("lossless: PFC on 3 with DSCP 26 -> 3 is no warning; the info names trust and map; "
+          "an APP table change arrives without a read",
+          "[reconcile][pfc][lossless]") {
+    DcbRig r(kHost); // no rule
+    r.extra_env["FAKE_DCBNL_PFC"] = "rdmav0:0x08";
+    r.extra_env["FAKE_DCBNL_DSCP"] = "rdmav0:26:3";
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["PFCNoDrop"] == json({3}); }));
+    json d = r.device("mlx5_9");
+    INFO(d.dump(1));
+    for (const auto& code : codes(d))
+        CHECK(code.rfind("pfc", 0) != 0);
+    json info = detail(d, "lossless-config");
+    REQUIRE(info.is_object());
+    CHECK(info["Severity"] == "info");
+    CHECK(info["Port"] == 1);
+    CHECK(info["Text"] == "port 1: netdev rdmav0: PFC on priorities 3, DSCP trust: DSCP 26 -> 3");
+    CHECK(info["Evidence"] == json({"dcb pfc show dev rdmav0 prio-pfc = prio-pfc 0:off 1:off 2:off "
+                                    "3:on 4:off 5:off 6:off 7:off",
+                                    "dcb -N app show dev rdmav0 dscp-prio = dscp-prio 26:3"}));
+    CHECK_FALSE(has(codes(d), "lossless-config")); // info: ProblemDetails only
+
+    // `dcb app replace dev rdmav0 dscp-prio 26:0`: DSCP 26 leaves the no-drop priority.
+    notify_pfc("rdmav0", 0x08, std::vector<std::pair<uint8_t, uint8_t>>{{26, 0}});
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx5_9")), "pfc-dscp-unmapped"); }));
+    json w = detail(r.device("mlx5_9"), "pfc-dscp-unmapped");
+    CHECK(w["Severity"] == "warning");
+    CHECK(w["Port"] == 1);
+    CHECK(w["Remedy"] == "map the DSCP your RoCE traffic carries to a no-drop priority, e.g. dcb "
+                         "app add dev rdmav0 dscp-prio 26:3");
+    CHECK(detail(r.device("mlx5_9"), "lossless-config")["Evidence"][1] ==
+          "dcb -N app show dev rdmav0 dscp-prio = dscp-prio 26:0");
+    CHECK(r.requests() == std::vector<std::string>{"GET rdmav0"}); // the notice carried it
+    r.stop();
+}
+
+TEST_CASE("lossless: PFC off on every priority with nothing asked is a pfc-off warning",
+          "[reconcile][pfc][lossless]") {
+    DcbRig r(kHost); // pfc_en 0, empty APP table, no rule
+    r.start();
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx5_9")), "pfc-off"); }));
+    json d = r.device("mlx5_9");
+    INFO(d.dump(1));
+    json w = detail(d, "pfc-off");
+    CHECK(w["Severity"] == "warning");
+    CHECK(w["Port"] == 1);
+    CHECK(w["Evidence"] == json({"dcb pfc show dev rdmav0 prio-pfc = prio-pfc 0:off 1:off 2:off "
+                                 "3:off 4:off 5:off 6:off "
+                                 "7:off"}));
+    CHECK_THAT(w["Remedy"].get<std::string>(),
+               Catch::Contains("dcb pfc set dev rdmav0 prio-pfc 3:on") &&
+                   Catch::Contains("pfc_no_drop"));
+    CHECK_FALSE(has(codes(d), "pfc-off-desired"));
+    json info = detail(d, "lossless-config");
+    REQUIRE(info.is_object());
+    CHECK_THAT(info["Text"].get<std::string>(), Catch::Contains("PCP trust"));
+    CHECK(info["Evidence"][1] == "dcb -N app show dev rdmav0 dscp-prio = none");
+    r.stop();
+}
+
+TEST_CASE("lossless: PFC off while a rule asks priority 3 (apply = false) is an error",
+          "[reconcile][pfc][lossless]") {
+    DcbRig r(kHost);
+    r.config("[daemon]\napply = false\n\n[[rule]]\ndevice = \"mlx5_9\"\npfc_no_drop = [3]\n");
+    r.start();
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx5_9")), "pfc-off-desired"); }));
+    json d = r.device("mlx5_9");
+    INFO(d.dump(1));
+    json e = detail(d, "pfc-off-desired");
+    CHECK(e["Severity"] == "error");
+    CHECK(e["Port"] == 1);
+    CHECK_THAT(e["Text"].get<std::string>(), Catch::Contains("asks no-drop priorities 3"));
+    CHECK_FALSE(has(codes(d), "pfc-off"));
+    CHECK(r.count("SET") == 0);
     r.stop();
 }

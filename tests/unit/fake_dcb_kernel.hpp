@@ -36,6 +36,9 @@ struct FakeNetdev {
     uint8_t pfc_cap = 8;
     uint8_t pfc_en = 0;
     uint16_t delay = 0;
+    /// The APP table (dcb app add ...): sent in every IEEE_GET reply, as dcbnl_ieee_fill()
+    /// always sends DCB_ATTR_IEEE_APP_TABLE (empty when the netdev has no entry)
+    std::vector<dcb::AppEntry> app;
 };
 
 /// Appends netlink structures the way the kernel lays them out (4-byte aligned).
@@ -107,6 +110,14 @@ class FakeKernel final : public NetlinkTransport {
                 pfc.requests[3] = 17; // counters move on their own
                 nest.attr(DCB_ATTR_IEEE_PFC, &pfc, sizeof pfc);
             }
+            Out table;
+            for (const auto& e : dev.app) {
+                struct dcb_app a {
+                    e.selector, e.priority, e.protocol
+                };
+                table.attr(DCB_ATTR_IEEE_APP, &a, sizeof a);
+            }
+            nest.attr(DCB_ATTR_IEEE_APP_TABLE, table.b.data(), table.b.size());
             o.attr(DCB_ATTR_IEEE, nest.b.data(), nest.b.size());
             if (dev.getdcbx)
                 o.attr(DCB_ATTR_DCBX, &dev.dcbx, 1);

@@ -140,6 +140,7 @@ TEST_CASE("the IEEE_GET reply iproute2 accepted decodes to pfc_cap 8, no priorit
     CHECK(r.value->pfc->pfc_cap == 8);
     CHECK(r.value->pfc->pfc_en == 0);
     CHECK(!r.value->dcbx);
+    CHECK(!r.value->app); // this capture has no DCB_ATTR_IEEE_APP_TABLE
     auto ack = parse_nlmsg_error(split.value->at(1).payload);
     REQUIRE(ack.ok());
     CHECK(*ack.value == 0);
@@ -233,4 +234,126 @@ TEST_CASE("an NLMSG_ERROR shorter than struct nlmsgerr, or with a positive error
     Bytes positive(20, 0);
     positive[0] = 5;
     CHECK(!parse_nlmsg_error(positive).ok());
+}
+
+namespace {
+
+void put16(Bytes& b, uint16_t v) {
+    b.push_back(static_cast<uint8_t>(v & 0xff));
+    b.push_back(static_cast<uint8_t>(v >> 8));
+}
+
+/// One attribute (struct nlattr + payload + padding to 4), as the kernel's nla_put() lays it.
+Bytes nla(uint16_t type, const Bytes& payload) {
+    Bytes b;
+    put16(b, static_cast<uint16_t>(NLA_HDRLEN + payload.size()));
+    put16(b, type);
+    b.insert(b.end(), payload.begin(), payload.end());
+    while (b.size() % 4)
+        b.push_back(0);
+    return b;
+}
+
+/// struct dcb_app {selector, priority, protocol (host order)}.
+Bytes app(uint8_t selector, uint8_t priority, uint16_t protocol) {
+    Bytes b = {selector, priority};
+    put16(b, protocol);
+    return b;
+}
+
+Bytes cat(std::initializer_list<Bytes> parts) {
+    Bytes out;
+    for (const auto& p : parts)
+        out.insert(out.end(), p.begin(), p.end());
+    return out;
+}
+
+/// An IEEE_GET reply payload as dcbnl_ieee_fill() lays it: dcbmsg, IFNAME, IEEE { PFC with
+/// pfc_en, APP_TABLE { `table` } }.
+Bytes reply_with_table(uint8_t cmd, uint8_t pfc_en, const Bytes& table) {
+    struct ieee_pfc pfc {};
+    pfc.pfc_cap = 8;
+    pfc.pfc_en = pfc_en;
+    Bytes raw(sizeof pfc);
+    std::memcpy(raw.data(), &pfc, sizeof pfc);
+    Bytes name = {'e', 'n', 's', '1', 'f', '0', 'n', 'p', '0', 0};
+    return cat({{0, cmd, 0, 0},
+                nla(DCB_ATTR_IFNAME, name),
+                nla(DCB_ATTR_IEEE,
+                    cat({nla(DCB_ATTR_IEEE_PFC, raw), nla(DCB_ATTR_IEEE_APP_TABLE, table)}))});
+}
+
+} // namespace
+
+TEST_CASE("IEEE_GET reply: the APP table's IEEE_APP entries in order, others skipped",
+          "[dcb][app]") {
+    // dcb app add dev ens1f0np0 dscp-prio 26:3 46:5 ethtype-prio 0x8906:3 (FCoE), and a
+    // DCB_ATTR_DCB_APP (type 2, kernel 6.3+) pcp-prio entry that is not ours.
+    Bytes table = cat({nla(DCB_ATTR_IEEE_APP, app(IEEE_8021QAZ_APP_SEL_DSCP, 3, 26)),
+                       nla(DCB_ATTR_IEEE_APP, app(IEEE_8021QAZ_APP_SEL_DSCP, 5, 46)),
+                       nla(DCB_ATTR_IEEE_APP, app(IEEE_8021QAZ_APP_SEL_ETHERTYPE, 3, 0x8906)),
+                       nla(2, app(255, 1, 1))});
+    auto r = parse_ieee_get_reply(reply_with_table(DCB_CMD_IEEE_GET, 0x08, table));
+    REQUIRE(r.ok());
+    REQUIRE(r.value->pfc);
+    CHECK(r.value->pfc->pfc_en == 0x08);
+    REQUIRE(r.value->app);
+    CHECK(*r.value->app == std::vector<AppEntry>{{5, 3, 26}, {5, 5, 46}, {1, 3, 0x8906}});
+
+    auto empty = parse_ieee_get_reply(reply_with_table(DCB_CMD_IEEE_GET, 0x08, {}));
+    REQUIRE(empty.ok());
+    REQUIRE(empty.value->app);
+    CHECK(empty.value->app->empty());
+}
+
+TEST_CASE("IEEE notification: the APP table comes with the PFC state", "[dcb][app]") {
+    Bytes table = nla(DCB_ATTR_IEEE_APP, app(IEEE_8021QAZ_APP_SEL_DSCP, 3, 26));
+    auto n = parse_dcb_notification(reply_with_table(DCB_CMD_IEEE_SET, 0x08, table));
+    REQUIRE(n.ok());
+    CHECK(n.value->ifname == "ens1f0np0");
+    REQUIRE(n.value->app);
+    CHECK(*n.value->app == std::vector<AppEntry>{{5, 3, 26}});
+}
+
+TEST_CASE("APP tables that do not hold are refused with the reason", "[dcb][app]") {
+    SECTION("an entry shorter than struct dcb_app") {
+        auto r = parse_ieee_get_reply(
+            reply_with_table(DCB_CMD_IEEE_GET, 0, nla(DCB_ATTR_IEEE_APP, {5, 3})));
+        CHECK(!r.ok());
+        CHECK_THAT(r.error, Catch::Contains("struct dcb_app needs 4"));
+    }
+    SECTION("a DSCP beyond 63 or a priority beyond 7") {
+        auto r = parse_ieee_get_reply(reply_with_table(
+            DCB_CMD_IEEE_GET, 0, nla(DCB_ATTR_IEEE_APP, app(IEEE_8021QAZ_APP_SEL_DSCP, 3, 64))));
+        CHECK(!r.ok());
+        CHECK_THAT(r.error, Catch::Contains("DSCP 64"));
+        r = parse_ieee_get_reply(reply_with_table(
+            DCB_CMD_IEEE_GET, 0, nla(DCB_ATTR_IEEE_APP, app(IEEE_8021QAZ_APP_SEL_DSCP, 8, 26))));
+        CHECK(!r.ok());
+        CHECK_THAT(r.error, Catch::Contains("priority 8"));
+    }
+    SECTION("an entry whose length runs past the table") {
+        Bytes table = nla(DCB_ATTR_IEEE_APP, app(IEEE_8021QAZ_APP_SEL_DSCP, 3, 26));
+        table[0] = 12; // nla_len 12 in a table of 8 bytes
+        auto r = parse_ieee_get_reply(reply_with_table(DCB_CMD_IEEE_GET, 0, table));
+        CHECK(!r.ok());
+        CHECK_THAT(r.error, Catch::Contains("DCB_ATTR_IEEE_APP_TABLE"));
+    }
+    SECTION("more entries than max_app_entries") {
+        Bytes table;
+        for (size_t i = 0; i <= max_app_entries; ++i) {
+            auto e =
+                nla(DCB_ATTR_IEEE_APP, app(IEEE_8021QAZ_APP_SEL_DSCP, static_cast<uint8_t>(i % 8),
+                                           static_cast<uint16_t>(i % 64)));
+            table.insert(table.end(), e.begin(), e.end());
+        }
+        auto r = parse_ieee_get_reply(reply_with_table(DCB_CMD_IEEE_GET, 0, table));
+        CHECK(!r.ok());
+        CHECK_THAT(r.error, Catch::Contains("more than 1024 entries"));
+        // One fewer fits.
+        table.resize(table.size() - 8);
+        auto ok = parse_ieee_get_reply(reply_with_table(DCB_CMD_IEEE_GET, 0, table));
+        REQUIRE(ok.ok());
+        CHECK(ok.value->app->size() == max_app_entries);
+    }
 }

@@ -215,6 +215,84 @@ TEST_CASE("PfcReader: one read per netdev; notifications and read-backs need non
     CHECK(reader.get("eth0").status == PfcActual::Status::unknown);
 }
 
+TEST_CASE("PfcReader: the APP table's DSCP entries and trust, kept current without reads",
+          "[dcb][app]") {
+    rdmad::test::FakeKernel kernel;
+    kernel.netdevs["eth0"].pfc_en = 0x08;
+    // dcb app add dev eth0 dscp-prio 46:5 26:3 ethtype-prio 0x8906:3 (FCoE, not a DSCP)
+    kernel.netdevs["eth0"].app = {{IEEE_8021QAZ_APP_SEL_DSCP, 5, 46},
+                                  {IEEE_8021QAZ_APP_SEL_DSCP, 3, 26},
+                                  {IEEE_8021QAZ_APP_SEL_ETHERTYPE, 3, 0x8906}};
+    kernel.netdevs["eth1"].pfc_en = 0x08; // no APP entry: PCP trust
+    dcb::DcbClient client(kernel);
+    PfcReader reader(&client);
+    reader.refresh({"eth0", "eth1"});
+    CHECK(kernel.gets == 2);
+    using Map = std::vector<std::pair<uint8_t, uint8_t>>;
+    CHECK(reader.get("eth0").trust == "dscp");
+    CHECK(reader.get("eth0").dscp_map == Map{{26, 3}, {46, 5}}); // sorted by DSCP
+    CHECK(reader.get("eth1").trust == "pcp");
+    CHECK(reader.get("eth1").dscp_map.empty());
+
+    // dcb app del dev eth0 dscp-prio 46:5: the kernel's notification carries the table.
+    Out o;
+    const size_t at = o.b.size();
+    header(o, RTM_SETDCB);
+    struct dcbmsg d {};
+    d.cmd = DCB_CMD_IEEE_SET;
+    o.raw(&d, sizeof d);
+    o.attr(DCB_ATTR_IFNAME, "eth0", 5);
+    Out nested, table;
+    struct ieee_pfc pfc {};
+    pfc.pfc_cap = 8;
+    pfc.pfc_en = 0x08;
+    nested.attr(DCB_ATTR_IEEE_PFC, &pfc, sizeof pfc);
+    struct dcb_app app {
+        IEEE_8021QAZ_APP_SEL_DSCP, 3, 26
+    };
+    table.attr(DCB_ATTR_IEEE_APP, &app, sizeof app);
+    nested.attr(DCB_ATTR_IEEE_APP_TABLE, table.b.data(), table.b.size());
+    o.attr(DCB_ATTR_IEEE | NLA_F_NESTED, nested.b.data(), nested.b.size());
+    const uint8_t dcbx = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
+    o.attr(DCB_ATTR_DCBX, &dcbx, 1);
+    finish(o, at);
+    auto n = parse_rtnl_datagram(o.b);
+    REQUIRE(n.dcb.size() == 1);
+    CHECK(reader.note(n.dcb[0]));
+    CHECK(reader.get("eth0").dscp_map == Map{{26, 3}});
+    CHECK_FALSE(reader.note(n.dcb[0])); // the same again: no change
+    CHECK(kernel.gets == 2);
+
+    // A notification without an APP table, and rdmad's own SET that had nothing to do (no
+    // read): the DSCP facts stay as they were.
+    Out bare;
+    dcb_notice(bare, "eth0", 0x18);
+    auto b = parse_rtnl_datagram(bare.b);
+    REQUIRE(b.dcb.size() == 1);
+    CHECK(!b.dcb[0].app);
+    CHECK(reader.note(b.dcb[0]));
+    CHECK(reader.get("eth0").priorities == std::vector<uint8_t>{3, 4});
+    CHECK(reader.get("eth0").dscp_map == Map{{26, 3}});
+    CHECK(reader.get("eth0").trust == "dscp");
+    dcb::PfcState known;
+    known.pfc_cap = 8;
+    known.pfc_en = 0x18;
+    auto same = client.set_pfc("eth0", 0x18, known);
+    REQUIRE(same.ok());
+    CHECK(!same.app);
+    (void)reader.update("eth0", same); // (it carries no DCBX either: `willing` may change)
+    CHECK(reader.get("eth0").dscp_map == Map{{26, 3}});
+    CHECK(kernel.gets == 2);
+
+    // A SET's read-back is an IEEE_GET: it brings the table the kernel has (still 46 and 26).
+    auto set = client.set_pfc("eth0", 0x08, known);
+    REQUIRE(set.ok());
+    REQUIRE(set.app);
+    CHECK(reader.update("eth0", set));
+    CHECK(reader.get("eth0").priorities == std::vector<uint8_t>{3});
+    CHECK(reader.get("eth0").dscp_map == Map{{26, 3}, {46, 5}});
+}
+
 TEST_CASE("PfcReader without a netlink socket reads every netdev as failed") {
     PfcReader reader(nullptr);
     reader.refresh({"eth0"});
