@@ -335,3 +335,29 @@ TEST_CASE("dispatcher: events that come while a script runs are delivered in ord
     CHECK(lines[1].find(" RDMAD_PCI_ADDRESS=0000:3b:00.1 ") != std::string::npos);
     rig.daemon->stop();
 }
+
+TEST_CASE("dispatcher: a netdev that comes and goes after start-up is link-added and "
+          "link-removed",
+          "[dispatcher]") {
+    DispatchRig rig;
+    rig.recorder(rig.etc_d(), "10-rec");
+    rig.start();
+    // A virtual netdev as the fixture's lo is written (ifindex 1200, no PCI function, no RDMA
+    // device); umockdev sends its "add".
+    const std::string syspath = "/sys/devices/virtual/net/dummy0";
+    rig.testbed.add("P: /devices/virtual/net/dummy0\nE: SUBSYSTEM=net\nE: INTERFACE=dummy0\n"
+                    "E: IFINDEX=1200\nA: addr_len=6\\n\nA: address=0c:42:a1:00:04:b0\\n\n"
+                    "A: carrier=1\\n\nA: dev_port=0\\n\nA: ifindex=1200\\n\nA: iflink=1200\\n\n"
+                    "A: mtu=1500\\n\nA: operstate=up\\n\nA: type=1\\n\n");
+    auto lines = rig.wait_lines(1);
+    CHECK(lines[0] == "10-rec dummy0 link-added RDMAD_EVENT=link-added RDMAD_NETDEV=dummy0 "
+                      "RDMAD_OBJECT_PATH=/org/rdmad1/link/_31200 ");
+    rig.testbed.remove(syspath);
+    send_uevent(rig.testbed.root(), syspath, "net", "remove");
+    lines = rig.wait_lines(2);
+    CHECK(lines[1] == "10-rec dummy0 link-removed RDMAD_EVENT=link-removed RDMAD_NETDEV=dummy0 "
+                      "RDMAD_OBJECT_PATH=/org/rdmad1/link/_31200 ");
+    std::this_thread::sleep_for(200ms);
+    CHECK(rig.lines().size() == 2);
+    rig.daemon->stop();
+}
