@@ -107,21 +107,37 @@ class Rdmad:
         # --export on|off: rdmad.conf(5) [export] pointing into `work` (on) or "" (off);
         # "default" leaves rdmad's built-in directories (on when they exist on this machine).
         self.export_files = []
+        conf = ""
         if args.export != "default" and "CONFIGURATION_DIRECTORY" not in (extra_env or {}):
-            etc = os.path.join(work, "export-etc")
-            os.makedirs(etc, exist_ok=True)
             prom, nfd = os.path.join(work, "prom"), os.path.join(work, "nfd")
             for d in (prom, nfd):
                 os.makedirs(d, exist_ok=True)
                 for name in os.listdir(d):
                     os.unlink(os.path.join(d, name))
             on = args.export == "on"
-            with open(os.path.join(etc, "rdmad.conf"), "w") as f:
-                f.write('[export]\nprometheus_dir = "%s"\nnfd_dir = "%s"\n'
-                        % (prom if on else "", nfd if on else ""))
-            env["CONFIGURATION_DIRECTORY"] = etc
+            conf += ('[export]\nprometheus_dir = "%s"\nnfd_dir = "%s"\n'
+                     % (prom if on else "", nfd if on else ""))
             if on:
                 self.export_files = [os.path.join(prom, "rdmad.prom"), os.path.join(nfd, "rdmad")]
+        # --dispatcher none|noop: rdmad.conf(5) [dispatcher] naming a directory in `work`,
+        # empty (none) or with one script that exits 0 (noop); "default" leaves rdmad's own.
+        if args.dispatcher != "default" and "CONFIGURATION_DIRECTORY" not in (extra_env or {}):
+            scripts = os.path.join(work, "dispatcher.d")
+            os.makedirs(scripts, exist_ok=True)
+            for name in os.listdir(scripts):
+                os.unlink(os.path.join(scripts, name))
+            if args.dispatcher == "noop":
+                noop = os.path.join(scripts, "10-noop")
+                with open(noop, "w") as f:
+                    f.write("#!/bin/sh\nexit 0\n")
+                os.chmod(noop, 0o755)
+            conf += '[dispatcher]\ndirectories = ["%s"]\n' % scripts
+        if conf:
+            etc = os.path.join(work, "export-etc")
+            os.makedirs(etc, exist_ok=True)
+            with open(os.path.join(etc, "rdmad.conf"), "w") as f:
+                f.write(conf)
+            env["CONFIGURATION_DIRECTORY"] = etc
         self.log_path = os.path.join(work, "rdmad.log")
         self.logf = open(self.log_path, "w")
         self.proc = subprocess.Popen([args.rdmad], env=env, stdout=self.logf,
@@ -371,6 +387,7 @@ def run_latency(args, n):
             "cpu_med_ms": statistics.median(cpu),
             "cpu_total_per_event_ms": cpu_total_per_event,
             "export": args.export,
+            "dispatcher": args.dispatcher,
             "export_bytes_prom": (os.path.getsize(rd.export_files[0])
                                   if rd.export_files and os.path.exists(rd.export_files[0])
                                   else None),
@@ -862,6 +879,10 @@ def main():
     ap.add_argument("--export", choices=("default", "on", "off"), default="default",
                     help="rdmad.conf [export]: files in the work directory (on), none (off), "
                          "or rdmad's built-in directories (default)")
+    ap.add_argument("--dispatcher", choices=("default", "none", "noop"), default="default",
+                    help="rdmad.conf [dispatcher]: a directory in the work directory, empty "
+                         "(none) or with one script that exits 0 (noop), or rdmad's built-in "
+                         "directories (default)")
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--skip-burst", action="store_true")
     ap.add_argument("--work", default=os.environ.get("RDMAD_BENCH_DIR", "/tmp/rdmad-hotplug"))

@@ -107,6 +107,8 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     };
     exports_ = std::make_unique<exports::ExportWriter>(
         event_, [this] { return reconciler_->export_config(); }, export_options);
+    dispatcher_ = std::make_unique<dispatch::Dispatcher>(
+        event_, [this] { return reconciler_->dispatcher_config(); });
 
     // Accuracy 1 ms: 0 would mean sd-event's default slack of 250 ms (sd_event_add_time(3)),
     // which turned the 50 ms coalescing window into ~250 ms.
@@ -130,6 +132,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGCHLD); // sd_event_add_child(3): the dispatcher's scripts
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     const int sigs[3] = {SIGTERM, SIGINT, SIGHUP};
     for (int i = 0; i < 3; ++i)
@@ -148,6 +151,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
 }
 
 Daemon::~Daemon() {
+    dispatcher_.reset();
     exports_.reset();
     for (auto* s : signals_)
         sd_event_source_disable_unref(s);
@@ -253,11 +257,13 @@ ChangeList Daemon::publish(ScanChanges changes) {
         if (!reconciler_->idle() && !changes.devices.empty())
             reconcile_into(&cs, false, &changes.devices);
         bus_->apply(inventory_, cs);
+        dispatcher_->changed(inventory_, cs);
         notify_status();
         return {};
     }
     ChangeList planned = reconcile_into(&cs, false);
     bus_->apply(inventory_, cs);
+    dispatcher_->changed(inventory_, cs);
     verbs_->track(scanner_->devices_with_verbs());
     bus_->set_sources(reconciler_->sources());
     bus_->set_problems(manager_problems());
@@ -529,6 +535,8 @@ int Daemon::run() {
               inventory_.state().links.size());
     if (!notifier_.send("READY=1"))
         sd_notify(false, "READY=1"); // a full queue: READY=1 must not be lost, so wait
+    // The first inventory is no burst of device-added: scripts run for what changes from now.
+    dispatcher_->start(inventory_);
     int r = sd_event_loop(event_);
     return r < 0 ? 1 : r;
 }

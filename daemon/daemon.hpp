@@ -7,6 +7,7 @@
 
 #include "bus/bus.hpp"
 #include "bus/controller.hpp"
+#include "dispatch/dispatcher.hpp"
 #include "export/export_writer.hpp"
 #include "inventory/inventory.hpp"
 #include "reconcile/reconciler.hpp"
@@ -105,6 +106,7 @@ class Daemon final : public Controller {
     std::unique_ptr<Reconciler> reconciler_;
     std::unique_ptr<Bus> bus_;
     std::unique_ptr<exports::ExportWriter> exports_;
+    std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
     Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
     sd_event_source* timer_ = nullptr;
     std::string export_error_; ///< the export writer's last error, "" when it writes

@@ -295,6 +295,57 @@ void read_export(const toml::node& node, const toml::key& name, ConfigFile& out,
     }
 }
 
+void read_dispatcher(const toml::node& node, const toml::key& name, ConfigFile& out,
+                     Problems& problems) {
+    const auto* table = node.as_table();
+    if (!table) {
+        problems.add(name.source(),
+                     "dispatcher must be a table ([dispatcher]), not " + type_name(node));
+        return;
+    }
+    for (auto&& [key, value] : *table) {
+        if (key.str() == "directories") {
+            const auto* array = value.as_array();
+            if (!array) {
+                problems.add(value.source(), "directories must be a list of absolute directory "
+                                             "paths, not " +
+                                                 type_name(value));
+                continue;
+            }
+            std::vector<std::string> dirs;
+            bool ok = true;
+            for (const auto& element : *array) {
+                const auto* s = element.as_string();
+                if (!s || s->get().empty() || s->get().front() != '/') {
+                    problems.add(element.source(),
+                                 "directories must list absolute directory paths");
+                    ok = false;
+                    continue;
+                }
+                if (!printable_ascii(element, s->get(), "directories", problems)) {
+                    ok = false;
+                    continue;
+                }
+                dirs.push_back(s->get());
+            }
+            if (ok)
+                out.dispatcher_directories = std::move(dirs);
+        } else if (key.str() == "timeout_sec") {
+            const auto* i = value.as_integer();
+            if (!i || i->get() < 1 || i->get() > 3600) {
+                problems.add(value.source(),
+                             "timeout_sec must be a whole number of seconds from 1 to 3600");
+                continue;
+            }
+            out.dispatcher_timeout_sec = static_cast<uint32_t>(i->get());
+        } else {
+            problems.add(key.source(), "unknown key " + quoted(key.str()) +
+                                           " in [dispatcher] (expected \"directories\" or "
+                                           "\"timeout_sec\")");
+        }
+    }
+}
+
 /// Reads one [[rule]] table; nullopt when it has a problem (already added).
 std::optional<Rule> read_rule(const toml::node& node, const std::string& filename,
                               Problems& problems) {
@@ -683,6 +734,8 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
             read_daemon(value, key, out, problems);
         } else if (key.str() == "export") {
             read_export(value, key, out, problems);
+        } else if (key.str() == "dispatcher") {
+            read_dispatcher(value, key, out, problems);
         } else if (key.str() == "rule") {
             const auto* rules = value.as_array();
             if (!rules) {
@@ -709,12 +762,14 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
                 out.rules.push_back(std::move(*rule));
             }
         } else if (value.is_table()) {
-            problems.add(key.source(), "unknown table [" + std::string(key.str()) +
-                                           "] (expected [daemon], [export] or [[rule]])");
+            problems.add(key.source(),
+                         "unknown table [" + std::string(key.str()) +
+                             "] (expected [daemon], [export], [dispatcher] or [[rule]])");
         } else {
             problems.add(key.source(),
                          "unknown key " + quoted(key.str()) +
-                             " (expected the [daemon] or [export] table or [[rule]] tables)");
+                             " (expected the [daemon], [export] or [dispatcher] table or [[rule]] "
+                             "tables)");
         }
     }
     if (problems.first())
@@ -730,6 +785,10 @@ void merge_config(DesiredConfig& config, ConfigFile&& file, const std::string& f
         config.exports.prometheus_dir = *file.prometheus_dir;
     if (file.nfd_dir)
         config.exports.nfd_dir = *file.nfd_dir;
+    if (file.dispatcher_directories)
+        config.dispatcher.directories = *file.dispatcher_directories;
+    if (file.dispatcher_timeout_sec)
+        config.dispatcher.timeout_sec = *file.dispatcher_timeout_sec;
     if (config.rules.empty()) {
         config.rules = std::move(file.rules);
     } else {

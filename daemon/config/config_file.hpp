@@ -32,6 +32,9 @@ struct ConfigFile {
     std::optional<bool> apply; ///< `[daemon] apply`, nullopt when the file does not set it
     std::optional<std::string> prometheus_dir; ///< `[export] prometheus_dir`, "" = off
     std::optional<std::string> nfd_dir;        ///< `[export] nfd_dir`, "" = off
+    /// `[dispatcher] directories`: absolute paths, in precedence order
+    std::optional<std::vector<std::string>> dispatcher_directories;
+    std::optional<uint32_t> dispatcher_timeout_sec; ///< `[dispatcher] timeout_sec`, 1-3600
     std::vector<Rule> rules;   ///< in file order; file and line filled in
     bool operator==(const ConfigFile&) const = default;
 };

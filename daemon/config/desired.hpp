@@ -57,10 +57,21 @@ struct ExportConfig {
     bool operator==(const ExportConfig&) const = default;
 };
 
+/// `[dispatcher]`: the dispatcher scripts rdmad runs on events (daemon/dispatch/).
+struct DispatcherConfig {
+    /// Where the scripts are, in precedence order: a name found in an earlier directory hides
+    /// the same name in later ones. A directory that does not exist holds no scripts.
+    std::vector<std::string> directories = {"/etc/rdmad/dispatcher.d",
+                                            "/usr/lib/rdmad/dispatcher.d"};
+    uint32_t timeout_sec = 30; ///< each script's time limit (1-3600), SIGKILL after it
+    bool operator==(const DispatcherConfig&) const = default;
+};
+
 /// Every rule in effect, in precedence order (later wins, key by key).
 struct DesiredConfig {
     bool apply = true; ///< `[daemon] apply`; false: observe and report drift, never write
     ExportConfig exports; ///< `[export]`, the last file that sets a key wins
+    DispatcherConfig dispatcher; ///< `[dispatcher]`, the last file that sets a key wins
     std::vector<Rule> rules;
     std::vector<std::string> sources; ///< files in effect, in the order they were read
     bool operator==(const DesiredConfig&) const = default;

@@ -58,6 +58,8 @@ class Reconciler {
     const std::vector<ConfigError>& legacy_warnings() const { return legacy_warnings_; }
     /// `[export]` of the last good /etc files (defaults when none sets it).
     const ExportConfig& export_config() const { return config_.exports; }
+    /// `[dispatcher]` of the last good /etc files (defaults when none sets it).
+    const DispatcherConfig& dispatcher_config() const { return config_.dispatcher; }
     /// Files in effect, lowest precedence first (the legacy file, rdmad.conf, conf.d/*,
     /// the state file).
     std::vector<std::string> sources() const;

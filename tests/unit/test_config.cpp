@@ -111,10 +111,20 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "f.conf:2:1: unknown key \"prom_dir\" in [export] (expected \"prometheus_dir\" or "
          "\"nfd_dir\")"},
         {"misspelt table", "[deamon]\napply = false\n",
-         "f.conf:1:2: unknown table [deamon] (expected [daemon], [export] or [[rule]])"},
+         "f.conf:1:2: unknown table [deamon] (expected [daemon], [export], [dispatcher] or "
+         "[[rule]])"},
         {"top-level key outside any table", "apply = false\n",
-         "f.conf:1:1: unknown key \"apply\" (expected the [daemon] or [export] table or [[rule]] "
-         "tables)"},
+         "f.conf:1:1: unknown key \"apply\" (expected the [daemon], [export] or [dispatcher] table "
+         "or [[rule]] tables)"},
+        {"relative dispatcher directory", "[dispatcher]\ndirectories = [\"/etc/x\", \"y\"]\n",
+         "f.conf:2:26: directories must list absolute directory paths"},
+        {"dispatcher time limit of 0", "[dispatcher]\ntimeout_sec = 0\n",
+         "f.conf:2:15: timeout_sec must be a whole number of seconds from 1 to 3600"},
+        {"dispatcher time limit as a string", "[dispatcher]\ntimeout_sec = \"30\"\n",
+         "f.conf:2:15: timeout_sec must be a whole number of seconds from 1 to 3600"},
+        {"unknown key in [dispatcher]", "[dispatcher]\ntimeout = 5\n",
+         "f.conf:2:1: unknown key \"timeout\" in [dispatcher] (expected \"directories\" or "
+         "\"timeout_sec\")"},
         {"[rule] written for [[rule]]", "[rule]\ndevice = \"x\"\n",
          "f.conf:1:2: rule must be an array of tables ([[rule]]), not a table"},
         {"priority 8", "[[rule]]\ndriver = \"mlx5_core\"\npfc_no_drop = [3, 8]\n",
@@ -381,7 +391,7 @@ TEST_CASE("60,000 dotted keys under [[rule]] are refused the same way") {
 TEST_CASE("the depth counts the table header, inline tables and arrays a key is inside") {
     // [a.a...] (20 levels), then a key of 10 levels: 30, allowed, toml++ reports the schema.
     CHECK(error_of("[" + dotted(20) + "]\n" + dotted(10) + " = 1\n") ==
-          "f.conf:1:2: unknown table [a] (expected [daemon], [export] or [[rule]])");
+          "f.conf:1:2: unknown table [a] (expected [daemon], [export], [dispatcher] or [[rule]])");
     // 20 + 10 + 3: too deep, the third part of the last key is the 33rd level (its '.' at
     // column 28).
     CHECK(error_of("[" + dotted(20) + "]\n" + dotted(10) + " = { " + dotted(3) + " = 1 }\n") ==
@@ -453,4 +463,26 @@ TEST_CASE("[export] sets each directory, \"\" turns one off, a later file wins k
     merge_config(config, std::move(second), "b.conf");
     CHECK(config.exports.prometheus_dir == "/srv/prom");
     CHECK(config.exports.nfd_dir == "/run/nfd");
+}
+
+TEST_CASE("[dispatcher] sets the directories and the time limit, a later file wins key by key") {
+    DesiredConfig config;
+    // The defaults: /etc first (a name there hides the same name in /usr/lib), 30 s.
+    CHECK(config.dispatcher.directories ==
+          std::vector<std::string>{"/etc/rdmad/dispatcher.d", "/usr/lib/rdmad/dispatcher.d"});
+    CHECK(config.dispatcher.timeout_sec == 30);
+    auto first = std::get<ConfigFile>(parse_config_text(
+        "[dispatcher]\ndirectories = [\"/srv/a\", \"/srv/b\"]\ntimeout_sec = 5\n", "a.conf"));
+    auto second =
+        std::get<ConfigFile>(parse_config_text("[dispatcher]\ntimeout_sec = 3600\n", "b.conf"));
+    CHECK(!second.dispatcher_directories);
+    merge_config(config, std::move(first), "a.conf");
+    merge_config(config, std::move(second), "b.conf");
+    CHECK(config.dispatcher.directories == std::vector<std::string>{"/srv/a", "/srv/b"});
+    CHECK(config.dispatcher.timeout_sec == 3600);
+    // An empty list: no scripts at all.
+    auto none =
+        std::get<ConfigFile>(parse_config_text("[dispatcher]\ndirectories = []\n", "c.conf"));
+    merge_config(config, std::move(none), "c.conf");
+    CHECK(config.dispatcher.directories.empty());
 }

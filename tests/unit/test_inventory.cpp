@@ -4,51 +4,19 @@
 // Property names are those of dbus/org.rdmad1.Device.xml, Port.xml and Link.xml.
 #include "inventory/inventory.hpp"
 
+#include "inventory_fixtures.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <set>
 #include <string>
 
 using namespace rdmad;
+using namespace rdmad::test;
 
 namespace {
 
 using Names = std::set<std::string>;
-
-PortState port(uint32_t n, const std::string& netdev) {
-    PortState p;
-    p.number = n;
-    p.state = "ACTIVE";
-    p.phys_state = "LinkUp";
-    p.link_layer = "Ethernet";
-    p.transport = "RoCE";
-    p.netdev = netdev;
-    return p;
-}
-
-// A dual-port ConnectX-5 as DOMAIN.md §3 shows it: node GUID, PCI function, a netdev per port.
-DeviceState cx5(const std::string& name, const std::string& guid, const std::string& pci) {
-    DeviceState d;
-    d.name = name;
-    d.syspath = "/sys/devices/pci0000:00/0000:00:02.0/" + pci + "/infiniband/" + name;
-    d.node_type = "CA";
-    d.node_guid = guid;
-    d.pci_address = pci;
-    d.kernel_driver = "mlx5_core";
-    d.ports = {port(1, name + "p1"), port(2, name + "p2")};
-    return d;
-}
-
-LinkState netdev(int32_t index, const std::string& name, const std::string& rdma_device) {
-    LinkState l;
-    l.index = index;
-    l.name = name;
-    l.syspath = "/sys/class/net/" + name;
-    l.operstate = "up";
-    l.rdma_capable = rdma_device.empty() ? "no" : "yes";
-    l.rdma_device = rdma_device;
-    return l;
-}
 
 /// Two devices, each with its two netdevs.
 Inventory host() {

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+#include "dispatch/events.hpp"
+
+#include "bus/bus_model.hpp"
+#include "inventory/problems.hpp"
+
+namespace rdmad::dispatch {
+
+namespace {
+
+KnownDevice know_device(const DeviceState& d) {
+    KnownDevice k;
+    k.name = d.name;
+    k.pci_address = d.pci_address;
+    if (!d.ports.empty())
+        k.transport = d.ports.front().transport;
+    for (const auto& p : d.ports)
+        k.ports[p.number] = KnownPort{p.state == "ACTIVE", p.in_sync};
+    for (const auto& p : d.problems)
+        if (in_problems_property(p) && (p.severity == "error" || p.severity == "warning"))
+            k.problems.emplace(p.code, p.port);
+    return k;
+}
+
+KnownLink know_link(const LinkState& l) {
+    return KnownLink{l.name, l.pci_address, l.rdma_device};
+}
+
+void put(std::map<std::string, std::string>& env, const char* name, const std::string& value) {
+    if (!value.empty())
+        env[name] = value;
+}
+
+/// A device or port event; `port` 0 for the device itself.
+Event device_event(const std::string& name, const std::string& id, const KnownDevice& d,
+                   const DeviceState* state, uint32_t port) {
+    Event e{name, d.name, {{"RDMAD_EVENT", name}}, "device " + id};
+    put(e.env, "RDMAD_DEVICE", d.name);
+    put(e.env, "RDMAD_PCI_ADDRESS", d.pci_address);
+    std::string path = device_path(id);
+    std::string transport = d.transport;
+    if (port) {
+        path += "/port/" + std::to_string(port);
+        e.key += " port " + std::to_string(port);
+        put(e.env, "RDMAD_PORT", std::to_string(port));
+    }
+    put(e.env, "RDMAD_OBJECT_PATH", path);
+    if (state)
+        for (const auto& p : state->ports)
+            if (p.number == port || (!port && p.number == state->ports.front().number)) {
+                transport = p.transport;
+                put(e.env, "RDMAD_NETDEV", p.netdev);
+                if (port)
+                    put(e.env, "RDMAD_PORT_STATE", p.state);
+                break;
+            }
+    put(e.env, "RDMAD_TRANSPORT", transport);
+    return e;
+}
+
+Event link_event(const std::string& name, int32_t ifindex, const KnownLink& l) {
+    Event e{name, l.name, {{"RDMAD_EVENT", name}}, "link " + std::to_string(ifindex)};
+    put(e.env, "RDMAD_NETDEV", l.name);
+    put(e.env, "RDMAD_DEVICE", l.rdma_device);
+    put(e.env, "RDMAD_PCI_ADDRESS", l.pci_address);
+    put(e.env, "RDMAD_OBJECT_PATH", link_path(ifindex));
+    return e;
+}
+
+} // namespace
+
+Known know_all(const Inventory& inventory) {
+    Known k;
+    for (const auto& [syspath, d] : inventory.state().devices)
+        k.devices[inventory.id_of(syspath)] = know_device(d);
+    for (const auto& [ifindex, l] : inventory.state().links)
+        k.links[ifindex] = know_link(l);
+    return k;
+}
+
+std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inventory,
+                                 Known& known) {
+    std::vector<Event> out;
+    for (const auto& id : changes.devices_removed) {
+        auto it = known.devices.find(id);
+        if (it == known.devices.end())
+            continue;
+        out.push_back(device_event("device-removed", id, it->second, nullptr, 0));
+        known.devices.erase(it);
+    }
+    for (int32_t ifindex : changes.links_removed) {
+        auto it = known.links.find(ifindex);
+        if (it == known.links.end())
+            continue;
+        out.push_back(link_event("link-removed", ifindex, it->second));
+        known.links.erase(it);
+    }
+    // Links that changed keep what they are known by up to date (a rename, an RDMA device).
+    for (const auto& [ifindex, _] : changes.links_changed)
+        if (const LinkState* l = inventory.link(ifindex); l && known.links.count(ifindex))
+            known.links[ifindex] = know_link(*l);
+    for (int32_t ifindex : changes.links_added) {
+        const LinkState* l = inventory.link(ifindex);
+        if (!l)
+            continue;
+        known.links[ifindex] = know_link(*l);
+        out.push_back(link_event("link-added", ifindex, known.links[ifindex]));
+    }
+    for (const auto& id : changes.devices_added) {
+        const DeviceState* d = inventory.device(inventory.syspath_of(id));
+        if (!d)
+            continue;
+        known.devices[id] = know_device(*d);
+        out.push_back(device_event("device-added", id, known.devices[id], d, 0));
+    }
+    std::set<std::string> changed;
+    for (const auto& [id, _] : changes.devices_changed)
+        changed.insert(id);
+    for (const auto& [port, _] : changes.ports_changed)
+        changed.insert(port.first);
+    for (const auto& id : changed) {
+        if (changes.devices_added.count(id))
+            continue;
+        const DeviceState* d = inventory.device(inventory.syspath_of(id));
+        auto it = known.devices.find(id);
+        if (!d || it == known.devices.end())
+            continue;
+        KnownDevice now = know_device(*d);
+        const KnownDevice& before = it->second;
+        std::set<uint32_t> went_down;
+        for (bool up : {false, true})
+            for (const auto& [n, p] : now.ports) {
+                auto b = before.ports.find(n);
+                const bool was_active = b != before.ports.end() && b->second.active;
+                if (p.active != was_active && p.active == up) {
+                    out.push_back(device_event(up ? "port-up" : "port-down", id, now, d, n));
+                    if (!up)
+                        went_down.insert(n);
+                }
+            }
+        for (const auto& [code, port] : now.problems) {
+            // A port that went down says so (port-down); its port-not-active problem is that.
+            if (before.problems.count({code, port}) || (port && went_down.count(port)))
+                continue;
+            Event e = device_event("problem", id, now, d, port);
+            e.key += " problem " + code;
+            put(e.env, "RDMAD_PROBLEM", code);
+            for (const auto& p : d->problems)
+                if (p.code == code && p.port == port) {
+                    put(e.env, "RDMAD_PROBLEM_SEVERITY", p.severity);
+                    break;
+                }
+            out.push_back(std::move(e));
+        }
+        for (const auto& [n, p] : now.ports) {
+            auto b = before.ports.find(n);
+            if (p.in_sync && b != before.ports.end() && !b->second.in_sync) {
+                Event e = device_event("reconciled", id, now, d, 0);
+                e.key += " reconciled";
+                out.push_back(std::move(e));
+                break;
+            }
+        }
+        it->second = std::move(now);
+    }
+    return out;
+}
+
+std::vector<Event> coalesce(const std::vector<Event>& events) {
+    std::set<std::string> seen;
+    std::vector<const Event*> latest;
+    for (auto it = events.rbegin(); it != events.rend(); ++it)
+        if (seen.insert(it->key).second)
+            latest.push_back(&*it);
+    std::vector<Event> out;
+    out.reserve(latest.size());
+    for (auto it = latest.rbegin(); it != latest.rend(); ++it)
+        out.push_back(**it);
+    return out;
+}
+
+} // namespace rdmad::dispatch

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+//
+// Dispatcher events from the Inventory's change sets: what a dispatcher script is told about
+// (rdmad(8), DISPATCHER SCRIPTS). Pure: a change set and the Inventory after it, against what
+// the dispatcher knew before (Known), give the events in a fixed order; nothing here runs a
+// process or reads the system.
+#pragma once
+
+#include "inventory/inventory.hpp"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rdmad::dispatch {
+
+/// One event for the scripts. `object` is their $1 (the RDMA device name, or the netdev name
+/// for link events), `name` their $2 ("port-up", "port-down", "device-added",
+/// "device-removed", "link-added", "link-removed", "reconciled", "problem"). `env` holds the
+/// RDMAD_* variables (RDMAD_EVENT, RDMAD_DEVICE, RDMAD_PORT, RDMAD_NETDEV, RDMAD_PCI_ADDRESS,
+/// RDMAD_TRANSPORT, RDMAD_OBJECT_PATH, RDMAD_PORT_STATE, RDMAD_PROBLEM,
+/// RDMAD_PROBLEM_SEVERITY), only those that apply and are not empty. `key` names the object
+/// for coalescing: two events with one key are about the same port, device, netdev or problem.
+struct Event {
+    std::string name;
+    std::string object;
+    std::map<std::string, std::string> env;
+    std::string key;
+    bool operator==(const Event&) const = default;
+};
+
+/// What the dispatcher last told the scripts about a port.
+struct KnownPort {
+    bool active = false; ///< State "ACTIVE"
+    bool in_sync = true;
+    bool operator==(const KnownPort&) const = default;
+};
+
+/// What the dispatcher knows of a device: enough to name it once it is gone and to see what a
+/// change set changed.
+struct KnownDevice {
+    std::string name;
+    std::string pci_address;
+    std::string transport; ///< of its first port, "" without ports
+    std::map<uint32_t, KnownPort> ports;
+    /// (code, port) of its error- and warning-level problems (Device.Problems)
+    std::set<std::pair<std::string, uint32_t>> problems;
+    bool operator==(const KnownDevice&) const = default;
+};
+
+struct KnownLink {
+    std::string name;
+    std::string pci_address;
+    std::string rdma_device;
+    bool operator==(const KnownLink&) const = default;
+};
+
+/// Devices by Inventory id, links by ifindex.
+struct Known {
+    std::map<std::string, KnownDevice> devices;
+    std::map<int32_t, KnownLink> links;
+    bool operator==(const Known&) const = default;
+};
+
+/// Everything `inventory` holds, without events (start-up: the first scan is no burst of
+/// device-added).
+Known know_all(const Inventory& inventory);
+
+/// The events `changes` (applied to `inventory`, which is the state after it) means, against
+/// `known`, which is brought up to date. Order: removed devices, removed links, added links,
+/// added devices, then per changed device (by id) its ports going down, up (by port number),
+/// its new problems (by code) and, when a port became in sync, `reconciled`. A port that turns
+/// ACTIVE is `port-up`, one that leaves ACTIVE `port-down`; a device that comes or goes says
+/// `device-added`/`device-removed` only (its ports' states are in the inventory). `problem` is
+/// a new error- or warning-level problem code (Device.Problems) on a known device, but not one
+/// on a port that went down in the same change (port-down says it); `reconciled`
+/// a port's InSync going from false to true (rdmad made the hardware as desired).
+std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inventory,
+                                 Known& known);
+
+/// The latest event of each object (Event::key), in the order of those latest events: what an
+/// overflowing queue keeps (a port that flapped ten times is told its last state once).
+std::vector<Event> coalesce(const std::vector<Event>& events);
+
+} // namespace rdmad::dispatch
