@@ -400,6 +400,9 @@ void Daemon::reload_config() {
     // reload() logs its own errors; anything else (std::bad_alloc) must not end the daemon.
     try {
         reconciler_->reload();
+        // The list [doctor] names; the read itself is SIGHUP's full resync (or, at start-up,
+        // the first scan).
+        scanner_->set_memlock_launchers(reconciler_->memlock_launchers());
     } catch (const std::exception& e) {
         log::error("reading the configuration failed: {}", e.what());
     }
@@ -482,7 +485,7 @@ void Daemon::reload() {
     auto err = reconciler_->reload();
     // Launchers come and go without an event rdmad follows: Reload reads them again (SIGHUP's
     // full resync does too). Their doctor findings follow in the pass this schedules.
-    scanner_->reread_memlock();
+    scanner_->reread_memlock(reconciler_->memlock_launchers());
     note_change(false);
     publish_now();
     if (err)

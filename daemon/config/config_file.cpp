@@ -346,6 +346,54 @@ void read_dispatcher(const toml::node& node, const toml::key& name, ConfigFile& 
     }
 }
 
+/// `[doctor]`: memlock_launchers, the process names (comm) whose locked-memory limit the
+/// doctor checks: 1-15 printable ASCII characters each (TASK_COMM_LEN 16 with its NUL,
+/// include/linux/sched.h), at most 64.
+void read_doctor(const toml::node& node, const toml::key& name, ConfigFile& out,
+                 Problems& problems) {
+    const auto* table = node.as_table();
+    if (!table) {
+        problems.add(name.source(), "doctor must be a table ([doctor]), not " + type_name(node));
+        return;
+    }
+    for (auto&& [key, value] : *table) {
+        if (key.str() != "memlock_launchers") {
+            problems.add(key.source(), "unknown key " + quoted(key.str()) +
+                                           " in [doctor] (expected \"memlock_launchers\")");
+            continue;
+        }
+        const auto* array = value.as_array();
+        if (!array) {
+            problems.add(value.source(), "memlock_launchers must be a list of process names, not " +
+                                             type_name(value));
+            continue;
+        }
+        if (array->size() > 64) {
+            problems.add(value.source(), "memlock_launchers lists at most 64 process names");
+            continue;
+        }
+        std::vector<std::string> names;
+        bool ok = true;
+        for (const auto& element : *array) {
+            const auto* s = element.as_string();
+            if (!s || s->get().empty() || s->get().size() > 15) {
+                problems.add(element.source(), "memlock_launchers entries must be process "
+                                               "names of 1 to 15 characters (as in "
+                                               "/proc/<pid>/comm)");
+                ok = false;
+                continue;
+            }
+            if (!printable_ascii(element, s->get(), "memlock_launchers", problems)) {
+                ok = false;
+                continue;
+            }
+            names.push_back(s->get());
+        }
+        if (ok)
+            out.memlock_launchers = std::move(names);
+    }
+}
+
 /// Reads one [[rule]] table; nullopt when it has a problem (already added).
 std::optional<Rule> read_rule(const toml::node& node, const std::string& filename,
                               Problems& problems) {
@@ -736,6 +784,8 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
             read_export(value, key, out, problems);
         } else if (key.str() == "dispatcher") {
             read_dispatcher(value, key, out, problems);
+        } else if (key.str() == "doctor") {
+            read_doctor(value, key, out, problems);
         } else if (key.str() == "rule") {
             const auto* rules = value.as_array();
             if (!rules) {
@@ -764,12 +814,13 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
         } else if (value.is_table()) {
             problems.add(key.source(),
                          "unknown table [" + std::string(key.str()) +
-                             "] (expected [daemon], [export], [dispatcher] or [[rule]])");
+                             "] (expected [daemon], [export], [dispatcher], [doctor] or "
+                             "[[rule]])");
         } else {
             problems.add(key.source(),
                          "unknown key " + quoted(key.str()) +
-                             " (expected the [daemon], [export] or [dispatcher] table or [[rule]] "
-                             "tables)");
+                             " (expected the [daemon], [export], [dispatcher] or [doctor] table "
+                             "or [[rule]] tables)");
         }
     }
     if (problems.first())
@@ -789,6 +840,8 @@ void merge_config(DesiredConfig& config, ConfigFile&& file, const std::string& f
         config.dispatcher.directories = *file.dispatcher_directories;
     if (file.dispatcher_timeout_sec)
         config.dispatcher.timeout_sec = *file.dispatcher_timeout_sec;
+    if (file.memlock_launchers)
+        config.memlock_launchers = *file.memlock_launchers;
     if (config.rules.empty()) {
         config.rules = std::move(file.rules);
     } else {

@@ -35,6 +35,7 @@ struct ConfigFile {
     /// `[dispatcher] directories`: absolute paths, in precedence order
     std::optional<std::vector<std::string>> dispatcher_directories;
     std::optional<uint32_t> dispatcher_timeout_sec; ///< `[dispatcher] timeout_sec`, 1-3600
+    std::optional<std::vector<std::string>> memlock_launchers; ///< `[doctor] memlock_launchers`
     std::vector<Rule> rules;   ///< in file order; file and line filled in
     bool operator==(const ConfigFile&) const = default;
 };

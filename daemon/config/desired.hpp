@@ -69,6 +69,10 @@ struct DispatcherConfig {
 
 /// Every rule in effect, in precedence order (later wins, key by key).
 struct DesiredConfig {
+    /// `[doctor] memlock_launchers`: processes (by /proc/<pid>/comm) that start RDMA
+    /// applications, whose locked-memory limit the doctor checks (doctor/memlock.hpp).
+    std::vector<std::string> memlock_launchers = {"slurmd",  "slurmstepd", "pbs_mom",
+                                                  "kubelet", "containerd", "dockerd"};
     bool apply = true; ///< `[daemon] apply`; false: observe and report drift, never write
     ExportConfig exports; ///< `[export]`, the last file that sets a key wins
     DispatcherConfig dispatcher; ///< `[dispatcher]`, the last file that sets a key wins

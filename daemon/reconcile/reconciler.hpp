@@ -60,6 +60,8 @@ class Reconciler {
     const ExportConfig& export_config() const { return config_.exports; }
     /// `[dispatcher]` of the last good /etc files (defaults when none sets it).
     const DispatcherConfig& dispatcher_config() const { return config_.dispatcher; }
+    /// `[doctor] memlock_launchers` of the last good /etc files (the default list when none).
+    const std::vector<std::string>& memlock_launchers() const { return config_.memlock_launchers; }
     /// Files in effect, lowest precedence first (the legacy file, rdmad.conf, conf.d/*,
     /// the state file).
     std::vector<std::string> sources() const;

@@ -45,12 +45,6 @@ bool all_digits(std::string_view s) {
 
 } // namespace
 
-const std::vector<std::string>& memlock_launchers() {
-    static const std::vector<std::string> names{"slurmd",  "slurmstepd", "pbs_mom",
-                                                "kubelet", "containerd", "dockerd"};
-    return names;
-}
-
 std::optional<MemlockLimit> parse_memlock_limit(std::string_view text) {
     constexpr std::string_view kName = "Max locked memory";
     while (!text.empty()) {
@@ -119,10 +113,9 @@ std::optional<uint64_t> parse_systemd_memlock(std::string_view value) {
     return v * factor;
 }
 
-MemlockFacts read_memlock(const MemlockPaths& paths) {
+MemlockFacts read_memlock(const std::vector<std::string>& launchers, const MemlockPaths& paths) {
     MemlockFacts facts;
     facts.read = true;
-    const auto& launchers = memlock_launchers();
     for (const auto& name : sysfs::list_dir(paths.proc, "")) {
         if (!all_digits(name) || name.size() > 9)
             continue;

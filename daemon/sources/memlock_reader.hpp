@@ -16,10 +16,6 @@
 
 namespace rdmad {
 
-/// The launchers looked for by /proc/<pid>/comm: batch schedulers' node daemons and container
-/// runtimes that start RDMA applications.
-const std::vector<std::string>& memlock_launchers();
-
 /// The "Max locked memory" line of /proc/<pid>/limits (fs/proc/base.c proc_pid_limits():
 /// "%-25s %-20s %-20s %-10s", "unlimited" for RLIM_INFINITY, else the value in bytes);
 /// nullopt when the line is missing or malformed.
@@ -40,12 +36,13 @@ struct MemlockPaths {
     std::string systemd = "/etc/systemd"; ///< system.conf, system.conf.d/*.conf
 };
 
-/// Every running launcher (memlock_launchers()) owned by root (the owner of /proc/<pid>: any
-/// user can name a process "slurmd") with its limit, PID 1's limit (when PID 1 is
-/// systemd) and systemd's
-/// DefaultLimitMEMLOCK (system.conf, then system.conf.d/*.conf in name order: the last
-/// wins). Processes whose files vanish or cannot be read are left out. At most 256
-/// processes.
-MemlockFacts read_memlock(const MemlockPaths& paths = {});
+/// Every running process named in `launchers` (by /proc/<pid>/comm: rdmad.conf [doctor]
+/// memlock_launchers, batch schedulers' node daemons and container runtimes) owned by root (the
+/// owner of /proc/<pid>: any user can name a process "slurmd") with its limit, PID 1's limit (when
+/// PID 1 is systemd) and systemd's DefaultLimitMEMLOCK (system.conf, then system.conf.d/*.conf in
+/// name order: the last wins). Processes whose files vanish or cannot be read are left out. At most
+/// 256 processes.
+MemlockFacts read_memlock(const std::vector<std::string>& launchers,
+                          const MemlockPaths& paths = {});
 
 } // namespace rdmad

@@ -53,11 +53,12 @@ void Scanner::full_scan() {
     read_aux();
     dirty_verbs_ = false;
     host_ = read_host();
-    host_.memlock = read_memlock();
+    host_.memlock = read_memlock(memlock_launchers_);
 }
 
-void Scanner::reread_memlock() {
-    host_.memlock = read_memlock();
+void Scanner::reread_memlock(const std::vector<std::string>& launchers) {
+    memlock_launchers_ = launchers;
+    host_.memlock = read_memlock(memlock_launchers_);
     structural_ = true; // every device's doctor findings read it
 }
 

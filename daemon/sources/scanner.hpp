@@ -7,6 +7,7 @@
 // derived values never go stale.
 #pragma once
 
+#include "config/desired.hpp"
 #include "inventory/inventory.hpp"
 #include "inventory/model.hpp"
 #include "inventory/provider.hpp"
@@ -66,10 +67,15 @@ class Scanner {
     /// Re-read, at the next refresh(), the devices note_address() held.
     void take_address_devices();
 
-    /// Read the launchers' locked-memory limits again (sources/memlock_reader.hpp) and derive
-    /// every device again at the next refresh(). Processes come and go without an event
-    /// rdmad follows: this runs at start-up and on Reload.
-    void reread_memlock();
+    /// Read the locked-memory limits of the processes named `launchers` again
+    /// (sources/memlock_reader.hpp; full_scan() reads the last list given) and derive every
+    /// device again at the next refresh(). Processes come and go without an event rdmad
+    /// follows: this runs on Reload and SIGHUP.
+    void reread_memlock(const std::vector<std::string>& launchers);
+    /// The list full_scan() reads with, without reading.
+    void set_memlock_launchers(const std::vector<std::string>& launchers) {
+        memlock_launchers_ = launchers;
+    }
 
     /// A verbs async event on the RDMA device `name`: re-read it.
     void note_device(const std::string& name);
@@ -160,6 +166,7 @@ class Scanner {
     bool structural_ = true; ///< since the last refresh: more than re-reads of known objects
     std::set<std::string> dirty_devices_;
     std::set<std::string> address_devices_; ///< note_address(), until take_address_devices()
+    std::vector<std::string> memlock_launchers_ = DesiredConfig{}.memlock_launchers;
     std::set<std::string> dirty_links_;
     bool dirty_verbs_ = false;                ///< every uverbs device (RDMA device names moved)
     std::set<std::string> dirty_verbs_paths_; ///< these uverbs devices only

@@ -111,11 +111,19 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "f.conf:2:1: unknown key \"prom_dir\" in [export] (expected \"prometheus_dir\" or "
          "\"nfd_dir\")"},
         {"misspelt table", "[deamon]\napply = false\n",
-         "f.conf:1:2: unknown table [deamon] (expected [daemon], [export], [dispatcher] or "
-         "[[rule]])"},
+         "f.conf:1:2: unknown table [deamon] (expected [daemon], [export], [dispatcher], [doctor] "
+         "or [[rule]])"},
         {"top-level key outside any table", "apply = false\n",
-         "f.conf:1:1: unknown key \"apply\" (expected the [daemon], [export] or [dispatcher] table "
-         "or [[rule]] tables)"},
+         "f.conf:1:1: unknown key \"apply\" (expected the [daemon], [export], [dispatcher] or "
+         "[doctor] table or [[rule]] tables)"},
+        {"memlock launcher name too long",
+         "[doctor]\nmemlock_launchers = [\"a-very-long-name-x\"]\n",
+         "f.conf:2:22: memlock_launchers entries must be process names of 1 to 15 characters (as "
+         "in /proc/<pid>/comm)"},
+        {"memlock launchers not a list", "[doctor]\nmemlock_launchers = \"slurmd\"\n",
+         "f.conf:2:21: memlock_launchers must be a list of process names, not a string"},
+        {"unknown key in [doctor]", "[doctor]\nlaunchers = []\n",
+         "f.conf:2:1: unknown key \"launchers\" in [doctor] (expected \"memlock_launchers\")"},
         {"relative dispatcher directory", "[dispatcher]\ndirectories = [\"/etc/x\", \"y\"]\n",
          "f.conf:2:26: directories must list absolute directory paths"},
         {"dispatcher time limit of 0", "[dispatcher]\ntimeout_sec = 0\n",
@@ -391,7 +399,8 @@ TEST_CASE("60,000 dotted keys under [[rule]] are refused the same way") {
 TEST_CASE("the depth counts the table header, inline tables and arrays a key is inside") {
     // [a.a...] (20 levels), then a key of 10 levels: 30, allowed, toml++ reports the schema.
     CHECK(error_of("[" + dotted(20) + "]\n" + dotted(10) + " = 1\n") ==
-          "f.conf:1:2: unknown table [a] (expected [daemon], [export], [dispatcher] or [[rule]])");
+          "f.conf:1:2: unknown table [a] (expected [daemon], [export], [dispatcher], [doctor] or "
+          "[[rule]])");
     // 20 + 10 + 3: too deep, the third part of the last key is the 33rd level (its '.' at
     // column 28).
     CHECK(error_of("[" + dotted(20) + "]\n" + dotted(10) + " = { " + dotted(3) + " = 1 }\n") ==
@@ -485,4 +494,13 @@ TEST_CASE("[dispatcher] sets the directories and the time limit, a later file wi
         std::get<ConfigFile>(parse_config_text("[dispatcher]\ndirectories = []\n", "c.conf"));
     merge_config(config, std::move(none), "c.conf");
     CHECK(config.dispatcher.directories.empty());
+}
+
+TEST_CASE("[doctor] memlock_launchers replaces the default list") {
+    const auto file = parse_ok("[doctor]\nmemlock_launchers = [\"slurmd\", \"flux-broker\"]\n");
+    REQUIRE(file.memlock_launchers);
+    CHECK(*file.memlock_launchers == std::vector<std::string>{"slurmd", "flux-broker"});
+    CHECK(DesiredConfig{}.memlock_launchers == std::vector<std::string>{"slurmd", "slurmstepd",
+                                                                        "pbs_mom", "kubelet",
+                                                                        "containerd", "dockerd"});
 }

@@ -3,6 +3,7 @@
 // Locked-memory limits (sources/memlock_reader.hpp, doctor/memlock.hpp). /proc/<pid>/limits is
 // laid out as fs/proc/base.c proc_pid_limits() prints it: "%-25s %-20s %-20s %-10s\n" per
 // limit, "unlimited" for RLIM_INFINITY. DefaultLimitMEMLOCK= as systemd-system.conf(5) has it.
+#include "config/desired.hpp"
 #include "doctor/memlock.hpp"
 #include "sources/memlock_reader.hpp"
 
@@ -75,7 +76,8 @@ TEST_CASE("memlock: launchers found in /proc by comm, systemd's default from its
     dir.write("systemd/system.conf", "[Manager]\n#DefaultLimitMEMLOCK=8M\n");
     dir.write("systemd/system.conf.d/50-rdma.conf", "[Manager]\nDefaultLimitMEMLOCK=64M\n");
     const MemlockFacts m =
-        read_memlock({(dir.path / "proc").string(), (dir.path / "systemd").string()});
+        read_memlock(DesiredConfig{}.memlock_launchers,
+                     {(dir.path / "proc").string(), (dir.path / "systemd").string()});
     CHECK(m.read);
     REQUIRE(m.processes.size() == 2);
     CHECK(m.processes[0] == MemlockProcess{"slurmd", 812, {65536, 65536}});
@@ -110,7 +112,8 @@ TEST_CASE("memlock: nothing read, nothing said; PID 1 that is not systemd is not
     TempDir dir("rdmad-memlock");
     dir.write("proc/1/comm", "tini\n");
     dir.write("proc/1/limits", limits("65536", "65536"));
-    host.memlock = read_memlock({(dir.path / "proc").string(), (dir.path / "none").string()});
+    host.memlock = read_memlock(DesiredConfig{}.memlock_launchers,
+                                {(dir.path / "proc").string(), (dir.path / "none").string()});
     CHECK_FALSE(host.memlock.manager);
     CHECK(doctor::check_memlock(&host).empty());
     CHECK(doctor::memlock_text(8u << 20) == "8 MiB");
@@ -131,7 +134,8 @@ TEST_CASE("memlock: a process not owned by root is no launcher; many of one name
     dir.write("proc/900/limits", limits("65536", "65536"));
     REQUIRE(chown((dir.path / "proc/900").c_str(), 65534, 65534) == 0);
     HostFacts host;
-    host.memlock = read_memlock({(dir.path / "proc").string(), (dir.path / "none").string()});
+    host.memlock = read_memlock(DesiredConfig{}.memlock_launchers,
+                                {(dir.path / "proc").string(), (dir.path / "none").string()});
     REQUIRE(host.memlock.processes.size() == 4); // the uid-65534 "slurmd" is not one
     const auto problems = doctor::check_memlock(&host);
     REQUIRE(problems.size() == 1);
