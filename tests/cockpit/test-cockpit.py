@@ -12,7 +12,8 @@ type set through the page lands in the testbed's mlx4_port<n> file (and an inval
 its D-Bus error); Reconcile previews and applies a difference; polkit denying shows
 AccessDenied; a restart of rdmad is followed; without administrative access the controls are
 disabled with the reason; the netdevs view shows another host's netdevs and hints; the manifest names the menu entry and its condition; the dark theme
-applies.
+applies. First of all, a page opened while rdmad is not running shows its ports once it
+starts.
 
   test-cockpit.py --rdmad PATH --host FILE.umockdev [--host-netdevs FILE.umockdev]
                   --page-dir cockpit/ --dbus-dir dbus/
@@ -352,6 +353,29 @@ def check_denied(rig, page, work):
         polkitd.stop()
 
 
+def check_absent_then_started(rig, ws, driver, page, host):
+    """The page opened while rdmad is not running (the bridge closes a client of an unowned
+    name with "not-found") says so, and shows rdmad's devices once it starts, without a
+    reload."""
+    driver.get(ws.url())
+    check(eventually(lambda: any("rdmad is not running" in b for b in page.banners()), 20),
+          "no 'not running' banner with rdmad absent: %s" % page.banners())
+    check(eventually(lambda: page.text("#daemon-state") == "rdmad: not running"),
+          "state %r" % page.text("#daemon-state"))
+    check(page.rows() == 0, "rows with rdmad absent: %r" % page.rows())
+    rig.start()
+    page.wait_loaded("1")
+    want = fixture_ports(host)
+    check(eventually(lambda: page.rows() == len(want)),
+          "after rdmad started: %r rows, the fixture has %d ports" % (page.rows(), len(want)))
+    banners = page.banners()
+    check(any("rdmad started" in b and "read everything again" in b for b in banners),
+          "no 'rdmad started' banner: %s" % banners)
+    check(not any("not running" in b or "closed" in b for b in banners),
+          "stale banners after rdmad started: %s" % banners)
+    log("ok: a page opened before rdmad showed its %d ports once it started" % len(want))
+
+
 def check_restart(rig, page):
     old = rig.conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                              "GetNameOwner", GLib.Variant("(s)", ("org.rdmad1",)), None, 0, 5000,
@@ -452,12 +476,12 @@ def run_tests(args):
     ws = driver = None
     ok = False
     try:
-        rig.start()
         xdg = page_tree(work, args.page_dir, os.path.abspath(args.dbus_dir))
         ws = Cockpit(work, rig.address, xdg)
         check_manifest(ws, args.dbus_dir)
         driver = browser()
         page = Page(driver)
+        check_absent_then_started(rig, ws, driver, page, args.host)
         driver.get(ws.url())
         page.wait_loaded()
         check_overview(page, args.host)
