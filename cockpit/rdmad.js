@@ -7,7 +7,9 @@
 // GetManagedObjects and then follows InterfacesAdded/Removed and PropertiesChanged); the page
 // never polls. A PropertiesChanged of one port rewrites the cells of that port's row only.
 // When rdmad's bus name gets a new owner (rdmad restarted), the page drops the client, reads
-// everything again with a new one and says so.
+// everything again with a new one and says so. Opened while rdmad is not running (the bridge
+// closes the client with "not-found"), it waits for NameOwnerChanged of org.rdmad1 and then
+// connects.
 
 "use strict";
 
@@ -315,6 +317,13 @@ function connect(reason) {
     c.addEventListener("close", (ev, opts) => {
         if (c !== client)
             return;
+        // The bridge closes a client of a name without an owner with "not-found": rdmad is
+        // not running. Wait for it to start instead of giving up.
+        if (opts && opts.problem === "not-found") {
+            onOwner(null);
+            awaitRdmad();
+            return;
+        }
         banner("connection", "danger", "The connection to the system bus closed: " +
             errorText(opts) + ". Reload the page.");
     });
@@ -347,7 +356,7 @@ function connect(reason) {
             return;
         loaded = true;
         renderAll();
-        if (knownOwner !== "")
+        if (knownOwner !== "" && !(err && err.problem === "not-found"))
             banner("load", "danger", "Cannot read rdmad's objects: " + errorText(err));
     });
 }
@@ -380,6 +389,48 @@ function onOwner(owner) {
         restarts++;
         connect(was === "" ? `rdmad started (${owner}).` : `rdmad restarted (was ${was}, now ${owner}).`);
     }
+}
+
+// While rdmad is not running and the client of org.rdmad1 is closed, a client of the bus
+// itself watches NameOwnerChanged of org.rdmad1 (the bus sends it when rdmad takes the name;
+// no polling). GetNameOwner after subscribing catches an rdmad that started in between.
+let ownerWatch = null;
+
+function awaitRdmad() {
+    if (ownerWatch)
+        return;
+    const bus = cockpit.dbus("org.freedesktop.DBus", { bus: "system" });
+    ownerWatch = bus;
+    let subscription = null;
+    const appeared = owner => {
+        if (ownerWatch !== bus || !owner)
+            return;
+        ownerWatch = null;
+        subscription.remove();
+        bus.close();
+        clearBanner("owner");
+        document.body.classList.remove("rd-stale");
+        ownerSeen = true;
+        restarts++;
+        connect(`rdmad started (${owner}).`);
+    };
+    subscription = bus.subscribe({
+        path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+        member: "NameOwnerChanged", arg0: BUS_NAME,
+    }, (path, iface, signal, args) => {
+        if (args[0] === BUS_NAME)
+            appeared(args[2]);
+    });
+    bus.call("/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [BUS_NAME])
+        .then(reply => appeared(reply[0]))
+        .catch(() => {}); // NameHasOwner: still absent, the signal will tell
+    bus.addEventListener("close", (ev, opts) => {
+        if (ownerWatch !== bus)
+            return;
+        ownerWatch = null;
+        banner("connection", "danger", "The connection to the system bus closed: " +
+            errorText(opts) + ". Reload the page.");
+    });
 }
 
 // ---- overview: one row per port -------------------------------------------------------------

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <poll.h>
@@ -63,8 +64,14 @@ std::string escape_markup(const std::string& text) {
     return out;
 }
 
+// How long a call to the notification server may take. The calls are asynchronous, so a
+// server that owns the name but never answers (a hung shell) stalls nothing; after this long
+// the call fails, is reported and its notification is dropped.
+constexpr std::chrono::seconds kNotifyTimeout{2};
+
 // The notification server on the session bus, through the proxy generated from
-// notify/org.freedesktop.Notifications.xml.
+// notify/org.freedesktop.Notifications.xml. Every call is asynchronous: the replies arrive in
+// the agent's loop (processPendingRequest of the session bus).
 class Poster : public sdbus::ProxyInterfaces<org::freedesktop::Notifications_proxy> {
   public:
     explicit Poster(sdbus::IConnection& session)
@@ -73,34 +80,93 @@ class Poster : public sdbus::ProxyInterfaces<org::freedesktop::Notifications_pro
     }
     ~Poster() { unregisterProxy(); }
 
-    /// Posts `n`, replacing the last notification with its key. A server that is missing or
-    /// fails is reported on stderr; the notification is then lost (it is not news later).
+    /// Posts `n`, replacing the last notification with its key. The first notification for a
+    /// server asks it for its capabilities first (GetCapabilities: "body-markup"), and waits
+    /// for the answer with the others. A server that is missing, fails or does not answer
+    /// within kNotifyTimeout is reported on stderr; the notification is then lost (it is not
+    /// news later).
     void post(const Notification& n) {
-        try {
-            if (!markup_)
-                markup_ = has_markup();
-            std::map<std::string, sdbus::Variant> hints{
-                {"urgency", sdbus::Variant(n.urgency)},
-                {"category", sdbus::Variant(n.category)},
-                {"desktop-entry", sdbus::Variant(std::string(kDesktopEntry))},
-            };
-            const uint32_t id = Notify(kAppName, ids_.replaces(n.key), n.icon, n.summary,
-                                       *markup_ ? escape_markup(n.body) : n.body, {}, hints, -1);
-            ids_.posted(n.key, id);
-        } catch (const sdbus::Error& e) {
-            warn(fmt::format("cannot post \"{}\": {}: {}", n.summary, e.getName(), e.getMessage()));
+        if (markup_) {
+            send(n);
+            return;
         }
+        waiting_.push_back(n);
+        ask_capabilities();
+    }
+
+    /// org.freedesktop.Notifications has a new owner (`owner`, "" for none): what the old
+    /// server said (its capabilities, the ids it gave) means nothing to the new one.
+    void server_changed(const std::string& owner) {
+        ++generation_;
+        markup_.reset();
+        asking_ = false;
+        ids_.clear();
+        if (!owner.empty() && !waiting_.empty())
+            ask_capabilities();
     }
 
   private:
-    bool has_markup() {
-        const auto caps = GetCapabilities();
-        return std::find(caps.begin(), caps.end(), "body-markup") != caps.end();
+    void ask_capabilities() {
+        if (asking_)
+            return;
+        asking_ = true;
+        const uint64_t generation = generation_;
+        getProxy()
+            .callMethodAsync("GetCapabilities")
+            .onInterface(INTERFACE_NAME)
+            .withTimeout(kNotifyTimeout)
+            .uponReplyInvoke([this, generation](const sdbus::Error* error,
+                                                const std::vector<std::string>& caps) {
+                if (generation != generation_)
+                    return; // asked a server that is gone
+                asking_ = false;
+                auto waiting = std::move(waiting_);
+                waiting_.clear();
+                if (error) {
+                    for (const auto& n : waiting)
+                        warn(fmt::format("cannot post \"{}\": GetCapabilities: {}: {}", n.summary,
+                                         error->getName(), error->getMessage()));
+                    return;
+                }
+                markup_ = std::find(caps.begin(), caps.end(), "body-markup") != caps.end();
+                for (const auto& n : waiting)
+                    send(n);
+            });
     }
+
+    void send(const Notification& n) {
+        std::map<std::string, sdbus::Variant> hints{
+            {"urgency", sdbus::Variant(n.urgency)},
+            {"category", sdbus::Variant(n.category)},
+            {"desktop-entry", sdbus::Variant(std::string(kDesktopEntry))},
+        };
+        const uint64_t generation = generation_;
+        // The summary is plain text for every server (Desktop Notifications Specification 1.2,
+        // "Notify": summary); only the body may carry markup, so only the body is escaped.
+        getProxy()
+            .callMethodAsync("Notify")
+            .onInterface(INTERFACE_NAME)
+            .withTimeout(kNotifyTimeout)
+            .withArguments(std::string(kAppName), ids_.replaces(n.key), n.icon, n.summary,
+                           *markup_ ? escape_markup(n.body) : n.body, std::vector<std::string>{},
+                           hints, int32_t{-1})
+            .uponReplyInvoke([this, generation, key = n.key,
+                              summary = n.summary](const sdbus::Error* error, uint32_t id) {
+                if (error)
+                    warn(fmt::format("cannot post \"{}\": {}: {}", summary, error->getName(),
+                                     error->getMessage()));
+                else if (generation == generation_)
+                    ids_.posted(key, id);
+            });
+    }
+
     void onNotificationClosed(const uint32_t& id, const uint32_t&) override { ids_.closed(id); }
 
     ReplaceIds ids_;
-    std::optional<bool> markup_;
+    std::optional<bool> markup_; // of the server now; unset until it answered GetCapabilities
+    bool asking_ = false;        // a GetCapabilities call is out
+    std::vector<Notification> waiting_; // for the answer of GetCapabilities
+    uint64_t generation_ = 0;           // counts the owners of org.freedesktop.Notifications
 };
 
 class Agent {
@@ -123,6 +189,7 @@ class Agent {
     void on_interfaces_removed(sdbus::Message& m);
     void on_properties_changed(sdbus::Message& m);
     void on_name_owner_changed(sdbus::Message& m);
+    void on_server_owner_changed(sdbus::Message& m);
 
     sdbus::IConnection& system_;
     sdbus::IConnection& session_;
@@ -220,6 +287,13 @@ void Agent::on_name_owner_changed(sdbus::Message& m) {
         resync_pending_ = true;
 }
 
+void Agent::on_server_owner_changed(sdbus::Message& m) {
+    std::string name, old_owner, new_owner;
+    m >> name >> old_owner >> new_owner;
+    if (name == kNotificationsName)
+        poster_.server_changed(new_owner);
+}
+
 void Agent::subscribe() {
     const std::string sender = fmt::format("type='signal',sender='{}',", api::kBusName);
     auto guarded = [this](void (Agent::*handler)(sdbus::Message&)) {
@@ -250,6 +324,12 @@ void Agent::subscribe() {
                     "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='{}'",
                     api::kBusName),
         guarded(&Agent::on_name_owner_changed)));
+    // A new notification server (a desktop shell restarted, another daemon took the name).
+    slots_.push_back(session_.addMatch(
+        fmt::format("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                    "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='{}'",
+                    kNotificationsName),
+        guarded(&Agent::on_server_owner_changed)));
 }
 
 int Agent::run() {

@@ -84,6 +84,12 @@ bool port_is_active(const std::string& state) {
 
 Tracker::Tracker(Snapshot initial) : told_(initial), now_(std::move(initial)) {}
 
+void Tracker::crossed(const std::string& path, const std::string& before,
+                      const std::string& after) {
+    if (port_is_active(before) != port_is_active(after))
+        ++crossings_[path];
+}
+
 void Tracker::device_added(const std::string& path, DeviceState device) {
     auto& slot = now_.devices[path];
     dirty_ |= !(slot == device);
@@ -91,6 +97,8 @@ void Tracker::device_added(const std::string& path, DeviceState device) {
 }
 
 void Tracker::port_added(const std::string& path, PortState port) {
+    if (auto it = now_.ports.find(path); it != now_.ports.end())
+        crossed(path, it->second.state, port.state);
     auto& slot = now_.ports[path];
     dirty_ |= !(slot == port);
     slot = std::move(port);
@@ -116,6 +124,7 @@ void Tracker::port_state(const std::string& path, const std::string& state) {
     auto it = now_.ports.find(path);
     if (it == now_.ports.end() || it->second.state == state)
         return;
+    crossed(path, it->second.state, state);
     it->second.state = state;
     dirty_ = true;
 }
@@ -145,6 +154,9 @@ void Tracker::manager_problems(std::vector<Problem> problems) {
 }
 
 void Tracker::resync(Snapshot now) {
+    for (const auto& [path, port] : now.ports)
+        if (auto it = now_.ports.find(path); it != now_.ports.end())
+            crossed(path, it->second.state, port.state);
     dirty_ |= !(now_ == now);
     now_ = std::move(now);
 }
@@ -209,7 +221,7 @@ std::vector<Notification> Tracker::flush() {
 
     // Ports of devices that stayed, going from or to ACTIVE. The ports of added and removed
     // devices are told with their device.
-    std::vector<PortChange> down, up;
+    std::vector<PortChange> down, up, flapped;
     for (const auto& [path, now] : now_.ports) {
         auto before = told_.ports.find(path);
         auto dev = now_.devices.find(now.device_path);
@@ -221,6 +233,8 @@ std::vector<Notification> Tracker::flush() {
             down.push_back({path, &dev->second, &before->second, &now});
         else if (!was && is)
             up.push_back({path, &dev->second, &before->second, &now});
+        else if (auto c = crossings_.find(path); c != crossings_.end() && c->second >= 2)
+            flapped.push_back({path, &dev->second, &before->second, &now});
     }
     auto by_port = [](const PortChange& a, const PortChange& b) {
         return std::tie(a.device->name, a.now->number, a.path) <
@@ -228,7 +242,10 @@ std::vector<Notification> Tracker::flush() {
     };
     std::sort(down.begin(), down.end(), by_port);
     std::sort(up.begin(), up.end(), by_port);
-    if (down.size() + up.size() <= kMaxSingle) {
+    std::sort(flapped.begin(), flapped.end(), by_port);
+    // Crossings of a port on the same side at both ends come in pairs: down and up again.
+    auto flaps = [&](const PortChange& c) { return crossings_.at(c.path) / 2; };
+    if (down.size() + up.size() + flapped.size() <= kMaxSingle) {
         for (const auto& c : down)
             out.push_back({c.path, fmt::format("{} port {} is down", c.device->name, c.now->number),
                            fmt::format("Port {} of {}{} is {}, was {}.", c.now->number,
@@ -241,6 +258,17 @@ std::vector<Notification> Tracker::flush() {
                                        c.device->name, pci_text(*c.device),
                                        state_text(c.now->state), state_text(c.before->state)),
                            0, "network.connected", "network-wired"});
+        for (const auto& c : flapped) {
+            const uint32_t n = flaps(c);
+            out.push_back({c.path,
+                           fmt::format("{} port {} flapped {} time{}", c.device->name,
+                                       c.now->number, n, n == 1 ? "" : "s"),
+                           fmt::format("Port {} of {}{} {} {} time{} and is {} again.",
+                                       c.now->number, c.device->name, pci_text(*c.device),
+                                       port_is_active(c.now->state) ? "went down" : "came up", n,
+                                       n == 1 ? "" : "s", state_text(c.now->state)),
+                           2, "network.error", "network-error"});
+        }
     } else {
         auto names = [](const std::vector<PortChange>& changes) {
             std::vector<std::string> out;
@@ -257,6 +285,11 @@ std::vector<Notification> Tracker::flush() {
             out.push_back(
                 {"", fmt::format("{} RDMA port{} up", up.size(), up.size() == 1 ? " is" : "s are"),
                  names(up), 0, "network.connected", "network-wired"});
+        if (!flapped.empty())
+            out.push_back({"",
+                           fmt::format("{} RDMA port{} flapped", flapped.size(),
+                                       flapped.size() == 1 ? "" : "s"),
+                           names(flapped), 2, "network.error", "network-error"});
     }
 
     // New error-level problems of rdmad and of the devices that stayed.
@@ -291,6 +324,7 @@ std::vector<Notification> Tracker::flush() {
     }
 
     told_ = now_;
+    crossings_.clear();
     return out;
 }
 

@@ -98,15 +98,24 @@ class Tracker {
     /// Whether something changed since the last flush() (the caller's timer should be running).
     bool dirty() const { return dirty_; }
     /// The notifications for every difference between what was told and the state now, in a
-    /// fixed order (removed devices, added devices, ports down, ports up, problems); the state
-    /// now becomes what was told.
+    /// fixed order (removed devices, added devices, ports down, ports up, ports that flapped,
+    /// problems); the state now becomes what was told. A port that left ACTIVE and came back
+    /// (or the other way round) within the window flapped: "mlx5_0 port 1 flapped N times",
+    /// N the number of times it went down (or came up), with the port's key.
     std::vector<Notification> flush();
 
     const Snapshot& state() const { return now_; }
 
   private:
+    // A port's state changed from `before` to `after`: counts a crossing of the ACTIVE line.
+    void crossed(const std::string& path, const std::string& before, const std::string& after);
+
     Snapshot told_;
     Snapshot now_;
+    /// Per port object path: how often its state crossed between active and not active since
+    /// the last flush(). A port on the same side at both ends of a window with crossings
+    /// flapped: it is told, though the states flush() compares are equal.
+    std::map<std::string, uint32_t> crossings_;
     bool dirty_ = false;
 };
 

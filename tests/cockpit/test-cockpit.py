@@ -12,7 +12,9 @@ type set through the page lands in the testbed's mlx4_port<n> file (and an inval
 its D-Bus error); Reconcile previews and applies a difference; polkit denying shows
 AccessDenied; a restart of rdmad is followed; without administrative access the controls are
 disabled with the reason; the netdevs view shows another host's netdevs and hints; the manifest names the menu entry and its condition; the dark theme
-applies.
+applies. First of all, a page opened while rdmad is not running shows its ports once it
+starts. The bridge gets a private session bus that the test starts and stops,
+and what the bridge starts below it (ssh-agent) is ended with it: nothing outlives a run.
 
   test-cockpit.py --rdmad PATH --host FILE.umockdev [--host-netdevs FILE.umockdev]
                   --page-dir cockpit/ --dbus-dir dbus/
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -124,14 +127,50 @@ def page_tree(work, page_dir, interfaces_dir):
     return data
 
 
+def children(pid):
+    """The pids whose parent is `pid` (/proc/<pid>/task/*/children, proc(5))."""
+    out = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def descendants(pid):
+    """(pid, argv[0]) of every process below `pid`."""
+    out, todo = [], [pid]
+    while todo:
+        for c in children(todo.pop()):
+            try:
+                with open("/proc/%d/cmdline" % c, "rb") as f:
+                    out.append((c, f.read().split(b"\0")[0].decode(errors="replace")))
+            except OSError:
+                continue
+            todo.append(c)
+    return out
+
+
 class Cockpit:
-    """cockpit-ws with a local session on 127.0.0.<x>, the bridge on the private bus."""
+    """cockpit-ws with a local session on 127.0.0.<x>, the bridge on the private bus. The
+    bridge gets a private session bus that this object starts and stops: without
+    DBUS_SESSION_BUS_ADDRESS it starts a `dbus-daemon --session` of its own, which forks away
+    and outlives it."""
 
     def __init__(self, work, bus_address, xdg_data_home, label="cockpit-ws"):
         self.addr = "127.0.0.%d" % (2 + os.getpid() % 200)
         self.port = free_port(self.addr)
+        self.session_bus = subprocess.Popen(
+            ["dbus-daemon", "--session", "--nofork", "--print-address=1",
+             "--address=unix:path=%s" % os.path.join(work, label + "-session.socket")],
+            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        session_address = self.session_bus.stdout.readline().decode().strip()
+        check(session_address.startswith("unix:"), "no session bus address from dbus-daemon")
         env = clean_env(DBUS_SYSTEM_BUS_ADDRESS=bus_address, XDG_DATA_HOME=xdg_data_home,
-                        XDG_CONFIG_DIRS=os.path.join(work, "no-config"))
+                        XDG_CONFIG_DIRS=os.path.join(work, "no-config"),
+                        DBUS_SESSION_BUS_ADDRESS=session_address)
         self.proc = Proc([COCKPIT_WS, "-p", str(self.port), "-a", self.addr,
                           "--local-session=cockpit-bridge"], env, os.path.join(work, label + ".log"))
         self.base = "http://%s:%d" % (self.addr, self.port)
@@ -149,8 +188,25 @@ class Cockpit:
     def url(self, hash_=""):
         return self.base + "/cockpit/@localhost/rdmad/index.html" + hash_
 
+    def stray_buses(self):
+        """dbus-daemons that cockpit-ws's processes started (none: they have ours)."""
+        return [(pid, exe) for pid, exe in descendants(self.proc.p.pid) if "dbus-daemon" in exe]
+
     def stop(self):
+        # The bridge also starts an `ssh-agent -D` that outlives it: what ran below cockpit-ws
+        # and is still there once it exited is ended too.
+        below = descendants(self.proc.p.pid)
         self.proc.stop()
+        for pid, exe in below:
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    if f.read().split(b"\0")[0].decode(errors="replace") == exe:
+                        os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
+        if self.session_bus.poll() is None:
+            self.session_bus.terminate()
+            self.session_bus.wait(10)
 
 
 def browser(width=1280, height=760):
@@ -352,6 +408,31 @@ def check_denied(rig, page, work):
         polkitd.stop()
 
 
+def check_absent_then_started(rig, ws, driver, page, host):
+    """The page opened while rdmad is not running (the bridge closes a client of an unowned
+    name with "not-found") says so, and shows rdmad's devices once it starts, without a
+    reload."""
+    driver.get(ws.url())
+    check(eventually(lambda: any("rdmad is not running" in b for b in page.banners()), 20),
+          "no 'not running' banner with rdmad absent: %s" % page.banners())
+    check(eventually(lambda: page.text("#daemon-state") == "rdmad: not running"),
+          "state %r" % page.text("#daemon-state"))
+    check(page.rows() == 0, "rows with rdmad absent: %r" % page.rows())
+    rig.start()
+    page.wait_loaded("1")
+    want = fixture_ports(host)
+    check(eventually(lambda: page.rows() == len(want)),
+          "after rdmad started: %r rows, the fixture has %d ports" % (page.rows(), len(want)))
+    banners = page.banners()
+    check(any("rdmad started" in b and "read everything again" in b for b in banners),
+          "no 'rdmad started' banner: %s" % banners)
+    check(not any("not running" in b or "closed" in b for b in banners),
+          "stale banners after rdmad started: %s" % banners)
+    stray = ws.stray_buses()
+    check(stray == [], "cockpit's processes started their own bus: %s" % stray)
+    log("ok: a page opened before rdmad showed its %d ports once it started" % len(want))
+
+
 def check_restart(rig, page):
     old = rig.conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                              "GetNameOwner", GLib.Variant("(s)", ("org.rdmad1",)), None, 0, 5000,
@@ -452,12 +533,12 @@ def run_tests(args):
     ws = driver = None
     ok = False
     try:
-        rig.start()
         xdg = page_tree(work, args.page_dir, os.path.abspath(args.dbus_dir))
         ws = Cockpit(work, rig.address, xdg)
         check_manifest(ws, args.dbus_dir)
         driver = browser()
         page = Page(driver)
+        check_absent_then_started(rig, ws, driver, page, args.host)
         driver.get(ws.url())
         page.wait_loaded()
         check_overview(page, args.host)

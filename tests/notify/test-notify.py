@@ -6,13 +6,16 @@ notification_daemon template runs on a private session bus and records every Not
 (org.freedesktop.DBus.Mock.GetCalls). One scenario, in order: start-up is quiet; a port down
 is one notification; the port back up replaces it; 100 devices plugged at once are one
 notification; an rdmad restart gives none; a configuration error is one; a second agent
-exits; SIGTERM ends the agent.
+exits; a new notification server (without, then with "body-markup") is asked again and gets
+no old replaces_id; SIGTERM ends the agent; a hung server costs a dropped, reported
+notification and does not delay SIGTERM.
 
   test-notify.py --rdmad PATH --rdmad-notify PATH --host FILE.umockdev [--devices N]
 
 Prints the figures (latency, the agent's CPU time for the burst) and exits 1 on a failure."""
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -84,6 +87,24 @@ class Session:
         check(eventually(lambda: self.has_owner(NOTIFICATIONS)),
               "dbusmock's notification daemon did not appear")
 
+    def replace_server(self, argv):
+        """Stops the notification server and starts `argv` in its place on the session bus
+        (a new owner of org.freedesktop.Notifications, as after a desktop shell restart)."""
+        self.mock.terminate()
+        self.mock.wait(10)
+        check(eventually(lambda: not self.has_owner(NOTIFICATIONS)), "the old server stays")
+        self.mock = subprocess.Popen(argv, env=clean_env(DBUS_SESSION_BUS_ADDRESS=self.address),
+                                     stdout=self.mock_log, stderr=subprocess.STDOUT)
+        check(eventually(lambda: self.has_owner(NOTIFICATIONS)), "the new server did not appear")
+
+    def dbusmock(self, capabilities=None):
+        """dbusmock's notification daemon; `capabilities` "a b c" instead of its default ones
+        (which include "body-markup")."""
+        argv = ["/usr/bin/python3", "-m", "dbusmock", "--template", "notification_daemon"]
+        if capabilities is not None:
+            argv += ["-p", json.dumps({"capabilities": capabilities})]
+        self.replace_server(argv)
+
     def has_owner(self, name):
         v = self.conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus",
                                 "org.freedesktop.DBus", "NameHasOwner",
@@ -128,6 +149,43 @@ class Agent:
                 self.p.wait()
         self.log_f.close()
         return self.p.returncode
+
+
+# A notification server that takes org.freedesktop.Notifications and never answers a call (a
+# hung desktop shell): the calls are held, unanswered, until it exits.
+HUNG_SERVER = r'''
+from gi.repository import Gio, GLib
+XML = """<node><interface name="org.freedesktop.Notifications">
+<method name="GetCapabilities"><arg type="as" direction="out"/></method>
+<method name="Notify"><arg type="s"/><arg type="u"/><arg type="s"/><arg type="s"/>
+<arg type="s"/><arg type="as"/><arg type="a{sv}"/><arg type="i"/><arg type="u" direction="out"/>
+</method></interface></node>"""
+held = []
+bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+bus.register_object("/org/freedesktop/Notifications",
+                    Gio.DBusNodeInfo.new_for_xml(XML).interfaces[0],
+                    lambda conn, sender, path, iface, method, params, call: held.append(call),
+                    None, None)
+Gio.bus_own_name_on_connection(bus, "org.freedesktop.Notifications", 0, None, None)
+GLib.MainLoop().run()
+'''
+
+
+def config_error(rig, key):
+    """rdmad's configuration gets the unknown key `key`; Reload makes it a config-error."""
+    rig.write("config/rdmad.conf", '[daemon]\n"%s" = 1\n' % key)
+    try:
+        rig.call("/org/rdmad1", "org.rdmad1.Manager", "Reload")
+    except GLib.Error:
+        pass  # Reload answers with the error too; the Problems property is what counts
+
+
+def set_port_state(rig, state):
+    """mlx5_0 port 1's state file, then a "change" uevent."""
+    rig.testbed.set_attribute(MLX5_IB, "ports/1/state", state)
+    sender = RawSender(rig.tbroot)
+    sender.send(MLX5_IB, "change")
+    sender.close()
 
 
 def wait_new(session, before, what, timeout=15.0):
@@ -256,12 +314,66 @@ def run(args):
               "second agent: status %s, %r" % (rc, second.log()))
         print("ok second agent: exits 0", flush=True)
 
-        # 8. SIGTERM: exit status 0, nothing on stderr.
+        # 8. The notification server is replaced by one without "body-markup": the body goes
+        # as it is, and nothing replaces the old server's ids (replaces_id 0).
+        session.dbusmock("body")
+        config_error(rig, "<b>plain</b>")
+        new, _ = wait_new(session, 0, "the error on a plain-text server")
+        check(len(new) == 1, "plain server: %d notifications: %s" % (len(new), new))
+        check(new[0][1] == 0, "plain server: replaces_id %r of the old server" % new[0][1])
+        check(new[0][3] == "RDMA error on rdmad: config-error", "plain server: summary %r"
+              % new[0][3])
+        check(new[0][4].startswith(conf + ':2:1: unknown key "<b>plain</b>"'),
+              "plain server: body %r" % new[0][4])
+        print("ok server replaced (no body-markup): body as is, %r" % new[0][4], flush=True)
+
+        # 9. And again by one with "body-markup" (dbusmock's default capabilities): the agent
+        # asks again and escapes &, < and >.
+        session.dbusmock()
+        config_error(rig, "<a href='x'>k</a> & more")
+        new, _ = wait_new(session, 0, "the error on a markup server")
+        check(len(new) == 1, "markup server: %d notifications: %s" % (len(new), new))
+        check(new[0][1] == 0, "markup server: replaces_id %r" % new[0][1])
+        check(new[0][3] == "RDMA error on rdmad: config-error", "markup server: summary %r"
+              % new[0][3])
+        check(new[0][4].startswith(
+            conf + ':2:1: unknown key "&lt;a href=\'x\'&gt;k&lt;/a&gt; &amp; more"'),
+            "markup server: body %r" % new[0][4])
+        print("ok server replaced (body-markup): body escaped, %r" % new[0][4], flush=True)
+
+        # 10. SIGTERM: exit status 0, nothing on stderr.
         rc = agent.stop()
         check(rc == 0, "rdmad-notify exit status %s on SIGTERM:\n%s" % (rc, agent.log()))
         check(agent.log() == "", "rdmad-notify wrote: %r" % agent.log())
         agent = None
         print("ok SIGTERM: exit status 0", flush=True)
+
+        # 11. A hung notification server: a notification it does not take is reported and
+        # dropped after the 2 s timeout; the agent still follows rdmad and obeys SIGTERM at
+        # once while calls are held.
+        session.replace_server(["/usr/bin/python3", "-c", HUNG_SERVER])
+        agent = Agent(args.rdmad_notify, rig, session, label="rdmad-notify-hung")
+        check(eventually(lambda: session.has_owner("org.rdmad1.Notify")),
+              "rdmad-notify did not take org.rdmad1.Notify:\n" + agent.log())
+        time.sleep(2)  # its first snapshot
+        set_port_state(rig, "1: DOWN\n")
+        check(eventually(lambda: 'cannot post "mlx5_0 port 1 is down"' in agent.log(), 10),
+              "no report of the dropped notification: %r" % agent.log())
+        set_port_state(rig, "4: ACTIVE\n")
+        time.sleep(1.5)  # the window (1 s) closed: a call is held by the server now
+        t0 = time.monotonic()
+        agent.p.send_signal(signal.SIGTERM)
+        try:
+            agent.p.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+        figures["hung_sigterm_s"] = time.monotonic() - t0
+        rc = agent.stop()
+        check(rc == 0 and figures["hung_sigterm_s"] < 1.0,
+              "SIGTERM with a hung server: status %s after %.1f s" % (rc, figures["hung_sigterm_s"]))
+        agent = None
+        print("ok hung server: notification dropped and reported, SIGTERM exits in %.2f s"
+              % figures["hung_sigterm_s"], flush=True)
         print("figures: port down notified after %.2f s (window 1 s); %d devices notified "
               "%.2f s after the first uevent; rdmad-notify CPU for the burst %.1f ms"
               % (figures["port_down_latency_s"], n, figures["burst_latency_s"],

@@ -35,6 +35,13 @@ Snapshot host() {
     return s;
 }
 
+// host() with mlx4_0 port 2 DOWN.
+Snapshot host_port_down() {
+    Snapshot s = host();
+    s.ports[kMlx4Port2].state = "DOWN";
+    return s;
+}
+
 std::string vf_path(int j) {
     return "/org/rdmad1/device/_3vf" + std::to_string(j);
 }
@@ -94,11 +101,68 @@ TEST_CASE("a port coming up is told under the same key, so it replaces the down 
     CHECK(up[0].category == "network.connected");
 }
 
-TEST_CASE("a port that goes down and comes back within one window gives nothing", "[notify]") {
+TEST_CASE("a port that goes down and comes back within one window is told as flapped", "[notify]") {
     Tracker t(host());
     t.port_state(kMlx5Port, "DOWN");
     t.port_state(kMlx5Port, "ACTIVE");
+    CHECK(t.dirty());
+    auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].key == kMlx5Port); // replaces the port's last notification
+    CHECK(ns[0].summary == "mlx5_0 port 1 flapped 1 time");
+    CHECK(ns[0].body ==
+          "Port 1 of mlx5_0 (PCI 0000:04:00.0) went down 1 time and is ACTIVE again.");
+    CHECK(ns[0].urgency == 2);
+    CHECK(ns[0].category == "network.error");
+    // The count starts again with each window.
     CHECK(t.flush().empty());
+
+    // Three times down and up (through INIT, which is not ACTIVE either) in one window.
+    for (int k = 0; k < 3; ++k) {
+        t.port_state(kMlx5Port, "DOWN");
+        t.port_state(kMlx5Port, "INIT");
+        t.port_state(kMlx5Port, "ACTIVE");
+    }
+    ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].summary == "mlx5_0 port 1 flapped 3 times");
+}
+
+TEST_CASE("a down port that came up briefly within one window is told as flapped", "[notify]") {
+    Tracker t(host_port_down());
+    t.port_state(kMlx4Port2, "ACTIVE");
+    t.port_state(kMlx4Port2, "DOWN");
+    const auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].summary == "mlx4_0 port 2 flapped 1 time");
+    CHECK(ns[0].body == "Port 2 of mlx4_0 (PCI 0000:03:00.0) came up 1 time and is DOWN again.");
+}
+
+TEST_CASE("a state change that stays on one side of ACTIVE is no flap", "[notify]") {
+    Tracker t(host_port_down());
+    t.port_state(kMlx4Port2, "INIT");
+    t.port_state(kMlx4Port2, "DOWN");
+    t.port_state(kMlx5Port, "ACTIVE_DEFER");
+    t.port_state(kMlx5Port, "ACTIVE");
+    CHECK(t.flush().empty());
+}
+
+TEST_CASE("more than three flapping ports are summed up", "[notify]") {
+    Snapshot s;
+    for (int j = 0; j < 4; ++j) {
+        s.devices[vf_path(j)] = {"mlx5_" + std::to_string(10 + j), "", {}};
+        s.ports[vf_path(j) + "/port/1"] = {vf_path(j), 1, "ACTIVE"};
+    }
+    Tracker t(s);
+    for (int j = 0; j < 4; ++j) {
+        t.port_state(vf_path(j) + "/port/1", "DOWN");
+        t.port_state(vf_path(j) + "/port/1", "ACTIVE");
+    }
+    const auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].key.empty());
+    CHECK(ns[0].summary == "4 RDMA ports flapped");
+    CHECK(ns[0].body == "mlx5_10 port 1, mlx5_11 port 1, mlx5_12 port 1, mlx5_13 port 1.");
 }
 
 TEST_CASE("ACTIVE_DEFER counts as up; an unreadable state as down", "[notify]") {
