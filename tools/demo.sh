@@ -79,7 +79,10 @@ else
     echo "== configuring the build in build/ (meson setup: about 5 s)"
     meson setup "$top/build" -Dwerror=true >/dev/null
   fi
-  if ninja -C "$top/build" -n 2>/dev/null | grep -q '^\['; then
+  # ninja -n's whole output first: with pipefail, `grep -q` leaving at its first match made
+  # ninja die of SIGPIPE and the test say "up to date" before a 20-minute build.
+  pending=$(ninja -C "$top/build" -n 2>/dev/null || true)
+  if grep -q '^\[' <<<"$pending"; then
     echo "== building rdmad, rdmactl and the tests (ninja: about 6 minutes the first time on 2 cores, seconds after a change)"
   else
     echo "== the build in build/ is up to date"
@@ -92,15 +95,20 @@ tmp=$(mktemp -d)
 . "$top/tools/private-bus.sh"
 trap 'stop_private_bus; rm -rf "$tmp"' EXIT
 start_private_bus "$tmp"
-mkdir -p "$tmp/etc/conf.d" "$tmp/state" "$tmp/modprobe.d" "$tmp/prometheus" "$tmp/nfd"
+mkdir -p "$tmp/etc/conf.d" "$tmp/state" "$tmp/modprobe.d" "$tmp/prometheus" "$tmp/nfd" \
+  "$tmp/dispatcher.d"
 export CONFIGURATION_DIRECTORY="$tmp/etc" STATE_DIRECTORY="$tmp/state"
 # The exports go to the demo's own directories, never to this machine's node-exporter or
 # Kubernetes directories (rdmad.conf(5), [export]).
 cat > "$tmp/etc/conf.d/00-demo-exports.conf" <<EOF
-# tools/demo.sh: the exports stay in the demo's directory.
+# tools/demo.sh: the exports stay in the demo's directory, and the dispatcher scripts run
+# are the demo's own (none unless you add some), never this machine's.
 [export]
 prometheus_dir = "$tmp/prometheus"
 nfd_dir = "$tmp/nfd"
+
+[dispatcher]
+directories = ["$tmp/dispatcher.d"]
 EOF
 
 # rdmad runs in the foreground of a small shell that waits for it to take its name, prints

@@ -137,6 +137,14 @@ void Dispatcher::next() {
 
 bool Dispatcher::spawn(const Script& script) {
     const Event& e = *current_;
+    // Checked again right before the run: earlier scripts may have run for a while since the
+    // listing (the directory is root's alone, list_scripts(), so only root can swap it).
+    struct stat st {};
+    if (stat(script.path.c_str(), &st) != 0 || refusal(st)) {
+        log::with(log::Level::warning, {{"RDMAD_SCRIPT", script.path}},
+                  "dispatcher: not running {}: it changed since it was checked", script.path);
+        return false;
+    }
     std::vector<std::string> env_s = {kPath};
     for (const auto& [k, v] : e.env)
         env_s.push_back(k + "=" + v);
@@ -213,8 +221,11 @@ int Dispatcher::on_child(sd_event_source*, const siginfo_t* si, void* userdata) 
     const Event& e = *self->current_;
     const Script& s = self->running_;
     const double secs = double(now_usec(self->event_) - self->started_usec_) / 1e6;
+    // What the script left running in its process group ends with it: a script is a step,
+    // not a way to start daemons (a systemd unit is). Its pid is not reaped yet, so the group
+    // id is still its own.
+    kill(-self->pid_, SIGKILL);
     if (self->timed_out_) {
-        kill(-self->pid_, SIGKILL); // what the script left behind in its group
         log::with(log::Level::warning, fields_of(e, s),
                   "dispatcher: {} ({} {}) killed after its time limit of {} s", s.path, e.object,
                   e.name, self->timeout_sec_);

@@ -42,6 +42,17 @@ Listing list_scripts(const std::vector<std::string>& directories) {
     Listing out;
     std::map<std::string, std::string> first; // name -> the directory it is taken from
     for (const auto& dir : directories) {
+        // A directory others may write to lets them swap a checked script for their own
+        // between the check and the run: its scripts are not run at all.
+        struct stat dst {};
+        if (stat(dir.c_str(), &dst) == 0 && S_ISDIR(dst.st_mode) &&
+            (dst.st_uid != 0 || (dst.st_mode & (S_IWGRP | S_IWOTH)))) {
+            out.errors.push_back(
+                fmt::format("{}: {}: its scripts are not run", dir,
+                            dst.st_uid != 0 ? fmt::format("owned by uid {}, not root", dst.st_uid)
+                                            : std::string("writable by group or others")));
+            continue;
+        }
         DIR* d = opendir(dir.c_str());
         if (!d) {
             if (errno != ENOENT && errno != ENOTDIR)

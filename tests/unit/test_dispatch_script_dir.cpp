@@ -115,3 +115,22 @@ TEST_CASE("dispatch scripts: listed in name order across directories, the first 
     CHECK(again.refused.front().script.path == e40);
     CHECK(again.refused.front().version != before);
 }
+
+TEST_CASE("dispatch scripts: a directory others may write to, or not root's, runs none") {
+    rdmad::test::TempDir dir("rdmad-dispatch");
+    const std::string s = script(dir, "d/10-ok", 0755);
+    const std::string d = (dir.path / "d").string();
+    REQUIRE(chmod(d.c_str(), 0755) == 0);
+    CHECK(run_names(list_scripts({d})) == std::vector<std::string>{s});
+    REQUIRE(chmod(d.c_str(), 0775) == 0); // group-writable: a group member could swap 10-ok
+    Listing l = list_scripts({d});
+    CHECK(l.run.empty());
+    CHECK(l.errors == std::vector<std::string>{d + ": writable by group or others: its scripts "
+                                                   "are not run"});
+    REQUIRE(chmod(d.c_str(), 0755) == 0);
+    REQUIRE(chown(d.c_str(), 65534, 65534) == 0);
+    l = list_scripts({d});
+    CHECK(l.run.empty());
+    CHECK(l.errors ==
+          std::vector<std::string>{d + ": owned by uid 65534, not root: its scripts are not run"});
+}
