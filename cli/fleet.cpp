@@ -18,6 +18,7 @@
 #include <exception>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,10 +83,18 @@ std::vector<HostAnswer> ask_hosts(const std::vector<std::string>& hosts,
             children[i].eof = true;
             continue;
         }
+        const pid_t parent = ::getpid();
         const pid_t pid = ::fork();
         if (pid == 0) {
-            // Its own process group: on a timeout, the parent kills it with its ssh.
+            // Its own process group: on a timeout, the parent kills it with its ssh. It dies
+            // with the parent (killed, or Ctrl-C, which reaches only the foreground group),
+            // and never outlives the deadline by more than a few seconds on its own.
             ::setpgid(0, 0);
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent)
+                ::_exit(1);
+            ::alarm(static_cast<unsigned>(
+                std::chrono::duration_cast<std::chrono::seconds>(timeout).count() + 5));
             ::close(fds[0]);
             write_all(fds[1], ask_one(hosts[i], ask));
             ::_exit(0);

@@ -180,7 +180,8 @@ int verb_diff(const std::vector<HostDoc>& docs, const std::map<std::string, std:
         return status;
     }
     if (differences.empty()) {
-        if (out.legend)
+        // Fewer than two hosts answered: nothing was compared (the errors say why).
+        if (out.legend && order.size() >= 2)
             fmt::print("No differences between {} {}.\n", order.size(),
                        order.size() == 1 ? "host" : "hosts");
         return status;
