@@ -140,6 +140,28 @@ std::vector<Problem> check_lossless(const DeviceState& /*d*/, const PortState& p
         const bool mapped = std::any_of(pfc.dscp_map.begin(), pfc.dscp_map.end(), [&](auto& e) {
             return std::find(no_drop.begin(), no_drop.end(), e.second) != no_drop.end();
         });
+        // One DSCP listed with two priorities (dcb app add does not replace): which one the
+        // NIC uses is the driver's choice, so lossless traffic may land on a lossy priority.
+        for (size_t i = 1; i < pfc.dscp_map.size(); ++i) {
+            const auto& a = pfc.dscp_map[i - 1];
+            const auto& b = pfc.dscp_map[i];
+            if (a.first != b.first || a.second == b.second)
+                continue;
+            Problem pr;
+            pr.code = "pfc-dscp-ambiguous";
+            pr.severity = "warning";
+            pr.port = port.number;
+            pr.text = fmt::format("port {}: netdev {} maps DSCP {} to priorities {} and {}: which "
+                                  "one the NIC uses is up to its driver",
+                                  port.number, netdev, a.first, a.second, b.second);
+            pr.evidence = ev;
+            pr.remedy = fmt::format(
+                "keep one entry: dcb app del dev {} dscp-prio {}:{}", netdev, a.first,
+                std::find(no_drop.begin(), no_drop.end(), a.second) == no_drop.end() ? a.second
+                                                                                     : b.second);
+            out.push_back(std::move(pr));
+            break; // one finding per port is enough to act on
+        }
         if (!mapped) {
             Problem pr;
             pr.code = "pfc-dscp-unmapped";
@@ -183,7 +205,7 @@ std::vector<Problem> check_lossless(const DeviceState& /*d*/, const PortState& p
 
 bool is_lossless_code(const std::string& code) {
     return code == "pfc-off" || code == "pfc-off-desired" || code == "pfc-dscp-unmapped" ||
-           code == "lossless-config" || code == "lossless-unknown";
+           code == "pfc-dscp-ambiguous" || code == "lossless-config" || code == "lossless-unknown";
 }
 
 void refresh_lossless(DeviceState& d) {

@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace rdmad;
 using namespace rdmad::doctor;
 using Catch::Matchers::Contains;
@@ -225,4 +227,29 @@ TEST_CASE("refresh_lossless: the desired PFC merged later turns pfc-off into pfc
     refresh_lossless(d);
     REQUIRE(d.problems.size() == 3);
     CHECK(d.problems[1].code == "pfc-off-desired");
+}
+
+TEST_CASE("lossless: one DSCP with two priorities is ambiguous, whatever else is mapped",
+          "[lossless]") {
+    DeviceState d;
+    d.name = "mlx5_0";
+    PortState p;
+    p.number = 1;
+    p.transport = "RoCE";
+    p.link_layer = "Ethernet";
+    p.netdev = "ens1f0np0";
+    p.pfc.status = PfcActual::Status::ok;
+    p.pfc.priorities = {3};
+    p.pfc.trust = "dscp";
+    p.pfc.dscp_map = {{26, 0}, {26, 3}}; // dcb app add dev X dscp-prio 26:0 26:3
+    std::vector<std::string> codes;
+    std::string remedy;
+    for (const auto& pr : doctor::check_lossless(d, p)) {
+        codes.push_back(pr.code);
+        if (pr.code == "pfc-dscp-ambiguous")
+            remedy = pr.remedy;
+    }
+    CHECK(std::count(codes.begin(), codes.end(), "pfc-dscp-ambiguous") == 1);
+    CHECK(std::count(codes.begin(), codes.end(), "pfc-dscp-unmapped") == 0); // 26 -> 3 exists
+    CHECK(remedy == "keep one entry: dcb app del dev ens1f0np0 dscp-prio 26:0");
 }
