@@ -612,6 +612,24 @@ class KeyDepth {
     bool in_header_ = false;
 };
 
+/// A character of a bare value or key (a number, date, boolean): ASCII letters, digits, and
+/// "+-.:_".
+bool is_token_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.' ||
+           c == ':' || c == '_';
+}
+
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+/// toml++'s value terminators (is_value_terminator(), toml++ 3.3 impl/unicode.h): whitespace
+/// (tab, space, '\n' to '\r'), ']', '}', ',', '#'. Non-ASCII is replaced before this is asked.
+bool is_value_terminator(char c) {
+    return c == ' ' || c == '\t' || (c >= '\n' && c <= '\r') || c == ']' || c == '}' || c == ',' ||
+           c == '#';
+}
+
 std::optional<ConfigError> neutralise_hazards(std::string& text, const std::string& filename) {
     enum class In { normal, comment, basic, literal, ml_basic, ml_literal };
     In in = In::normal;
@@ -666,6 +684,17 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
             if (c == '}' && (last == '[' || last == ',')) {
                 note(i, "Error while parsing value: expected a value, saw '}'");
                 text[i] = '0';
+            }
+            // A value, a space, one digit, then a value terminator ("1979-05-27 0]"): toml++
+            // 3.3 reads the space as a date-time's 'T' and asserts that the digit is followed
+            // by more of the time (parse_value()'s scan, parser.inl). It is an error in any
+            // TOML: after a value only a terminator may follow, and a time needs "HH:MM".
+            if (c == ' ' && i > 0 && is_token_char(text[i - 1]) && i + 2 < text.size() &&
+                is_digit(text[i + 1]) && is_value_terminator(text[i + 2])) {
+                note(i + 1, "Error while parsing value: expected a time (HH:MM:SS) after the "
+                            "date and space, saw '" +
+                                shown_char(text, i + 1) + "'");
+                text[i + 1] = 'x'; // toml++ then reads a date and stops at the 'x'
             }
             switch (c) {
             case '.':

@@ -379,7 +379,7 @@ ChangeSet Inventory::put_device(DeviceState d) {
     return cs;
 }
 
-ChangeSet Inventory::remove_device(const std::string& syspath) {
+ChangeSet Inventory::remove_device(std::string syspath) {
     ChangeSet cs;
     auto it = state_.devices.find(syspath);
     if (it == state_.devices.end())
@@ -395,7 +395,7 @@ ChangeSet Inventory::remove_device(const std::string& syspath) {
     return cs;
 }
 
-void Inventory::rename_device(const std::string& old_syspath, const std::string& new_syspath) {
+void Inventory::rename_device(std::string old_syspath, std::string new_syspath) {
     auto it = state_.devices.find(old_syspath);
     if (it == state_.devices.end() || state_.devices.count(new_syspath))
         return;

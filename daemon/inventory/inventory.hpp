@@ -64,10 +64,12 @@ class Inventory {
     /// Add or replace the device at `device.syspath`.
     ChangeSet put_device(DeviceState device);
     /// The device at `syspath` is gone, with its ports; links that named it lose it.
-    ChangeSet remove_device(const std::string& syspath);
+    /// `syspath` is taken by value: a caller may pass the device's own `syspath` member.
+    ChangeSet remove_device(std::string syspath);
     /// The device at `old_syspath` is now at `new_syspath` (a "move"): the key changes, the id
     /// stays; nothing else changes until the device is put again.
-    void rename_device(const std::string& old_syspath, const std::string& new_syspath);
+    /// Both by value, for the reason remove_device() gives.
+    void rename_device(std::string old_syspath, std::string new_syspath);
     /// Add or replace the netdev with ifindex `link.index`.
     ChangeSet put_link(LinkState link);
     ChangeSet remove_link(int32_t ifindex);

@@ -67,6 +67,13 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
         {"closing brace where an array value should be (toml++ 3.3 asserts on it)",
          "[[rule]]\ndevice = \"x\"\nport_type = [\"eth\", }\n",
          "f.conf:3:21: Error while parsing value: expected a value, saw '}'"},
+        {"date, space, one digit in an array (toml++ 3.3 asserts on it)",
+         "[[rule]]\ndevice = \"x\"\nport_type = [1979-05-27 0]\n",
+         "f.conf:3:25: Error while parsing value: expected a time (HH:MM:SS) after the date and "
+         "space, saw '0'"},
+        {"date, space, one digit at the end of a line", "[daemon]\napply = 1979-05-27 7\n",
+         "f.conf:2:20: Error while parsing value: expected a time (HH:MM:SS) after the date and "
+         "space, saw '7'"},
         {"boolean given as a string", "[[rule]]\ndevice = \"mlx5_0\"\nrequire_provider = \"yes\"\n",
          "f.conf:3:20: require_provider must be true or false, not a string"},
         {"apply given as a string", "[daemon]\napply = \"no\"\n",
