@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <poll.h>
 #include <stdexcept>
@@ -68,6 +69,11 @@ std::string escape_markup(const std::string& text) {
 // server that owns the name but never answers (a hung shell) stalls nothing; after this long
 // the call fails, is reported and its notification is dropped.
 constexpr std::chrono::seconds kNotifyTimeout{2};
+
+// How long reading rdmad's objects (GetManagedObjects) may take. The read is asynchronous, so
+// the agent goes on posting what it has while rdmad answers (about 0.4 s at 1,024 devices,
+// bench/README.md); one that takes longer is reported and retried when rdmad restarts.
+constexpr std::chrono::seconds kReadTimeout{60};
 
 // The notification server on the session bus, through the proxy generated from
 // notify/org.freedesktop.Notifications.xml. Every call is asynchronous: the replies arrive in
@@ -179,8 +185,9 @@ class Agent {
 
   private:
     void subscribe();
-    std::optional<Snapshot> read_snapshot();
+    /// Asks rdmad for its objects; on_snapshot() gets them when the reply comes.
     void resync();
+    void on_snapshot(Snapshot snapshot);
     void changed() {
         if (tracker_ && tracker_->dirty())
             window_.event(Window::Clock::now());
@@ -198,34 +205,52 @@ class Agent {
     // Empty until the first snapshot of rdmad (it may start after us): that one is quiet.
     std::optional<Tracker> tracker_;
     bool resync_pending_ = false;
+    std::unique_ptr<sdbus::IProxy> rdmad_; // /org/rdmad1, for GetManagedObjects
+    uint64_t reads_ = 0; // counts the reads asked; only the reply of the last one is used
     std::vector<sdbus::Slot> slots_;
 };
 
-std::optional<Snapshot> Agent::read_snapshot() {
+void Agent::resync() {
+    resync_pending_ = false;
+    const uint64_t read = ++reads_;
     try {
-        auto proxy = sdbus::createProxy(system_, api::kBusName, api::kManagerPath);
-        ManagedObjects objects;
-        proxy->callMethod("GetManagedObjects").onInterface(kObjectManager).storeResultsTo(objects);
-        return snapshot_from(objects);
+        if (!rdmad_)
+            rdmad_ = sdbus::createProxy(system_, api::kBusName, api::kManagerPath);
+        rdmad_->callMethodAsync("GetManagedObjects")
+            .onInterface(kObjectManager)
+            .withTimeout(kReadTimeout)
+            .uponReplyInvoke(
+                [this, read](const sdbus::Error* error, const ManagedObjects& objects) {
+                    if (read != reads_)
+                        return; // rdmad restarted meanwhile: a newer read is out
+                    // Not running (yet): its NameOwnerChanged brings us back to resync().
+                    if (error) {
+                        if (error->getName() != "org.freedesktop.DBus.Error.ServiceUnknown" &&
+                            error->getName() != "org.freedesktop.DBus.Error.NameHasNoOwner")
+                            warn(fmt::format("cannot read rdmad's objects: {}: {}",
+                                             error->getName(), error->getMessage()));
+                        return;
+                    }
+                    try {
+                        on_snapshot(snapshot_from(objects));
+                    } catch (const sdbus::Error& e) {
+                        warn(fmt::format("cannot read rdmad's objects: {}: {}", e.getName(),
+                                         e.getMessage()));
+                    }
+                });
     } catch (const sdbus::Error& e) {
-        // Not running (yet): its NameOwnerChanged brings us back here.
-        if (e.getName() != "org.freedesktop.DBus.Error.ServiceUnknown" &&
-            e.getName() != "org.freedesktop.DBus.Error.NameHasNoOwner")
-            warn(fmt::format("cannot read rdmad's objects: {}: {}", e.getName(), e.getMessage()));
-        return std::nullopt;
+        warn(fmt::format("cannot read rdmad's objects: {}: {}", e.getName(), e.getMessage()));
     }
 }
 
-void Agent::resync() {
-    resync_pending_ = false;
-    auto snapshot = read_snapshot();
-    if (!snapshot)
-        return;
+// Signals that came before the reply were sent before it (one sender's messages keep their
+// order), so the snapshot already holds them; the first snapshot is no news.
+void Agent::on_snapshot(Snapshot snapshot) {
     if (!tracker_) {
-        tracker_.emplace(std::move(*snapshot));
+        tracker_.emplace(std::move(snapshot));
         return;
     }
-    tracker_->resync(std::move(*snapshot));
+    tracker_->resync(std::move(snapshot));
     changed();
 }
 
