@@ -3,6 +3,7 @@
 #include "rdmad_api.hpp"
 
 #include "config/file_read.hpp"
+#include "config/toml.hpp"
 
 #include "inventory/attributes.hpp"
 
@@ -16,7 +17,6 @@
 #include <map>
 #include <sstream>
 #include <sys/stat.h>
-#include <toml++/toml.h>
 #include <unistd.h>
 #include <unordered_map>
 #include <vector>
@@ -780,6 +780,36 @@ std::string match_key(const Match& m) {
     return key;
 }
 
+/// The first line of `text` whose end, parsed with the lines before it, makes toml++ fail an
+/// internal check (TomlCheckFailed): a binary search over line ends, about log2(lines) parses,
+/// only when a check failed. A text cut after a line fails as the whole did up to there.
+int line_failing_check(std::string_view text) {
+    std::vector<size_t> ends; // the length of the text up to and including each line
+    for (size_t i = 0; i < text.size(); ++i)
+        if (text[i] == '\n')
+            ends.push_back(i + 1);
+    if (ends.empty() || ends.back() != text.size())
+        ends.push_back(text.size());
+    auto fails = [&](size_t k) {
+        try {
+            (void)toml::parse(text.substr(0, ends[k]));
+        } catch (const TomlCheckFailed&) {
+            return true;
+        } catch (const toml::parse_error&) {
+        }
+        return false;
+    };
+    size_t lo = 0, hi = ends.size() - 1; // the whole text fails
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (fails(mid))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return static_cast<int>(lo) + 1;
+}
+
 } // namespace
 
 std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
@@ -792,6 +822,14 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
     toml::table root;
     try {
         root = toml::parse(safe, std::string_view(filename));
+    } catch (const TomlCheckFailed& e) {
+        ConfigError error{filename, line_failing_check(safe), 1,
+                          fmt::format("not TOML that rdmad can read: the parser (toml++ 3.3) "
+                                      "failed its check \"{}\" in this line",
+                                      e.what())};
+        if (hazard && hazard->line <= error.line)
+            return *hazard;
+        return error;
     } catch (const toml::parse_error& e) {
         ConfigError error{filename, std::max(1, static_cast<int>(e.source().begin.line)),
                           std::max(1, static_cast<int>(e.source().begin.column)),

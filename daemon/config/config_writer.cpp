@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "config/config_writer.hpp"
 
+#include "config/toml.hpp"
+
 #include <sstream>
 #include <stdexcept>
-#include <toml++/toml.h>
 
 namespace rdmad {
 namespace {

@@ -71,6 +71,13 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "[[rule]]\ndevice = \"x\"\nport_type = [1979-05-27 0]\n",
          "f.conf:3:25: Error while parsing value: expected a time (HH:MM:SS) after the date and "
          "space, saw '0'"},
+        {"date-like value with '=' before a space and one digit (toml++ 3.3 check)",
+         "[daemon]\napply = true\n\n[[rule]]\ndevice = \"x\"\nx=1979-05-2= 0\n",
+         "f.conf:6:1: not TOML that rdmad can read: the parser (toml++ 3.3) failed its check "
+         "\"!is_value_terminator(*cp)\" in this line"},
+        {"date-like value with control characters (toml++ 3.3 check)", "a = 1979-05-\x01\x02 0\n",
+         "f.conf:1:1: not TOML that rdmad can read: the parser (toml++ 3.3) failed its check "
+         "\"!is_value_terminator(*cp)\" in this line"},
         {"date, space, one digit at the end of a line", "[daemon]\napply = 1979-05-27 7\n",
          "f.conf:2:20: Error while parsing value: expected a time (HH:MM:SS) after the date and "
          "space, saw '7'"},
