@@ -36,7 +36,9 @@ for name in "${targets[@]}"; do
   log=$work.log
   # New inputs go to $work (the first directory); the stored corpus is read as seeds.
   # -rss_limit_mb: the ASan build of a target uses ~500 MB; 2 GB flags a real leak or blow-up.
-  nice -n 19 /usr/bin/time -o "$work.time" -f '%U %S' "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # -timeout is wall-clock time (libFuzzer's SIGALRM): at nice 19 beside a build, a 10 ms input
+  # waited over 10 s for the CPU and was reported as a timeout; 120 s still catches a hang.
+  nice -n 19 /usr/bin/time -o "$work.time" -f '%U %S' "$bin" -max_total_time="$seconds" -timeout=120 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$artifacts/$name-" "$work" "$corpus" > "$log" 2>&1
   rc=$?
   cpu=$(awk 'END { printf "%.0f", $1 + $2 }' "$work.time")
@@ -54,7 +56,7 @@ for name in "${targets[@]}"; do
   # reached (-merge=1 into an empty directory), plus every named file (seed_*, regress_*: kept
   # whatever their coverage); libFuzzer names the others by their SHA-1.
   fresh=$(mktemp -d)
-  if nice -n 19 "$bin" -merge=1 -timeout=10 "$fresh" "$corpus" "$work" >> "$log" 2>&1; then
+  if nice -n 19 "$bin" -merge=1 -timeout=120 "$fresh" "$corpus" "$work" >> "$log" 2>&1; then
     find "$corpus" -maxdepth 1 -type f ! -regex '.*/[0-9a-f]\{40\}' -exec cp {} "$fresh/" \;
     rm -f "$corpus"/*
     cp "$fresh"/* "$corpus/"
