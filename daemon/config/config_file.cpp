@@ -623,6 +623,11 @@ bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
 
+/// The longest value starting with a digit or sign that is given to toml++ (see
+/// neutralise_hazards()): well under its look-ahead history of 128 characters
+/// (utf8_buffered_reader::max_history_length, toml++ 3.3 parser.inl).
+constexpr size_t kMaxBareValue = 100;
+
 /// toml++'s value terminators (is_value_terminator(), toml++ 3.3 impl/unicode.h): whitespace
 /// (tab, space, '\n' to '\r'), ']', '}', ',', '#'. Non-ASCII is replaced before this is asked.
 bool is_value_terminator(char c) {
@@ -684,6 +689,25 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
             if (c == '}' && (last == '[' || last == ',')) {
                 note(i, "Error while parsing value: expected a value, saw '}'");
                 text[i] = '0';
+            }
+            // A value that starts with a digit or sign is read ahead by toml++ 3.3's
+            // parse_value() into a history of 128 characters (max_history_length), and stepped back
+            // over; a longer one (underscores do not count as its characters: "1___...___979-05-27
+            // 00") makes it step back further than the history, a check in a noexcept function
+            // (utf8_buffered_reader::step_back(), parser.inl), which ends rdmad. rdmad.conf's
+            // numbers, booleans and dates are short: such a value is cut short here.
+            if ((is_digit(c) || c == '+' || c == '-') &&
+                (i == 0 || is_value_terminator(text[i - 1]) || text[i - 1] == '=' ||
+                 text[i - 1] == '[' || text[i - 1] == '{')) {
+                size_t end = i;
+                while (end < text.size() && !is_value_terminator(text[end]) &&
+                       end - i <= kMaxBareValue)
+                    ++end;
+                if (end - i > kMaxBareValue) {
+                    note(i, "value longer than " + std::to_string(kMaxBareValue) +
+                                " characters without a space, comma or bracket");
+                    text[i + kMaxBareValue] = ' '; // toml++ reads at most this much of it
+                }
             }
             // A value, a space, one digit, then a value terminator ("1979-05-27 0]"): toml++
             // 3.3 reads the space as a date-time's 'T' and asserts that the digit is followed

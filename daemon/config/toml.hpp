@@ -34,9 +34,11 @@ struct TomlCheckFailed : std::logic_error {
 #undef NDEBUG
 #endif
 #define TOML_ASSERT(expr) ((expr) ? static_cast<void>(0) : throw ::rdmad::TomlCheckFailed(#expr))
-// A few checks are in noexcept functions of toml++ (the UTF-8 reader's buffer, path and node
-// accessors): there the throw ends rdmad through std::terminate, as assert() did, and GCC says
-// so (-Wterminate). The parser's checks of the input's syntax are not among them.
+// A few checks are in noexcept functions of toml++ (the UTF-8 reader's buffer and history,
+// path and node accessors): there the throw ends rdmad through std::terminate, as assert()
+// did, and GCC says so (-Wterminate). The one an input can reach, stepping back over a value
+// longer than the reader's history, is kept from toml++ by neutralise_hazards()
+// (config_file.cpp), which cuts such values short before parsing.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wterminate"
 #include <toml++/toml.h>

@@ -78,6 +78,12 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
         {"date-like value with control characters (toml++ 3.3 check)", "a = 1979-05-\x01\x02 0\n",
          "f.conf:1:1: not TOML that rdmad can read: the parser (toml++ 3.3) failed its check "
          "\"!is_value_terminator(*cp)\" in this line"},
+        {"value of 126 characters, a date without its underscores (toml++ 3.3 would step "
+         "back past its history, in a noexcept function)",
+         "[daemon]\napply = 1"
+         "____________________________________________________________"
+         "_______________________________________________________979-05-27 00\n",
+         "f.conf:2:9: value longer than 100 characters without a space, comma or bracket"},
         {"date, space, one digit at the end of a line", "[daemon]\napply = 1979-05-27 7\n",
          "f.conf:2:20: Error while parsing value: expected a time (HH:MM:SS) after the date and "
          "space, saw '7'"},
