@@ -353,13 +353,17 @@ function connect(reason) {
             onSignal({ [args[0]]: removed });
         });
 
-    c.call(ROOT, IFACE.manager, "Describe", [], { type: "" }).then(reply => {
+    // A failed read (rdmad busy past the bridge's timeout, an error reply) is tried again,
+    // 1 s later, then 2, 4 ... up to 30 s apart, until it succeeds or rdmad is replaced.
+    let retryDelay = 1000;
+    const read = () => c.call(ROOT, IFACE.manager, "Describe", [], { type: "" }).then(reply => {
         if (c !== client)
             return;
         window.rdmadTimes.notify = performance.now();
         applyDescribe(JSON.parse(reply[0]));
         described = true;
         loaded = true;
+        clearBanner("load");
         renderAll();
         if (reason) {
             const counts = `${each(devices).length} devices, ${each(ports).length} ports, ` +
@@ -372,9 +376,16 @@ function connect(reason) {
         loaded = true;
         renderAll();
         // A missing name is told by the "close" event (rdmad not running), not as an error.
-        if (knownOwner !== "" && !(err && (err.problem === "not-found" || err.name === "org.freedesktop.DBus.Error.ServiceUnknown")))
-            banner("load", "danger", "Cannot read rdmad's objects: " + errorText(err));
+        if (knownOwner === "" || (err && (err.problem === "not-found" || err.name === "org.freedesktop.DBus.Error.ServiceUnknown")))
+            return;
+        banner("load", "danger", `Cannot read rdmad's objects: ${errorText(err)}. Trying again in ${retryDelay / 1000} s.`);
+        window.setTimeout(() => {
+            if (c === client && !described)
+                read();
+        }, retryDelay);
+        retryDelay = Math.min(retryDelay * 2, 30000);
     });
+    read();
 }
 
 // {name: {t: signature, v: value}} of a signal (dbus-json3) as {name: value}.
