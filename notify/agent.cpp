@@ -187,6 +187,8 @@ class Agent {
     void subscribe();
     /// Asks rdmad for its objects; on_snapshot() gets them when the reply comes.
     void resync();
+    /// Then its Manager's properties; on_snapshot() gets both.
+    void read_manager(uint64_t read, Snapshot snapshot);
     void on_snapshot(Snapshot snapshot);
     void changed() {
         if (tracker_ && tracker_->dirty())
@@ -232,7 +234,7 @@ void Agent::resync() {
                         return;
                     }
                     try {
-                        on_snapshot(snapshot_from(objects));
+                        read_manager(read, snapshot_from(objects));
                     } catch (const sdbus::Error& e) {
                         warn(fmt::format("cannot read rdmad's objects: {}: {}", e.getName(),
                                          e.getMessage()));
@@ -241,6 +243,35 @@ void Agent::resync() {
     } catch (const sdbus::Error& e) {
         warn(fmt::format("cannot read rdmad's objects: {}: {}", e.getName(), e.getMessage()));
     }
+}
+
+// GetManagedObjects lists the objects below /org/rdmad1, not the Manager itself: its
+// Problems (a configuration error rdmad started with) come from GetAll, so that they are not
+// told as new when another problem comes.
+void Agent::read_manager(uint64_t read, Snapshot snapshot) {
+    rdmad_->callMethodAsync("GetAll")
+        .onInterface("org.freedesktop.DBus.Properties")
+        .withTimeout(kReadTimeout)
+        .withArguments(std::string(org::rdmad1::Manager_proxy::INTERFACE_NAME))
+        .uponReplyInvoke([this, read, snapshot = std::move(snapshot)](const sdbus::Error* error,
+                                                                      const Properties& props) {
+            if (read != reads_)
+                return;
+            if (error) {
+                warn(fmt::format("cannot read rdmad's Manager: {}: {}", error->getName(),
+                                 error->getMessage()));
+                return;
+            }
+            try {
+                Snapshot whole = snapshot; // sdbus-c++ calls this handler as const
+                if (auto problems = problems_from(props))
+                    whole.manager_problems = std::move(*problems);
+                on_snapshot(std::move(whole));
+            } catch (const sdbus::Error& e) {
+                warn(fmt::format("cannot read rdmad's Manager: {}: {}", e.getName(),
+                                 e.getMessage()));
+            }
+        });
 }
 
 // Signals that came before the reply were sent before it (one sender's messages keep their
