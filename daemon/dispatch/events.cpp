@@ -155,10 +155,10 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
         for (const auto& [n, p] : now.ports) {
             auto b = before.ports.find(n);
             if (p.in_sync && b != before.ports.end() && !b->second.in_sync) {
-                Event e = device_event("reconciled", id, now, d, 0);
+                // One event per port, naming it: a script reacts to the port it was for.
+                Event e = device_event("reconciled", id, now, d, n);
                 e.key += " reconciled";
                 out.push_back(std::move(e));
-                break;
             }
         }
         it->second = std::move(now);

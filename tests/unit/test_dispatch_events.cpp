@@ -137,7 +137,9 @@ TEST_CASE("dispatch: a new error or warning problem is a problem event, once; in
     d.ports[0].in_sync = true;
     events = derive_events(inv.put_device(d), inv, known);
     CHECK(names(events) == std::vector<std::string>{"mlx5_0 reconciled"});
-    CHECK(events[0].env.at("RDMAD_OBJECT_PATH") == "/org/rdmad1/device/" + kId0);
+    CHECK(events[0].env.at("RDMAD_PORT") == std::to_string(d.ports[0].number));
+    CHECK(events[0].env.at("RDMAD_OBJECT_PATH") ==
+          "/org/rdmad1/device/" + kId0 + "/port/" + std::to_string(d.ports[0].number));
 }
 
 TEST_CASE("dispatch: coalescing keeps each object's latest event, in the order of those") {
