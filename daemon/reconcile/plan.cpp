@@ -193,6 +193,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                                              port.number, port.link_layer, type,
                                              dev.kernel_driver.empty() ? dev.name
                                                                        : dev.kernel_driver)});
+                            problems.back().port = port.number;
                         } else if (!dev.physical_function.empty()) {
                             problems.push_back(
                                 {"port-type-firmware", "warning",
@@ -202,6 +203,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                                              "{} with mstconfig",
                                              port.number, port.link_layer, type,
                                              dev.physical_function)});
+                            problems.back().port = port.number;
                         } else {
                             problems.push_back(
                                 {"port-type-firmware", "warning",
@@ -210,6 +212,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                                              "{} set {} and reboot",
                                              port.number, port.link_layer, type, dev.pci_address,
                                              link_type_setting(dev, port.number, type))});
+                            problems.back().port = port.number;
                         }
                     }
                 }
@@ -236,6 +239,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                     problems.push_back({"pfc-no-netdev", "warning",
                                         fmt::format("port {} has no netdev: PFC cannot be set",
                                                     port.number)});
+                    problems.back().port = port.number;
                     continue;
                 }
                 auto it = pfc.find(port.netdev);
@@ -248,6 +252,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                                         fmt::format("{} has no DCB (EOPNOTSUPP): PFC no-drop "
                                                     "priorities cannot be set on it",
                                                     port.netdev)});
+                    problems.back().port = port.number;
                     continue;
                 }
                 if (now.status != PfcActual::Status::ok) {
@@ -255,6 +260,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                     problems.push_back({"pfc-unreadable", "warning",
                                         fmt::format("{}: PFC cannot be read: {}", port.netdev,
                                                     now.message)});
+                    problems.back().port = port.number;
                     continue;
                 }
                 if (now.priorities == want.pfc_no_drop)
@@ -267,6 +273,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                                      "does not fight it",
                                      port.netdev, join(now.priorities), join(want.pfc_no_drop),
                                      now.lldpad ? "lldpad" : "firmware DCBX in willing mode")});
+                    problems.back().port = port.number;
                     continue;
                 }
                 if (pfc_netdevs_done.insert(port.netdev).second)

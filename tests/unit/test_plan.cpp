@@ -312,6 +312,7 @@ TEST_CASE("eth asked of an InfiniBand mlx5 port names mstconfig LINK_TYPE_P1=2, 
     CHECK(problems[0].code == "port-type-firmware");
     CHECK(contains(problems[0].text, "mstconfig -d 0000:3b:00.0 set LINK_TYPE_P1=2"));
     CHECK(contains(problems[0].text, "reboot"));
+    CHECK(problems[0].port == 1);
     CHECK(plan.ports.at(mlx5_path).at(1).desired_port_type == "eth");
     CHECK_FALSE(plan.ports.at(mlx5_path).at(1).in_sync);
 }
@@ -390,6 +391,7 @@ TEST_CASE("a netdev without DCB (EOPNOTSUPP) gives a no-dcb problem and no actio
                                 {{"ens1f0np0", none}}, {});
     CHECK(plan.actions.empty());
     CHECK(codes_of(plan, mlx5_path) == std::vector<std::string>{"no-dcb"});
+    CHECK(problems_of(plan, mlx5_path)[0].port == 1);
     CHECK(contains(problems_of(plan, mlx5_path)[0].text, "ens1f0np0"));
     CHECK_FALSE(plan.ports.at(mlx5_path).at(1).in_sync);
 }
@@ -421,6 +423,7 @@ TEST_CASE("a port without a netdev gives a pfc-no-netdev problem and no action")
         make_plan(inventory_of({mlx5_device("InfiniBand", "")}), {{mlx5_path, pfc({3})}}, {}, {});
     CHECK(plan.actions.empty());
     CHECK(codes_of(plan, mlx5_path) == std::vector<std::string>{"pfc-no-netdev"});
+    CHECK(problems_of(plan, mlx5_path)[0].port == 1); // the port it is about, not 0 (device-wide)
     CHECK_FALSE(plan.ports.at(mlx5_path).at(1).in_sync);
 }
 
@@ -433,6 +436,7 @@ TEST_CASE("a netdev whose PFC could not be read gives pfc-unreadable and no acti
     CHECK(plan.actions.empty());
     CHECK(codes_of(plan, mlx5_path) == std::vector<std::string>{"pfc-unreadable"});
     CHECK(contains(problems_of(plan, mlx5_path)[0].text, "Operation not permitted"));
+    CHECK(problems_of(plan, mlx5_path)[0].port == 1);
 
     plan = make_plan(inventory_of({mlx5_device("Ethernet")}), {{mlx5_path, pfc({3})}}, {}, {});
     CHECK(plan.actions.empty()); // never read: not assumed to be 0x00
