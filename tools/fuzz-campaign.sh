@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# A fuzz campaign: runs each libFuzzer target of build-fuzz/ for SECONDS, one process at a time
-# and at the lowest CPU priority (the build machine is shared), then merges what it found that
+# A fuzz campaign: runs each libFuzzer target of build-fuzz/ until it has used SECONDS of CPU
+# time (user + system; wall time is longer on a shared machine), at the lowest CPU priority, in
+# runs of at most CHUNK (default 900) seconds of wall time. After each run it merges what it found that
 # adds coverage into tests/fuzz/corpus/<target without fuzz_>/, minimised (libFuzzer -merge=1;
 # named seed and regression inputs are kept as they are). Crash, leak,
 # timeout and OOM inputs are kept in build-fuzz/artifacts/ and the run goes on with the next
@@ -9,6 +10,9 @@
 # final cov: and ft:, findings.
 #
 #   tools/fuzz-campaign.sh SECONDS [fuzz_target...]     (default: every target built)
+#   CHUNK=600 tools/fuzz-campaign.sh 3600 fuzz_rtnl       (shorter runs, merged more often)
+#
+# Two campaigns on disjoint targets may run at once (one per core); they append to one TSV.
 #
 # Build first: CXX=clang++ meson setup build-fuzz -Dfuzz=true -Dtests=false && ninja -C build-fuzz
 set -uo pipefail
@@ -27,18 +31,23 @@ results=build-fuzz/campaign.tsv
 mkdir -p "$artifacts"
 [ -f "$results" ] || printf 'target\tcpu_s\texecs\tcov\tft\tfindings\n' > "$results"
 
+chunk=${CHUNK:-900}
 for name in "${targets[@]}"; do
   bin=build-fuzz/tests/fuzz/$name
   [ -x "$bin" ] || { echo "$name: not built" >&2; continue; }
   corpus=tests/fuzz/corpus/${name#fuzz_}
   mkdir -p "$corpus"
+  spent=0
+  while [ "$spent" -lt "$seconds" ]; do
+  left=$((seconds - spent))
+  wall=$((left < chunk ? left : chunk))
   work=$(mktemp -d)
   log=$work.log
   # New inputs go to $work (the first directory); the stored corpus is read as seeds.
   # -rss_limit_mb: the ASan build of a target uses ~500 MB; 2 GB flags a real leak or blow-up.
   # -timeout is wall-clock time (libFuzzer's SIGALRM): at nice 19 beside a build, a 10 ms input
   # waited over 10 s for the CPU and was reported as a timeout; 120 s still catches a hang.
-  nice -n 19 /usr/bin/time -o "$work.time" -f '%U %S' "$bin" -max_total_time="$seconds" -timeout=120 -rss_limit_mb=2048 \
+  nice -n 19 /usr/bin/time -o "$work.time" -f '%U %S' "$bin" -max_total_time="$wall" -timeout=120 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$artifacts/$name-" "$work" "$corpus" > "$log" 2>&1
   rc=$?
   cpu=$(awk 'END { printf "%.0f", $1 + $2 }' "$work.time")
@@ -70,4 +79,10 @@ for name in "${targets[@]}"; do
     "corpus $(du -sh --apparent-size "$corpus" | cut -f1), $findings"
   rm -rf "$work" "$work.time"
   [ $rc -eq 0 ] && rm -f "$log"
+  spent=$((spent + cpu))
+  # A run that used no CPU at all (a machine too busy to give it any) still ends the target
+  # after its wall time, rather than looping for ever.
+  [ "$cpu" -gt 0 ] || break
+  done
+  echo "$name: ${spent}s CPU in this campaign"
 done
