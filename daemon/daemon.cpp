@@ -258,7 +258,7 @@ ChangeList Daemon::publish(ScanChanges changes) {
             reconcile_into(&cs, false, &changes.devices);
         bus_->apply(inventory_, cs);
         dispatcher_->changed(inventory_, cs);
-        notify_status();
+        notify_status(cs);
         return {};
     }
     ChangeList planned = reconcile_into(&cs, false);
@@ -269,7 +269,7 @@ ChangeList Daemon::publish(ScanChanges changes) {
     bus_->set_problems(manager_problems());
     if (bus_->state() != "starting")
         bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
-    notify_status();
+    notify_status(cs);
     return planned;
 }
 
@@ -292,13 +292,13 @@ std::vector<Problem> Daemon::manager_problems() const {
     return problems;
 }
 
-void Daemon::export_changed() {
-    exports_->changed(inventory_.state(), bus_->state(), reconciler_->config_errors().size(),
+void Daemon::export_changed(const ChangeSet& published) {
+    exports_->changed(inventory_, published, bus_->state(), reconciler_->config_errors().size(),
                       !reconciler_->config_error() && reconciler_->failure_problems().empty());
 }
 
-void Daemon::notify_status() {
-    export_changed();
+void Daemon::notify_status(const ChangeSet& published) {
+    export_changed(published);
     notifier_.send(fmt::format("STATUS={} RDMA devices, {} netdevs{}",
                                inventory_.state().devices.size(), inventory_.state().links.size(),
                                reconciler_->config_error() ? ", config error" : ""));
@@ -533,7 +533,7 @@ int Daemon::run() {
     // Take the name only once the first inventory is on the bus.
     bus_->request_name();
     bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
-    export_changed();
+    export_changed({}); // the state is now "running" or "degraded": the Manager's facts
     log::info("ready: {} RDMA devices, {} netdevs", inventory_.state().devices.size(),
               inventory_.state().links.size());
     if (!notifier_.send("READY=1"))

@@ -84,9 +84,10 @@ class Daemon final : public Controller {
     ChangeList publish(ScanChanges changes = {});
     /// STATUS= for systemctl status; one per pass (bench/ counts passes by it), never waiting
     /// for room in the notify socket (util/notify.hpp).
-    void notify_status();
-    /// Tell the export writer (Prometheus, NFD) what was published; notify_status() does.
-    void export_changed();
+    void notify_status(const ChangeSet& published);
+    /// Tell the export writer (Prometheus, NFD) what was published: `published` names the
+    /// objects that changed; notify_status() does.
+    void export_changed(const ChangeSet& published);
     /// Manager.Problems: configuration errors, legacy warnings, host-wide action failures and
     /// an export that cannot be written ("export-failed").
     std::vector<Problem> manager_problems() const;

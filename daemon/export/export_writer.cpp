@@ -78,9 +78,12 @@ ExportWriter::~ExportWriter() {
     sd_event_source_disable_unref(refresh_);
 }
 
-void ExportWriter::changed(const HostState& inventory, const std::string& state,
-                           size_t config_errors, bool reconciled_ok) {
+void ExportWriter::changed(const Inventory& inventory, const ChangeSet& changes,
+                           const std::string& state, size_t config_errors, bool reconciled_ok) {
+    if (inventory_ != &inventory)
+        prometheus_.invalidate();
     inventory_ = &inventory;
+    prometheus_.changed(changes);
     facts_.state = state;
     facts_.config_errors = config_errors;
     if (reconciled_ok)
@@ -140,14 +143,14 @@ void ExportWriter::write_pending() {
     }
     if (prom_on) {
         const std::string path = config.prometheus_dir + "/" + prometheus_file;
-        std::string text = render_prometheus(*inventory_, facts_);
+        std::string text = prometheus_.render(*inventory_, facts_);
         if (path != prom_path_ || text != prom_written_) {
             if (path != prom_path_)
                 remove_stale_temporaries(config.prometheus_dir,
                                          "." + std::string(prometheus_file) + ".rdmad-tmp.");
             try {
                 // A dot-file, not *.prom: node-exporter never reads it half-written.
-                write_file_atomically(path, text, 0644, true);
+                write_file_atomically(path, text, 0644, true, Sync::replace_only);
                 prom_path_ = path;
                 prom_written_ = std::move(text);
             } catch (const std::system_error& e) {
@@ -157,7 +160,7 @@ void ExportWriter::write_pending() {
     }
     if (nfd_on) {
         const std::string path = config.nfd_dir + "/" + nfd_file;
-        std::string labels = render_nfd_labels(*inventory_, facts_);
+        std::string labels = render_nfd_labels(inventory_->state(), facts_);
         if (path != nfd_path_ || labels != nfd_labels_) {
             if (path != nfd_path_)
                 remove_stale_temporaries(config.nfd_dir,
@@ -167,7 +170,8 @@ void ExportWriter::write_pending() {
             try {
                 // NFD reads every file of features.d that is not a dot-file: the temporary
                 // file must be one.
-                write_file_atomically(path, render_nfd(labels, expiry), 0644, true);
+                write_file_atomically(path, render_nfd(labels, expiry), 0644, true,
+                                      Sync::replace_only);
                 nfd_path_ = path;
                 nfd_labels_ = std::move(labels);
                 // Renew the expiry halfway through its life, whether or not labels change.

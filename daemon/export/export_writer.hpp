@@ -2,7 +2,8 @@
 //
 // Writes the exports (rdmad.prom for node-exporter's textfile collector, the NFD feature file
 // `rdmad`) when what they say changed: atomically (util/atomic_file: a temporary file in the
-// same directory, fsync, rename; for NFD a dot-file, which nfd-worker ignores), never a torn
+// same directory, then rename, without fsync (Sync::replace_only); for NFD a dot-file, which
+// nfd-worker ignores), never a torn
 // file. Event-driven: the first change after a quiet spell is written at once, the rest of a
 // burst at most once per `min_interval_usec`, and once more when the burst settles. The one
 // timer (sd-event, CLOCK_MONOTONIC, one-shot) runs only while a change waits; besides it, a
@@ -14,6 +15,8 @@
 
 #include "config/desired.hpp"
 #include "export/facts.hpp"
+#include "export/prometheus.hpp"
+#include "inventory/inventory.hpp"
 #include "inventory/model.hpp"
 
 #include <cstdint>
@@ -45,13 +48,14 @@ class ExportWriter {
     ExportWriter(const ExportWriter&) = delete;
     ExportWriter& operator=(const ExportWriter&) = delete;
 
-    /// What rdmad exports may have changed: the inventory as published, and the daemon's facts.
-    /// `inventory` is read when the write happens (now, or when the timer fires), so it must
-    /// stay valid until the next call or the writer's end (the daemon's own copy).
-    /// `reconciled_ok`: this pass left no action failed and no configuration error (stamps
-    /// rdmad_last_reconcile_timestamp_seconds).
-    void changed(const HostState& inventory, const std::string& state, size_t config_errors,
-                 bool reconciled_ok);
+    /// What rdmad exports may have changed: the inventory as published, the objects of it
+    /// that `changes` names (only those are rendered again; every change of the inventory
+    /// must reach this call), and the daemon's facts. `inventory` is read when the write
+    /// happens (now, or when the timer fires), so it must stay valid until the next call or
+    /// the writer's end (the daemon's own). `reconciled_ok`: this pass left no action failed
+    /// and no configuration error (stamps rdmad_last_reconcile_timestamp_seconds).
+    void changed(const Inventory& inventory, const ChangeSet& changes, const std::string& state,
+                 size_t config_errors, bool reconciled_ok);
 
   private:
     void write_pending();
@@ -64,7 +68,8 @@ class ExportWriter {
     WriterOptions options_;
     sd_event_source* timer_ = nullptr;   ///< the burst timer, off unless a change waits
     sd_event_source* refresh_ = nullptr; ///< renews the NFD expiry, off without an NFD file
-    const HostState* inventory_ = nullptr;
+    const Inventory* inventory_ = nullptr;
+    PrometheusRenderer prometheus_; ///< rdmad.prom, kept rendered object by object
     ManagerFacts facts_;
     bool pending_ = false;
     bool armed_ = false;

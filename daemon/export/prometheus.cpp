@@ -2,7 +2,9 @@
 #include "export/prometheus.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstring>
 #include <fmt/format.h>
 #include <string_view>
 #include <utility>
@@ -45,20 +47,80 @@ std::string with(const std::string& base, const char* key, std::string_view valu
     return out;
 }
 
-/// One metric family: its HELP and TYPE lines, then its samples, kept together as the format
-/// requires. Label lists are rendered once per object and reused for its samples: at 1,024
-/// devices the file has some 16,000 samples.
-class Family {
+/// The families of rdmad.prom, in the order the file has them (render_prometheus()).
+enum FamilyId : size_t {
+    kState,
+    kConfigErrors,
+    kLastReconcile,
+    kDeviceInfo,
+    kProviderInstalled,
+    kProblems,
+    kPortInfo,
+    kInSync,
+    kPortType,
+    kDesiredType,
+    kPfcStatus,
+    kNoDrop,
+    kDesiredNoDrop,
+    kRoceVersion,
+    kRoutable,
+    kGidIndex,
+    kRdmaCapable,
+};
+
+struct FamilyInfo {
+    const char* name;
+    const char* help;
+};
+
+constexpr FamilyInfo kFamilies[kFamilyCount] = {
+    {"rdmad_state", "rdmad's state (org.rdmad1.Manager State): 1 for the current one."},
+    {"rdmad_config_errors",
+     "Configuration files rdmad cannot use; it keeps their last good rules."},
+    {"rdmad_last_reconcile_timestamp_seconds",
+     "Unix time of rdmad's last pass that left no action failed and no configuration error."},
+    {"rdmad_device_info", "RDMA device: kernel driver, rdma-core provider and node type."},
+    {"rdmad_device_provider_installed",
+     "Whether the RDMA device's rdma-core provider is installed (libibverbs drops the device "
+     "without it)."},
+    {"rdmad_device_problems", "Problems rdmad finds on the RDMA device, by code and severity."},
+    {"rdmad_port_info", "RDMA port: link layer, transport and netdev."},
+    {"rdmad_port_in_sync",
+     "Whether the port's actual state equals the desired state (1 when nothing is asked)."},
+    {"rdmad_port_type", "mlx4 port type mode set on the port: 1 for the current."},
+    {"rdmad_port_desired_type",
+     "Port type mode the desired state asks of the port: 1 for the one asked."},
+    {"rdmad_port_pfc_status",
+     "Whether the PFC state of the port's netdev could be read over DCB netlink: 1 for the "
+     "current status."},
+    {"rdmad_port_pfc_no_drop",
+     "PFC no-drop (lossless) 802.1p priorities of the port's netdev: 1 when on."},
+    {"rdmad_port_desired_pfc_no_drop",
+     "PFC no-drop priorities the desired state asks of the port: 1 when asked on."},
+    {"rdmad_port_roce_version", "RoCE versions the port's GID table offers: 1 when offered."},
+    {"rdmad_port_roce_v2_routable_gid",
+     "Whether the RoCE port has a routable RoCE v2 GID (not link-local)."},
+    {"rdmad_port_recommended_roce_gid_index",
+     "GID index to give RoCE applications (NCCL_IB_GID_INDEX): the port's RecommendedGID (RoCE "
+     "v2 IPv4, then RoCE v2 IPv6, then RoCE v1)."},
+    {"rdmad_netdev_rdma_capable", "Whether the netdev can do RDMA here: 1 for its state."},
+};
+
+/// Writes one object's samples family by family into scratch buffers (kept between objects,
+/// so rendering allocates only when a buffer grows), then packs them into a Fragments.
+class Sampler {
   public:
-    Family(const char* name, const char* help) : name_(name) {
-        text_ = fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
+    Sampler() {
+        for (auto& b : buffers_)
+            b.clear();
     }
-    void add(std::string_view labels, double value) {
-        text_ += name_;
+    void add(FamilyId f, std::string_view labels, double value) {
+        std::string& text = buffers_[f];
+        text += kFamilies[f].name;
         if (!labels.empty()) {
-            text_ += '{';
-            text_ += labels;
-            text_ += '}';
+            text += '{';
+            text += labels;
+            text += '}';
         }
         // The shortest text that reads back as `value` (1, 0, 1764590400.5), no exponent for
         // the integers and Unix times written here.
@@ -66,27 +128,33 @@ class Family {
         buf[0] = ' ';
         const auto r = std::to_chars(buf + 1, buf + sizeof buf - 1, value);
         *r.ptr = '\n';
-        text_.append(buf, static_cast<size_t>(r.ptr + 1 - buf));
-        ++samples_;
+        text.append(buf, static_cast<size_t>(r.ptr + 1 - buf));
     }
     /// A state set: one series per state, 1 for `current`.
-    void states(const std::string& base, const char* key, std::initializer_list<const char*> all,
-                const std::string& current) {
+    void states(FamilyId f, const std::string& base, const char* key,
+                std::initializer_list<const char*> all, const std::string& current) {
         for (const char* s : all)
-            add(with(base, key, s), current == s ? 1 : 0);
+            add(f, with(base, key, s), current == s ? 1 : 0);
     }
-    /// The family's text; nothing when it has no samples (a HELP without samples would
-    /// announce a metric that is not there).
-    void append_to(std::string& out) const {
-        if (samples_)
-            out += text_;
+    void pack(PrometheusFragments& out) const {
+        size_t size = 0;
+        for (const auto& b : buffers_)
+            size += b.size();
+        out.text.clear();
+        out.text.reserve(size);
+        for (size_t f = 0; f < kFamilyCount; ++f) {
+            out.start[f] = static_cast<uint32_t>(out.text.size());
+            out.text += buffers_[f];
+        }
+        out.start[kFamilyCount] = static_cast<uint32_t>(out.text.size());
     }
 
   private:
-    const char* name_;
-    std::string text_;
-    size_t samples_ = 0;
+    // One set per thread: render_prometheus() may be called from tests' threads.
+    static thread_local std::array<std::string, kFamilyCount> buffers_;
 };
+
+thread_local std::array<std::string, kFamilyCount> Sampler::buffers_;
 
 std::vector<const DeviceState*> by_name(const HostState& inventory) {
     std::vector<const DeviceState*> out;
@@ -118,11 +186,16 @@ const char* pfc_status(PfcActual::Status s) {
     return "unknown";
 }
 
-void priorities(Family& f, const std::string& port, const std::vector<uint8_t>& no_drop) {
+void priorities(Sampler& s, FamilyId f, const std::string& port,
+                const std::vector<uint8_t>& no_drop) {
     static const char* const names[8] = {"0", "1", "2", "3", "4", "5", "6", "7"};
     for (uint8_t p = 0; p < 8; ++p)
-        f.add(with(port, "priority", names[p]),
+        s.add(f, with(port, "priority", names[p]),
               std::find(no_drop.begin(), no_drop.end(), p) != no_drop.end() ? 1 : 0);
+}
+
+std::string_view family_text(const PrometheusFragments& f, size_t family) {
+    return std::string_view(f.text).substr(f.start[family], f.start[family + 1] - f.start[family]);
 }
 
 } // namespace
@@ -133,120 +206,228 @@ std::string escape_label_value(const std::string& value) {
     return out.substr(2, out.size() - 3); // without `="` and `"`
 }
 
-std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts) {
-    Family state("rdmad_state", "rdmad's state (org.rdmad1.Manager State): 1 for the current one.");
-    Family config_errors("rdmad_config_errors",
-                         "Configuration files rdmad cannot use; it keeps their last good rules.");
-    Family last_reconcile("rdmad_last_reconcile_timestamp_seconds",
-                          "Unix time of rdmad's last pass that left no action failed and no "
-                          "configuration error.");
-    Family device_info("rdmad_device_info",
-                       "RDMA device: kernel driver, rdma-core provider and node type.");
-    Family provider_installed("rdmad_device_provider_installed",
-                              "Whether the RDMA device's rdma-core provider is installed "
-                              "(libibverbs drops the device without it).");
-    Family problems("rdmad_device_problems",
-                    "Problems rdmad finds on the RDMA device, by code and severity.");
-    Family port_info("rdmad_port_info", "RDMA port: link layer, transport and netdev.");
-    Family in_sync("rdmad_port_in_sync",
-                   "Whether the port's actual state equals the desired state (1 when nothing "
-                   "is asked).");
-    Family port_type("rdmad_port_type", "mlx4 port type mode set on the port: 1 for the current.");
-    Family desired_type("rdmad_port_desired_type",
-                        "Port type mode the desired state asks of the port: 1 for the one asked.");
-    Family pfc_status_f("rdmad_port_pfc_status",
-                        "Whether the PFC state of the port's netdev could be read over DCB "
-                        "netlink: 1 for the current status.");
-    Family no_drop("rdmad_port_pfc_no_drop",
-                   "PFC no-drop (lossless) 802.1p priorities of the port's netdev: 1 when on.");
-    Family desired_no_drop("rdmad_port_desired_pfc_no_drop",
-                           "PFC no-drop priorities the desired state asks of the port: 1 when "
-                           "asked on.");
-    Family roce_version("rdmad_port_roce_version",
-                        "RoCE versions the port's GID table offers: 1 when offered.");
-    Family routable("rdmad_port_roce_v2_routable_gid",
-                    "Whether the RoCE port has a routable RoCE v2 GID (not link-local).");
-    Family gid_index("rdmad_port_recommended_roce_gid_index",
-                     "GID index to give RoCE applications (NCCL_IB_GID_INDEX): the port's "
-                     "RecommendedGID (RoCE v2 IPv4, then RoCE v2 IPv6, then RoCE v1).");
-    Family rdma_capable("rdmad_netdev_rdma_capable",
-                        "Whether the netdev can do RDMA here: 1 for its state.");
-
-    state.states({}, "state", {"starting", "running", "degraded"}, facts.state);
-    config_errors.add({}, static_cast<double>(facts.config_errors));
+void render_manager(const ManagerFacts& facts, PrometheusFragments& out) {
+    Sampler s;
+    s.states(kState, {}, "state", {"starting", "running", "degraded"}, facts.state);
+    s.add(kConfigErrors, {}, static_cast<double>(facts.config_errors));
     if (facts.last_reconcile_usec)
-        last_reconcile.add({}, static_cast<double>(*facts.last_reconcile_usec / 1000) / 1000.0);
+        s.add(kLastReconcile, {}, static_cast<double>(*facts.last_reconcile_usec / 1000) / 1000.0);
+    s.pack(out);
+}
 
-    for (const DeviceState* d : by_name(inventory)) {
-        const std::string dev = labels({{"device", d->name}});
-        device_info.add(labels({{"device", d->name},
-                                {"kernel_driver", d->kernel_driver},
-                                {"provider", d->provider},
-                                {"node_type", d->node_type}}),
-                        1);
-        provider_installed.add(dev, d->provider_installed ? 1 : 0);
-        std::vector<std::pair<std::string, std::string>> codes;
-        for (const Problem& p : d->problems)
-            codes.emplace_back(p.code, p.severity);
-        std::sort(codes.begin(), codes.end());
-        for (size_t i = 0; i < codes.size();) {
-            size_t j = i;
-            while (j < codes.size() && codes[j] == codes[i])
-                ++j;
-            problems.add(with(with(dev, "code", codes[i].first), "severity", codes[i].second),
-                         static_cast<double>(j - i));
-            i = j;
+void render_device(const DeviceState& d, PrometheusFragments& out) {
+    Sampler s;
+    const std::string dev = labels({{"device", d.name}});
+    s.add(kDeviceInfo,
+          labels({{"device", d.name},
+                  {"kernel_driver", d.kernel_driver},
+                  {"provider", d.provider},
+                  {"node_type", d.node_type}}),
+          1);
+    s.add(kProviderInstalled, dev, d.provider_installed ? 1 : 0);
+    std::vector<std::pair<std::string_view, std::string_view>> codes;
+    codes.reserve(d.problems.size());
+    for (const Problem& p : d.problems)
+        codes.emplace_back(p.code, p.severity);
+    std::sort(codes.begin(), codes.end());
+    for (size_t i = 0; i < codes.size();) {
+        size_t j = i;
+        while (j < codes.size() && codes[j] == codes[i])
+            ++j;
+        s.add(kProblems, with(with(dev, "code", codes[i].first), "severity", codes[i].second),
+              static_cast<double>(j - i));
+        i = j;
+    }
+    for (const PortState& p : d.ports) {
+        const std::string port = with(dev, "port", std::to_string(p.number));
+        s.add(kPortInfo,
+              with(with(with(port, "link_layer", p.link_layer), "transport", p.transport), "netdev",
+                   p.netdev),
+              1);
+        s.add(kInSync, port, p.in_sync ? 1 : 0);
+        if (!p.port_type.empty())
+            s.states(kPortType, port, "type", {"ib", "eth", "auto"}, port_type_mode(p.port_type));
+        if (!p.desired_port_type.empty())
+            s.states(kDesiredType, port, "type", {"ib", "eth", "auto"}, p.desired_port_type);
+        if (p.link_layer == "Ethernet") {
+            s.states(kPfcStatus, port, "status", {"ok", "not_supported", "failed", "unknown"},
+                     pfc_status(p.pfc.status));
+            if (p.pfc.status == PfcActual::Status::ok)
+                priorities(s, kNoDrop, port, p.pfc.priorities);
         }
-        for (const PortState& p : d->ports) {
-            const std::string port = with(dev, "port", std::to_string(p.number));
-            port_info.add(
-                with(with(with(port, "link_layer", p.link_layer), "transport", p.transport),
-                     "netdev", p.netdev),
-                1);
-            in_sync.add(port, p.in_sync ? 1 : 0);
-            if (!p.port_type.empty())
-                port_type.states(port, "type", {"ib", "eth", "auto"}, port_type_mode(p.port_type));
-            if (!p.desired_port_type.empty())
-                desired_type.states(port, "type", {"ib", "eth", "auto"}, p.desired_port_type);
-            if (p.link_layer == "Ethernet") {
-                pfc_status_f.states(port, "status", {"ok", "not_supported", "failed", "unknown"},
-                                    pfc_status(p.pfc.status));
-                if (p.pfc.status == PfcActual::Status::ok)
-                    priorities(no_drop, port, p.pfc.priorities);
-            }
-            if (!p.desired_pfc_no_drop.empty())
-                priorities(desired_no_drop, port, p.desired_pfc_no_drop);
-            if (p.transport == "RoCE") {
-                for (const char* v : {"v1", "v2"})
-                    roce_version.add(with(port, "version", v),
-                                     std::find(p.roce_versions.begin(), p.roce_versions.end(), v) !=
-                                             p.roce_versions.end()
-                                         ? 1
-                                         : 0);
-                routable.add(port, has_routable_roce_v2_gid(p) ? 1 : 0);
-                if (!p.recommended_gid.gid.empty())
-                    gid_index.add(port, p.recommended_gid.index);
-            }
+        if (!p.desired_pfc_no_drop.empty())
+            priorities(s, kDesiredNoDrop, port, p.desired_pfc_no_drop);
+        if (p.transport == "RoCE") {
+            for (const char* v : {"v1", "v2"})
+                s.add(kRoceVersion, with(port, "version", v),
+                      std::find(p.roce_versions.begin(), p.roce_versions.end(), v) !=
+                              p.roce_versions.end()
+                          ? 1
+                          : 0);
+            s.add(kRoutable, port, has_routable_roce_v2_gid(p) ? 1 : 0);
+            if (!p.recommended_gid.gid.empty())
+                s.add(kGidIndex, port, p.recommended_gid.index);
         }
     }
+    s.pack(out);
+}
 
+void render_link(const LinkState& l, PrometheusFragments& out) {
+    Sampler s;
+    s.states(kRdmaCapable, labels({{"device", l.name}}), "state",
+             {"yes", "no", "module-not-loaded", "unknown"}, l.rdma_capable);
+    s.pack(out);
+}
+
+std::string assemble_prometheus(const PrometheusFragments& manager,
+                                const std::vector<const PrometheusFragments*>& objects) {
+    size_t size = manager.text.size();
+    for (const auto* o : objects)
+        size += o->text.size();
+    for (const auto& f : kFamilies)
+        size += 2 * std::strlen(f.name) + std::strlen(f.help) + 24;
+    std::string out;
+    out.reserve(size);
+    for (size_t f = 0; f < kFamilyCount; ++f) {
+        // A family without samples is left out: a HELP alone would announce a metric that is
+        // not there.
+        bool any = !family_text(manager, f).empty();
+        for (size_t i = 0; !any && i < objects.size(); ++i)
+            any = !family_text(*objects[i], f).empty();
+        if (!any)
+            continue;
+        out += "# HELP ";
+        out += kFamilies[f].name;
+        out += ' ';
+        out += kFamilies[f].help;
+        out += "\n# TYPE ";
+        out += kFamilies[f].name;
+        out += " gauge\n";
+        out += family_text(manager, f);
+        for (const auto* o : objects)
+            out += family_text(*o, f);
+    }
+    return out;
+}
+
+std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts) {
+    PrometheusFragments manager;
+    render_manager(facts, manager);
+    std::vector<PrometheusFragments> rendered(inventory.devices.size() + inventory.links.size());
+    std::vector<const PrometheusFragments*> order;
+    order.reserve(rendered.size());
+    size_t i = 0;
+    for (const DeviceState* d : by_name(inventory)) {
+        render_device(*d, rendered[i]);
+        order.push_back(&rendered[i++]);
+    }
     std::vector<const LinkState*> links;
     for (const auto& [index, l] : inventory.links)
         links.push_back(&l);
     std::sort(links.begin(), links.end(), [](const LinkState* a, const LinkState* b) {
         return std::tie(a->name, a->index) < std::tie(b->name, b->index);
     });
-    for (const LinkState* l : links)
-        rdma_capable.states(labels({{"device", l->name}}), "state",
-                            {"yes", "no", "module-not-loaded", "unknown"}, l->rdma_capable);
+    for (const LinkState* l : links) {
+        render_link(*l, rendered[i]);
+        order.push_back(&rendered[i++]);
+    }
+    return assemble_prometheus(manager, order);
+}
 
-    std::string out;
-    for (const Family* f :
-         {&state, &config_errors, &last_reconcile, &device_info, &provider_installed, &problems,
-          &port_info, &in_sync, &port_type, &desired_type, &pfc_status_f, &no_drop,
-          &desired_no_drop, &roce_version, &routable, &gid_index, &rdma_capable})
-        f->append_to(out);
-    return out;
+// ---- PrometheusRenderer ----------------------------------------------------------------
+
+void PrometheusRenderer::changed(const ChangeSet& changes) {
+    if (all_stale_)
+        return;
+    for (const auto* ids : {&changes.devices_added, &changes.devices_removed})
+        stale_devices_.insert(ids->begin(), ids->end());
+    for (const auto& [id, _] : changes.devices_changed)
+        stale_devices_.insert(id);
+    for (const auto& [key, _] : changes.ports_changed)
+        stale_devices_.insert(key.first);
+    for (const auto* indexes : {&changes.links_added, &changes.links_removed})
+        stale_links_.insert(indexes->begin(), indexes->end());
+    for (const auto& [index, _] : changes.links_changed)
+        stale_links_.insert(index);
+}
+
+void PrometheusRenderer::render_device_entry(const std::string& id, const Inventory& inventory) {
+    const std::string& syspath = inventory.syspath_of(id);
+    const DeviceState* d = syspath.empty() ? nullptr : inventory.device(syspath);
+    if (!d) {
+        if (devices_.erase(id))
+            order_stale_ = true;
+        return;
+    }
+    DeviceEntry& e = devices_[id];
+    if (e.name != d->name || e.syspath != d->syspath) {
+        e.name = d->name;
+        e.syspath = d->syspath;
+        order_stale_ = true;
+    }
+    render_device(*d, e.text);
+    ++objects_rendered_;
+}
+
+void PrometheusRenderer::render_link_entry(int32_t index, const Inventory& inventory) {
+    const LinkState* l = inventory.link(index);
+    if (!l) {
+        if (links_.erase(index))
+            order_stale_ = true;
+        return;
+    }
+    LinkEntry& e = links_[index];
+    if (e.name != l->name) {
+        e.name = l->name;
+        order_stale_ = true;
+    }
+    render_link(*l, e.text);
+    ++objects_rendered_;
+}
+
+std::string PrometheusRenderer::render(const Inventory& inventory, const ManagerFacts& facts) {
+    if (all_stale_) {
+        all_stale_ = false;
+        devices_.clear();
+        links_.clear();
+        for (const auto& [syspath, d] : inventory.state().devices)
+            render_device_entry(inventory.id_of(syspath), inventory);
+        for (const auto& [index, l] : inventory.state().links)
+            render_link_entry(index, inventory);
+        order_stale_ = true;
+    } else {
+        for (const std::string& id : stale_devices_)
+            render_device_entry(id, inventory);
+        for (const int32_t index : stale_links_)
+            render_link_entry(index, inventory);
+    }
+    stale_devices_.clear();
+    stale_links_.clear();
+    if (order_stale_) {
+        order_stale_ = false;
+        std::vector<const DeviceEntry*> devices;
+        devices.reserve(devices_.size());
+        for (const auto& [id, e] : devices_)
+            devices.push_back(&e);
+        std::sort(devices.begin(), devices.end(), [](const DeviceEntry* a, const DeviceEntry* b) {
+            return std::tie(a->name, a->syspath) < std::tie(b->name, b->syspath);
+        });
+        std::vector<std::pair<const LinkEntry*, int32_t>> links;
+        links.reserve(links_.size());
+        for (const auto& [index, e] : links_)
+            links.emplace_back(&e, index);
+        std::sort(links.begin(), links.end(), [](const auto& a, const auto& b) {
+            return std::tie(a.first->name, a.second) < std::tie(b.first->name, b.second);
+        });
+        order_.clear();
+        order_.reserve(devices.size() + links.size());
+        for (const auto* e : devices)
+            order_.push_back(&e->text);
+        for (const auto& [e, index] : links)
+            order_.push_back(&e->text);
+    }
+    render_manager(facts, manager_);
+    return assemble_prometheus(manager_, order_);
 }
 
 } // namespace rdmad::exports

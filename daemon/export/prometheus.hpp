@@ -13,9 +13,15 @@
 #pragma once
 
 #include "export/facts.hpp"
+#include "inventory/inventory.hpp"
 #include "inventory/model.hpp"
 
+#include <array>
+#include <cstdint>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace rdmad::exports {
 
@@ -41,6 +47,56 @@ namespace rdmad::exports {
 ///   rdmad_netdev_rdma_capable{device,state} every netdev: 1 for its state (yes, no,
 ///                                           module-not-loaded, unknown), 0 for the others
 std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts);
+
+/// The metric families of rdmad.prom (listed at render_prometheus()).
+inline constexpr size_t kFamilyCount = 17;
+
+/// One object's samples (the Manager's, one RDMA device's with its ports, or one netdev's),
+/// family by family: family f is text[start[f], start[f + 1]). No HELP or TYPE lines.
+struct PrometheusFragments {
+    std::string text;
+    std::array<uint32_t, kFamilyCount + 1> start{};
+};
+
+/// rdmad.prom kept rendered object by object, so that a change costs the objects it names,
+/// not the host: changed() marks what a change set names, render() renders those again (and
+/// nothing else) and joins every object's samples, family by family, in the order
+/// render_prometheus() gives. render() equals render_prometheus() on the same inventory as
+/// long as every change of the inventory since the last render() was passed to changed().
+class PrometheusRenderer {
+  public:
+    /// The devices (by Inventory id) and netdevs (by ifindex) that `changes` names, added,
+    /// changed or removed, are rendered again at the next render().
+    void changed(const ChangeSet& changes);
+    /// Render every object again at the next render() (start-up, a lost change set).
+    void invalidate() { all_stale_ = true; }
+    /// The whole rdmad.prom for `inventory` and `facts`.
+    std::string render(const Inventory& inventory, const ManagerFacts& facts);
+    /// Objects rendered since construction (devices and netdevs; for tests and benchmarks).
+    uint64_t objects_rendered() const { return objects_rendered_; }
+
+  private:
+    struct DeviceEntry {
+        std::string name, syspath; ///< the sort key: by name, then syspath
+        PrometheusFragments text;
+    };
+    struct LinkEntry {
+        std::string name; ///< the sort key: by name, then ifindex
+        PrometheusFragments text;
+    };
+    void render_device_entry(const std::string& id, const Inventory& inventory);
+    void render_link_entry(int32_t index, const Inventory& inventory);
+
+    bool all_stale_ = true;
+    bool order_stale_ = true;
+    std::set<std::string> stale_devices_;           ///< Inventory ids
+    std::set<int32_t> stale_links_;                 ///< ifindexes
+    std::map<std::string, DeviceEntry> devices_;    ///< by Inventory id
+    std::map<int32_t, LinkEntry> links_;            ///< by ifindex
+    std::vector<const PrometheusFragments*> order_; ///< devices by name, then netdevs by name
+    PrometheusFragments manager_;
+    uint64_t objects_rendered_ = 0;
+};
 
 /// A label value in the exposition format: backslash, double quote and line feed escaped.
 std::string escape_label_value(const std::string& value);

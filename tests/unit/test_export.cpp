@@ -419,3 +419,53 @@ TEST_CASE("exports at 1,024 devices: NFD far below its 64 KiB limit, every label
     CHECK(samples == 3 /*state*/ + 1 /*config errors*/ + 1 /*reconcile*/ +
                          1024 * (2 + 1 + 1 + 4 + 8 + 8 + 2 + 1 + 1));
 }
+
+TEST_CASE("rdmad.prom kept per object: a change renders only the objects it names, and the text "
+          "equals a whole render after adds, changes, renames and removals") {
+    Inventory inv;
+    ChangeSet all = inv.replace(host());
+    PrometheusRenderer renderer;
+    renderer.changed(all);
+    CHECK(renderer.render(inv, facts()) == render_prometheus(inv.state(), facts()));
+    CHECK(renderer.objects_rendered() == 5); // 3 devices, 2 netdevs: the first render is whole
+
+    // One port of one device changes: that device alone is rendered again.
+    DeviceState mlx5 = *inv.device_named("mlx5_0");
+    mlx5.ports[0].in_sync = true;
+    mlx5.ports[0].pfc.priorities = {3, 4};
+    renderer.changed(inv.put_device(mlx5));
+    const std::string after_port = renderer.render(inv, facts());
+    CHECK(after_port == render_prometheus(inv.state(), facts()));
+    CHECK(has_line(after_port, "rdmad_port_in_sync{device=\"mlx5_0\",port=\"1\"} 1"));
+    CHECK(has_line(after_port,
+                   "rdmad_port_pfc_no_drop{device=\"mlx5_0\",port=\"1\",priority=\"4\"} 1"));
+    CHECK(renderer.objects_rendered() == 6);
+
+    // Nothing changed: nothing rendered, the same bytes; the Manager's facts are always new.
+    ManagerFacts degraded = facts();
+    degraded.state = "degraded";
+    CHECK(renderer.render(inv, degraded) == render_prometheus(inv.state(), degraded));
+    CHECK(renderer.objects_rendered() == 6);
+
+    // A rename moves the device in the name order (mlx5_1 -> mlx5_9 sorts after mlx5_0,
+    // mlx4_0); a removal and a new netdev.
+    DeviceState ib = *inv.device_named("mlx5_1");
+    ib.name = "mlx5_9";
+    ChangeSet step = inv.put_device(ib);
+    step.merge(inv.remove_device(inv.device_named("mlx4_0")->syspath));
+    LinkState ib0;
+    ib0.index = 7;
+    ib0.name = "ib0";
+    ib0.rdma_capable = "yes";
+    step.merge(inv.put_link(ib0));
+    step.merge(inv.remove_link(1));
+    renderer.changed(step);
+    const std::string after = renderer.render(inv, facts());
+    CHECK(after == render_prometheus(inv.state(), facts()));
+    CHECK(after.find("mlx4_0") == std::string::npos);
+    CHECK(after.find("device=\"lo\"") == std::string::npos);
+    CHECK(after.find("device=\"mlx5_0\"") < after.find("device=\"mlx5_9\""));
+    CHECK(has_line(after, "rdmad_netdev_rdma_capable{device=\"ib0\",state=\"yes\"} 1"));
+    // mlx5_9 and ib0 rendered; mlx4_0 and lo only dropped.
+    CHECK(renderer.objects_rendered() == 8);
+}

@@ -35,14 +35,12 @@ ino_t inode(const std::filesystem::path& p) {
     return st.st_ino;
 }
 
-HostState one_link(const std::string& rdma_capable) {
-    HostState inv;
+LinkState eth0(const std::string& rdma_capable) {
     LinkState l;
     l.index = 2;
     l.name = "eth0";
     l.rdma_capable = rdma_capable;
-    inv.links[2] = l;
-    return inv;
+    return l;
 }
 
 struct Loop {
@@ -80,8 +78,8 @@ TEST_CASE("export writer: at once (after the loop's other work) after a quiet sp
         const auto prom = dir.path / "prom" / "rdmad.prom";
         const auto nfd = dir.path / "nfd" / "rdmad";
 
-        HostState a = one_link("yes");
-        writer.changed(a, "running", 0, true);
+        Inventory inv;
+        writer.changed(inv, inv.put_link(eth0("yes")), "running", 0, true);
         // The leading edge: written at the loop's next turn, after whatever else is due (the
         // D-Bus signals of the pass that asked), not within the call.
         CHECK(!std::filesystem::exists(prom));
@@ -94,10 +92,8 @@ TEST_CASE("export writer: at once (after the loop's other work) after a quiet sp
         const ino_t first = inode(prom);
 
         // A burst: changes within the interval wait for the timer; the last one wins.
-        HostState b = one_link("no");
-        writer.changed(b, "running", 0, false);
-        HostState c = one_link("module-not-loaded");
-        writer.changed(c, "running", 0, false);
+        writer.changed(inv, inv.put_link(eth0("no")), "running", 0, false);
+        writer.changed(inv, inv.put_link(eth0("module-not-loaded")), "running", 0, false);
         CHECK(inode(prom) == first);
         CHECK(loop.run_for(1'000'000) == 1); // the one timer, once
         CHECK(inode(prom) != first);
@@ -109,7 +105,7 @@ TEST_CASE("export writer: at once (after the loop's other work) after a quiet sp
         // nothing written, and no timer left running (zero idle wake-ups).
         const ino_t second = inode(prom);
         const ino_t nfd_ino = inode(nfd);
-        writer.changed(c, "running", 0, false);
+        writer.changed(inv, inv.put_link(eth0("module-not-loaded")), "running", 0, false);
         CHECK(loop.run_for(1'000) == 1); // one look
         CHECK(inode(prom) == second);
         CHECK(inode(nfd) == nfd_ino); // the labels did not change either
@@ -125,9 +121,8 @@ TEST_CASE("export writer: at once (after the loop's other work) after a quiet sp
 
         // [export] turns Prometheus off (SIGHUP): its file goes at the next write.
         config.prometheus_dir.clear();
-        HostState d = one_link("yes");
         loop.run_for(200'000);
-        writer.changed(d, "degraded", 1, false);
+        writer.changed(inv, inv.put_link(eth0("yes")), "degraded", 1, false);
         loop.run_for(200'000);
         CHECK(!std::filesystem::exists(prom));
         CHECK(slurp(nfd).find("rdmad.in-sync=false\n") != std::string::npos); // config error
@@ -141,14 +136,13 @@ TEST_CASE("export writer: a directory that does not exist turns its file off") {
     ExportConfig config{(dir.path / "absent").string(), ""};
     Loop loop;
     ExportWriter writer(loop.event, [&] { return config; });
-    HostState a = one_link("yes");
-    writer.changed(a, "running", 0, true);
+    Inventory inv;
+    writer.changed(inv, inv.put_link(eth0("yes")), "running", 0, true);
     CHECK(loop.run_for(300'000) == 1); // one look, nothing written
     CHECK(!std::filesystem::exists(dir.path / "absent"));
     // Created later: written at the next change.
     std::filesystem::create_directories(dir.path / "absent");
-    HostState b = one_link("no");
-    writer.changed(b, "running", 0, true);
+    writer.changed(inv, inv.put_link(eth0("no")), "running", 0, true);
     loop.run_for(300'000);
     CHECK(std::filesystem::exists(dir.path / "absent" / "rdmad.prom"));
 }
