@@ -12,6 +12,7 @@
 #include "util/sysfs.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace rdmad {
 namespace {
@@ -38,6 +39,8 @@ void Scanner::full_scan() {
     structural_ = true;
     devices_.clear();
     links_.clear();
+    link_named_.clear();
+    link_names_.clear();
     device_named_.clear();
     devices_on_netdev_.clear();
     devices_at_pci_.clear();
@@ -123,8 +126,20 @@ void Scanner::erase_link_raw(const std::string& syspath) {
     auto at = link_at_.find(syspath);
     if (at == link_at_.end())
         return;
-    links_.erase(at->second);
+    const auto link = links_.find(at->second);
+    const std::string name = link->second.name;
+    link_names_.erase({name, link->first});
+    links_.erase(link);
     link_at_.erase(at);
+    index_link_name(name);
+}
+
+void Scanner::index_link_name(const std::string& name) {
+    const auto it = link_names_.lower_bound({name, std::numeric_limits<int32_t>::min()});
+    if (it != link_names_.end() && it->first == name)
+        link_named_[name] = &links_.at(it->second);
+    else
+        link_named_.erase(name);
 }
 
 void Scanner::read_link_at(const std::string& syspath) {
@@ -151,10 +166,20 @@ void Scanner::read_link_at(const std::string& syspath) {
                      link->index, it->second.syspath);
         return;
     }
-    if (auto it = links_.find(link->index); it != links_.end())
+    std::string replaced; // the name of a link this one replaces (same ifindex, gone syspath)
+    if (auto it = links_.find(link->index); it != links_.end()) {
         link_at_.erase(it->second.syspath);
+        replaced = it->second.name;
+        link_names_.erase({replaced, link->index});
+    }
     link_at_[syspath] = link->index;
-    links_[link->index] = std::move(*link);
+    const int32_t index = link->index;
+    LinkState& stored = links_[index];
+    stored = std::move(*link);
+    link_names_.insert({stored.name, index});
+    index_link_name(stored.name);
+    if (!replaced.empty() && replaced != stored.name)
+        index_link_name(replaced);
 }
 
 void Scanner::read_verbs() {
@@ -562,7 +587,7 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
         std::map<std::string, bool> installed;
         std::map<std::string, DeviceState> devices;
         std::map<int32_t, LinkState> links;
-        const auto link_index = doctor::index_links(links_);
+        const doctor::LinkIndex& link_index = link_named_;
         for (const auto& syspath : changes.devices) {
             auto raw = devices_.find(syspath);
             const DeviceState* old = inventory.device(syspath);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "config/desired.hpp"
+#include "doctor/facts.hpp"
 #include "inventory/inventory.hpp"
 #include "inventory/model.hpp"
 #include "inventory/provider.hpp"
@@ -152,9 +153,17 @@ class Scanner {
     /// netdev name -> syspaths of the devices whose GIDs (or rxe parent) name it
     std::map<std::string, std::set<std::string>> devices_on_netdev_;
     std::map<std::string, int32_t> link_at_;      ///< syspath -> ifindex
+    /// links_ by name, as doctor::index_links(links_) gives it (the lowest ifindex when two
+    /// share a name while their renames are still being read), kept as links_ changes so that
+    /// an event does not index every netdev of the host again.
+    doctor::LinkIndex link_named_;
+    std::set<std::pair<std::string, int32_t>> link_names_; ///< (name, ifindex) of links_
     std::map<std::string, std::string> verbs_of_; ///< ibdev name -> /dev path of its uverbs
     HostFacts host_; ///< read by full_scan() and every full refresh() (doctor checks)
 
+    /// Point link_named_[name] at the link of links_ with that name and the lowest ifindex,
+    /// or drop it when none has the name.
+    void index_link_name(const std::string& name);
     /// `d` with its provider, verbs device and package filled (not its problems).
     void derive_device(DeviceState& d, std::map<std::string, bool>& installed,
                        const std::map<std::string, std::string>& verbs_by_ibdev) const;
