@@ -21,7 +21,7 @@ namespace {
 } // namespace
 
 void write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
-                           bool hidden_temp) {
+                           bool hidden_temp, Sync sync) {
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash ? slash : 1);
     std::string tmpl = path + ".XXXXXX";
@@ -53,7 +53,7 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
         }
         done += static_cast<size_t>(n);
     }
-    if (::fchmod(fd, mode) < 0 || ::fsync(fd) < 0) {
+    if (::fchmod(fd, mode) < 0 || (sync == Sync::durable && ::fsync(fd) < 0)) {
         cleanup();
         fail("cannot sync", tmp);
     }
@@ -67,6 +67,8 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
         errno = saved;
         fail("cannot rename into", path);
     }
+    if (sync == Sync::replace_only)
+        return;
     // The new content is in place from here on: failing now would tell the caller "nothing
     // changed" about a file that did change (rdmad then refused every later persist, the file
     // no longer being what it last wrote). The rename is not yet durable: say so, and let the

@@ -10,8 +10,22 @@
 
 namespace rdmad {
 
+/// Whether write_file_atomically() waits for the disk.
+enum class Sync {
+    /// fsync the file before the rename and the directory after it: once the call returns,
+    /// the new content survives a crash (rdmad's state and its modprobe.d file).
+    durable,
+    /// No fsync: readers see the old content or the new, never a torn file, but a crash soon
+    /// after may bring back the old one. For files rdmad writes again at every start and
+    /// change (the exports), as node-exporter's textfile collector documents (write a
+    /// temporary file, then mv it into place); an fsync there blocked rdmad's event loop for
+    /// 4-16 ms at each write of a 1.1 MB rdmad.prom.
+    replace_only,
+};
+
 /// Write `content` to `path`: a temporary file in the same directory, write, fsync, rename
-/// over `path`, then fsync the directory so the rename itself is durable.
+/// over `path`, then fsync the directory so the rename itself is durable (without the two
+/// fsyncs for Sync::replace_only).
 /// Throws std::system_error (with the path) on any failure up to the rename; `path` is then
 /// unchanged. Once renamed, `path` holds `content`: a failure to sync the directory is
 /// logged as a warning, not thrown. With `hidden_temp` the temporary file is a dot-file named
@@ -19,6 +33,6 @@ namespace rdmad {
 /// others share and whose readers skip dot-files (NFD's features.d, node-exporter's textfile
 /// directory, which reads *.prom only); otherwise it is "<name>.XXXXXX".
 void write_file_atomically(const std::string& path, std::string_view content, mode_t mode = 0644,
-                           bool hidden_temp = false);
+                           bool hidden_temp = false, Sync sync = Sync::durable);
 
 } // namespace rdmad

@@ -347,7 +347,7 @@ TEST_CASE("export: rdmad killed between writing the temporary file and the renam
     // NFD off: rdmad's only rename(2)s are rdmad.prom's. The first (the state at start-up)
     // goes through; the second, after a netdev's change event (every pass stamps
     // rdmad_last_reconcile_timestamp_seconds), is failed and SIGKILL delivered at its entry:
-    // the temporary file is written and fsynced, never renamed.
+    // the temporary file is written, never renamed.
     ExportRig rig("constructed-mlx5-roce", false);
     rig.start({"strace", "-f", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e",
                "inject=rename,renameat,renameat2:error=EIO:signal=SIGKILL:when=2"});
