@@ -2,8 +2,11 @@
 #include "inventory/rdma_capability.hpp"
 
 #include <array>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace rdmad {
 namespace {
@@ -51,34 +54,41 @@ std::string strip_id(const std::string& aux_name) {
     return dot == std::string::npos ? aux_name : aux_name.substr(0, dot);
 }
 
-bool gids_name(const PortState& port, const std::string& netdev) {
-    for (const auto& gid : port.gids)
-        if (gid.netdev == netdev)
-            return true;
-    return false;
-}
-
-const DeviceState* serving_device(const HostState& inv, const LinkState& link) {
-    // The per-port mapping (GID netdevs, rxe parent) wins over the per-function one
-    // (DOMAIN.md §3.4): on a PCI function with two RDMA devices, the one whose GIDs name the
-    // netdev serves it.
-    for (const auto& [_, dev] : inv.devices) {
-        if (!dev.parent_netdev.empty() && dev.parent_netdev == link.name)
-            return &dev;
-        for (const auto& port : dev.ports)
-            if (gids_name(port, link.name))
-                return &dev;
+/// Which RDMA device serves a netdev, looked up by name and PCI address: each map holds the
+/// first device (in the inventory's order) that matches, as a walk over the devices would find.
+class ServingIndex {
+  public:
+    explicit ServingIndex(const HostState& inv) {
+        for (const auto& [_, dev] : inv.devices) {
+            if (!dev.parent_netdev.empty())
+                by_port_mapping_.emplace(dev.parent_netdev, &dev);
+            for (const auto& port : dev.ports) {
+                for (const auto& gid : port.gids)
+                    by_port_mapping_.emplace(gid.netdev, &dev);
+                by_port_netdev_.emplace(port.netdev, &dev);
+            }
+            by_pci_.emplace(dev.pci_address, &dev);
+        }
     }
-    for (const auto& [_, dev] : inv.devices)
-        for (const auto& port : dev.ports)
-            if (port.netdev == link.name)
-                return &dev;
-    if (!link.pci_address.empty())
-        for (const auto& [_, dev] : inv.devices)
-            if (dev.pci_address == link.pci_address)
-                return &dev;
-    return nullptr;
-}
+    /// The per-port mapping (GID netdevs, rxe parent) wins over the per-function one
+    /// (DOMAIN.md §3.4): on a PCI function with two RDMA devices, the one whose GIDs name the
+    /// netdev serves it.
+    const DeviceState* serving(const LinkState& link) const {
+        if (auto it = by_port_mapping_.find(link.name); it != by_port_mapping_.end())
+            return it->second;
+        if (auto it = by_port_netdev_.find(link.name); it != by_port_netdev_.end())
+            return it->second;
+        if (!link.pci_address.empty())
+            if (auto it = by_pci_.find(link.pci_address); it != by_pci_.end())
+                return it->second;
+        return nullptr;
+    }
+
+  private:
+    std::unordered_map<std::string_view, const DeviceState*> by_port_mapping_;
+    std::unordered_map<std::string_view, const DeviceState*> by_port_netdev_;
+    std::unordered_map<std::string_view, const DeviceState*> by_pci_;
+};
 
 std::string provider_hint(const DeviceState& dev) {
     if (!dev.provider.empty() && !dev.provider_installed)
@@ -111,12 +121,21 @@ std::string companion_rdma_module(const std::string& nic_driver) {
 
 void classify_links(HostState& inv, const std::vector<AuxDevice>& aux,
                     const ModuleLookup& modules) {
+    // Indexed lookups, built once: the walk of every device for every netdev made a full
+    // pass quadratic (1,024 devices and 1,025 netdevs: a million device visits).
+    std::unordered_map<std::string_view, std::vector<const LinkState*>> links_at_pci;
+    for (const auto& [_, link] : inv.links)
+        links_at_pci[link.pci_address].push_back(&link);
+
     // A port that names no netdev in its GID table (IB, iWARP, old kernels) is served by the
     // netdev on the same PCI function whose `dev_port` is port - 1 and whose type matches the
     // link layer (ARPHRD_ETHER 1, ARPHRD_INFINIBAND 32 for IPoIB). DOMAIN.md §3.4: mlx4 has
     // one RDMA device for two ports, and the netdev's dev_port is port - 1.
     for (auto& [_, dev] : inv.devices) {
         if (dev.pci_address.empty())
+            continue;
+        const auto same_function = links_at_pci.find(dev.pci_address);
+        if (same_function == links_at_pci.end())
             continue;
         for (auto& port : dev.ports) {
             bool named = false;
@@ -127,10 +146,9 @@ void classify_links(HostState& inv, const std::vector<AuxDevice>& aux,
             const uint32_t type = port.link_layer == "InfiniBand" && port.transport != "iWARP"
                                       ? 32u
                                       : 1u;
-            for (const auto& [__, link] : inv.links)
-                if (link.pci_address == dev.pci_address && link.dev_port + 1 == port.number &&
-                    link.type == type) {
-                    port.netdev = link.name;
+            for (const LinkState* link : same_function->second)
+                if (link->dev_port + 1 == port.number && link->type == type) {
+                    port.netdev = link->name;
                     break;
                 }
         }
@@ -142,44 +160,49 @@ void classify_links(HostState& inv, const std::vector<AuxDevice>& aux,
                     port.netdev = dev.parent_netdev;
 
     // First pass: links served directly.
+    const ServingIndex serving(inv);
     for (auto& [_, link] : inv.links) {
         link.rdma_capable.clear();
         link.rdma_device.clear();
         link.hint.clear();
-        if (const DeviceState* dev = serving_device(inv, link)) {
+        if (const DeviceState* dev = serving.serving(link)) {
             link.rdma_capable = "yes";
             link.rdma_device = dev->name;
             link.hint = provider_hint(*dev);
         }
     }
     // Second pass: lower devices (bond slaves) of a served upper device, e.g. the PFs of a
-    // RoCE LAG whose mlx5_bond_0 names bond0.
+    // RoCE LAG whose mlx5_bond_0 names bond0. The first served netdev of that name (by
+    // ifindex) is the upper one.
+    std::unordered_map<std::string_view, const LinkState*> served_by_name;
+    for (const auto& [_, link] : inv.links)
+        if (link.rdma_capable == "yes")
+            served_by_name.emplace(link.name, &link);
     for (auto& [_, link] : inv.links) {
         if (!link.rdma_capable.empty() || link.master.empty())
             continue;
-        for (const auto& [__, upper] : inv.links)
-            if (upper.name == link.master && upper.rdma_capable == "yes") {
-                link.rdma_capable = "yes";
-                link.rdma_device = upper.rdma_device;
-                link.hint = upper.hint;
-                break;
-            }
+        if (auto upper = served_by_name.find(link.master); upper != served_by_name.end()) {
+            link.rdma_capable = "yes";
+            link.rdma_device = upper->second->rdma_device;
+            link.hint = upper->second->hint;
+            served_by_name.emplace(link.name, &link); // the upper of a bond over bonds
+        }
     }
     // Third pass: hardware that could, but whose RDMA driver is not bound.
+    std::unordered_map<std::string_view, const AuxDevice*> unbound_rdma_aux; // by PCI address
+    for (const auto& a : aux)
+        if (!a.pci_address.empty() && is_rdma_aux_device(a.name) && a.driver.empty())
+            unbound_rdma_aux.emplace(a.pci_address, &a);
     for (auto& [_, link] : inv.links) {
         if (!link.rdma_capable.empty())
             continue;
         std::string module;
         std::string unbound;
-        for (const auto& a : aux) {
-            if (a.pci_address.empty() || a.pci_address != link.pci_address ||
-                !is_rdma_aux_device(a.name) || !a.driver.empty())
-                continue;
-            module = modules.resolve ? modules.resolve(a.modalias) : std::string{};
+        if (auto a = unbound_rdma_aux.find(link.pci_address); a != unbound_rdma_aux.end()) {
+            module = modules.resolve ? modules.resolve(a->second->modalias) : std::string{};
             if (module.empty())
-                module = fallback_aux_module(a.name);
-            unbound = a.name;
-            break;
+                module = fallback_aux_module(a->second->name);
+            unbound = a->second->name;
         }
         if (unbound.empty() && !link.pci_address.empty())
             module = companion_rdma_module(link.driver);

@@ -155,6 +155,24 @@ TEST_CASE("RoCE LAG: both bonded PFs are served by mlx5_bond_0, which names bond
     CHECK(inv.devices.begin()->second.ports.at(0).netdev == "bond0");
 }
 
+TEST_CASE("a bond over a bond: a slave of the lower bond is served through both uppers") {
+    // bonding(4) allows a bond as a slave of another; the upper names the RDMA device's GIDs.
+    HostState inv;
+    auto d = make_device("mlx5_bond_0", "0000:08:00.0", "mlx5_core", "mlx5");
+    d.ports.push_back(make_port(1, {"bond1"}));
+    add(inv, d);
+    add(inv, make_link(6, "bond0", "", "", "bond1"));
+    add(inv, make_link(8, "bond1", "", ""));
+    add(inv, make_link(9, "ens2f0np0", "0000:09:00.0", "mlx5_core",
+                       "bond0")); // no device on its function
+    classify_links(inv, {}, nothing_loaded());
+    for (int32_t i : {6, 8, 9}) {
+        INFO("ifindex " << i);
+        CHECK(link(inv, i).rdma_capable == "yes");
+        CHECK(link(inv, i).rdma_device == "mlx5_bond_0");
+    }
+}
+
 TEST_CASE("a port whose GID table names a netdev is not given the PCI function's netdev") {
     // classify_links fills the netdev only of ports whose GID table names none.
     // Regression: the fill looks at port.netdev, not at the GID table; device_reader
