@@ -3,17 +3,44 @@
 
 #include "util/log.hpp"
 
+#include <ctime>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <sys/epoll.h>
+#include <system_error>
 #include <vector>
 
 namespace rdmad {
 
+namespace {
+
+constexpr uint64_t kMinIntervalUsec = 1'000'000;
+
+uint64_t now_usec() {
+    struct timespec ts {};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
+}
+
+} // namespace
+
 VerbsEvents::VerbsEvents(sd_event* event, Handler handler)
-    : event_(event), handler_(std::move(handler)) {}
+    : event_(event), handler_(std::move(handler)) {
+    // Accuracy 1 ms (0 would be sd-event's default slack of 250 ms); after the pass's other
+    // work (its D-Bus signals).
+    int r = sd_event_add_time(event_, &timer_, CLOCK_MONOTONIC, 0, 1000, on_timer, this);
+    if (r >= 0)
+        r = sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
+    if (r >= 0)
+        r = sd_event_source_set_priority(timer_, SD_EVENT_PRIORITY_IDLE);
+    if (r < 0) {
+        sd_event_source_unref(timer_);
+        throw std::system_error(-r, std::generic_category(), "verbs timer");
+    }
+}
 
 VerbsEvents::~VerbsEvents() {
+    sd_event_source_disable_unref(timer_);
     for (auto& [_, c] : open_)
         close(c);
 }
@@ -38,13 +65,38 @@ void VerbsEvents::track(const std::set<std::string>& devices) {
     for (auto it = unopenable_.begin(); it != unopenable_.end();)
         it = devices.count(*it) ? std::next(it) : unopenable_.erase(it);
 
-    std::vector<std::string> wanted;
+    wanted_.clear();
     for (const auto& name : devices)
         if (!open_.count(name) && !unopenable_.count(name))
-            wanted.push_back(name);
+            wanted_.insert(name);
+    if (wanted_.empty()) {
+        sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
+        return;
+    }
+    int enabled = SD_EVENT_OFF;
+    sd_event_source_get_enabled(timer_, &enabled);
+    if (enabled != SD_EVENT_OFF)
+        return; // due already: it opens the latest wanted_
+    const uint64_t now = now_usec();
+    const uint64_t at = last_open_usec_ && now - last_open_usec_ < kMinIntervalUsec
+                            ? last_open_usec_ + kMinIntervalUsec
+                            : now;
+    if (sd_event_source_set_time(timer_, at) < 0 ||
+        sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT) < 0)
+        open_wanted(); // no timer: open now rather than never
+}
+
+int VerbsEvents::on_timer(sd_event_source*, uint64_t, void* userdata) {
+    static_cast<VerbsEvents*>(userdata)->open_wanted();
+    return 0;
+}
+
+void VerbsEvents::open_wanted() {
+    last_open_usec_ = now_usec();
+    const std::set<std::string> wanted = std::move(wanted_);
+    wanted_.clear();
     if (wanted.empty())
         return;
-
     // libibverbs lists only devices it can serve: a provider, an accessible uverbs node and a
     // matching ABI (DOMAIN.md §4.1).
     int count = 0;
