@@ -18,6 +18,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -468,4 +469,44 @@ TEST_CASE("rdmad.prom kept per object: a change renders only the objects it name
     CHECK(has_line(after, "rdmad_netdev_rdma_capable{device=\"ib0\",state=\"yes\"} 1"));
     // mlx5_9 and ib0 rendered; mlx4_0 and lo only dropped.
     CHECK(renderer.objects_rendered() == 8);
+}
+
+TEST_CASE("rdmad.prom kept per object equals a whole render after every step of 300 random "
+          "puts, renames and removals of devices and netdevs") {
+    std::mt19937 rng(20261201); // fixed: a failure replays
+    Inventory inv;
+    PrometheusRenderer renderer;
+    const HostState start = host();
+    std::vector<DeviceState> pool;
+    for (const auto& [_, d] : start.devices)
+        pool.push_back(d);
+    for (int step = 0; step < 300; ++step) {
+        CAPTURE(step);
+        ChangeSet cs;
+        const int what = static_cast<int>(rng() % 6);
+        DeviceState d = pool[rng() % pool.size()];
+        d.syspath += std::to_string(rng() % 4); // up to 12 devices
+        if (what == 0) {
+            cs = inv.remove_device(d.syspath);
+        } else if (what == 1) {
+            LinkState l;
+            l.index = static_cast<int32_t>(1 + rng() % 8);
+            l.name = "eth" + std::to_string(rng() % 5); // names shared: order by ifindex
+            l.rdma_capable = rng() % 2 ? "yes" : "no";
+            cs = inv.put_link(l);
+        } else if (what == 2) {
+            cs = inv.remove_link(static_cast<int32_t>(1 + rng() % 8));
+        } else {
+            d.name = "dev" + std::to_string(rng() % 6); // renames reorder; names may repeat
+            if (!d.ports.empty()) {
+                d.ports[0].in_sync = rng() % 2;
+                d.ports[0].pfc.priorities = {static_cast<uint8_t>(rng() % 8)};
+            }
+            if (rng() % 3 == 0)
+                d.problems.push_back({"port-not-active", "warning", "port 1 is DOWN"});
+            cs = inv.put_device(d);
+        }
+        renderer.changed(cs);
+        REQUIRE(renderer.render(inv, facts()) == render_prometheus(inv.state(), facts()));
+    }
 }
