@@ -193,11 +193,19 @@ void Daemon::note_change(bool starts_burst) {
         // An add, remove, move or (un)bind comes with its relatives (a PCI function's
         // auxiliary device, netdev, RDMA device, uverbs device): gather them for a window,
         // even when an isolated change had its pass due sooner.
-        if (enabled == SD_EVENT_OFF || lead_pending_) {
-            lead_pending_ = false;
-            sd_event_source_set_time(timer_, now + options_.coalesce_usec);
-            sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT);
-        }
+        // The window is counted from the burst's latest event, not its first: the relatives
+        // of a device come within milliseconds of each other on a real host, but a busy
+        // machine may deliver the tail of a burst later (a split burst announces a netdev
+        // before the RDMA device that serves it). A burst that never pauses still gets a
+        // pass every burst_max_usec.
+        if (enabled == SD_EVENT_OFF || lead_pending_ || !burst_first_usec_)
+            burst_first_usec_ = now;
+        lead_pending_ = false;
+        sd_event_source_set_time(timer_,
+                                 std::min(now + options_.coalesce_usec,
+                                          std::max(burst_first_usec_ + options_.burst_max_usec,
+                                                   burst_first_usec_ + options_.coalesce_usec)));
+        sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT);
         return;
     }
     if (enabled != SD_EVENT_OFF)
@@ -213,6 +221,7 @@ void Daemon::note_change(bool starts_burst) {
 
 void Daemon::pass() {
     lead_pending_ = false;
+    burst_first_usec_ = 0;
     // Uevents queued since the timer was set join this pass rather than start the next one.
     draining_ = true;
     try {

@@ -27,6 +27,9 @@ struct DaemonOptions {
     ScanOptions scan;
     ReconcilerOptions reconcile;
     uint64_t coalesce_usec = 50'000; ///< window that turns an event burst into one pass
+    /// A burst whose events keep coming within coalesce_usec of each other gets its pass
+    /// when they pause, but no later than this after its first event.
+    uint64_t burst_max_usec = 500'000;
     uint64_t lead_usec = 0;          ///< wait before the pass of an isolated change
     uint64_t retry_usec = 100'000;   ///< wait before re-reading an incomplete device
 };
@@ -61,7 +64,8 @@ class Daemon final : public Controller {
     /// A source noted a change. An isolated change (a "change" uevent, a carrier change, a
     /// verbs event) gets its pass at once (lead_usec); changes in quick succession get one pass
     /// when the window the last pass opened ends. An event that `starts_burst` (add, remove,
-    /// move, bind, unbind) gets its pass a window (coalesce_usec) later, with its relatives.
+    /// move, bind, unbind) gets its pass a window (coalesce_usec) after the last event of its
+    /// burst (its relatives), at most burst_max_usec after the first.
     void note_change(bool starts_burst);
     /// Plan against the Inventory, run the plan (unless `dry_run`), take the executor's
     /// verified read-backs into the Inventory and put the desired-state parts of each device
@@ -123,6 +127,8 @@ class Daemon final : public Controller {
     sd_event_source* signals_[3] = {};
     bool full_resync_ = false;
     bool lead_pending_ = false;  ///< the pass due is an isolated change's (lead_usec)
+    uint64_t burst_first_usec_ =
+        0;                       ///< CLOCK_MONOTONIC of the first event of the burst due, 0 = none
     bool draining_ = false;      ///< in pass(), taking the queued uevents: no new pass for them
     uint64_t last_pass_usec_ = 0; ///< CLOCK_MONOTONIC end of the last pass, 0 before the first
 };

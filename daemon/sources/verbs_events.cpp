@@ -78,10 +78,11 @@ void VerbsEvents::track(const std::set<std::string>& devices) {
     if (enabled != SD_EVENT_OFF)
         return; // due already: it opens the latest wanted_
     const uint64_t now = now_usec();
-    const uint64_t at = last_open_usec_ && now - last_open_usec_ < kMinIntervalUsec
-                            ? last_open_usec_ + kMinIntervalUsec
-                            : now;
-    if (sd_event_source_set_time(timer_, at) < 0 ||
+    if (!last_open_usec_ || now - last_open_usec_ >= kMinIntervalUsec) {
+        open_wanted(); // the first since a quiet spell (start-up, an isolated hotplug): now
+        return;
+    }
+    if (sd_event_source_set_time(timer_, last_open_usec_ + kMinIntervalUsec) < 0 ||
         sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT) < 0)
         open_wanted(); // no timer: open now rather than never
 }

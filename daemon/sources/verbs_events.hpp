@@ -27,8 +27,8 @@ class VerbsEvents {
     VerbsEvents& operator=(const VerbsEvents&) = delete;
 
     /// Follow exactly the devices named (RDMA device names that have a verbs char device):
-    /// close the gone ones at once, open the new ones from an idle-priority timer: at once
-    /// after a quiet spell, at most once a second during a burst. Opening needs
+    /// close the gone ones at once, open the new ones at once after a quiet spell, and
+    /// during a burst from an idle-priority timer, at most once a second. Opening needs
     /// ibv_get_device_list(), which reads every uverbs device of the host again: once per
     /// pass of a 1,000-VF burst it was 17 % of rdmad's CPU. Until its context is open, a
     /// device in a burst is followed as an unopenable one is (change uevents, link changes).
