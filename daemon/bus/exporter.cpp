@@ -7,7 +7,8 @@
 namespace rdmad {
 
 Exporter::Exporter(sdbus::IConnection& connection)
-    : connection_(connection), manager_(std::make_unique<ManagerObject>(connection, model_)) {}
+    : connection_(connection),
+      manager_(std::make_unique<ManagerObject>(connection, model_, describe_)) {}
 
 Exporter::~Exporter() {
     // Children before the ObjectManager; no signals on the way out (the bus may be gone).
@@ -48,6 +49,7 @@ void Exporter::retract_device(const std::string& path) {
         it != model_.device_path_by_name.end() && it->second == path)
         model_.device_path_by_name.erase(it);
     model_.devices.erase(view);
+    describe_.drop_device(path);
 }
 
 void Exporter::show_device(const Inventory& inv, const DeviceState& d) {
@@ -58,6 +60,7 @@ void Exporter::show_device(const Inventory& inv, const DeviceState& d) {
         // New: the device, then its ports, each announced once fully built.
         auto& v = model_.devices.emplace(path, std::move(next)).first->second;
         model_.device_path_by_name[v.kernel_name] = path;
+        describe_.put(v);
         try {
             auto object = std::make_unique<DeviceObject>(connection_, v, &methods_);
             object->announce();
@@ -87,6 +90,7 @@ void Exporter::show_device(const Inventory& inv, const DeviceState& d) {
     DeviceView before = std::move(it->second);
     it->second = std::move(next);
     const DeviceView& now = it->second;
+    describe_.put(now);
     if (before.kernel_name != now.kernel_name) {
         if (auto n = model_.device_path_by_name.find(before.kernel_name);
             n != model_.device_path_by_name.end() && n->second == path)
@@ -125,6 +129,7 @@ void Exporter::retract_link(int32_t ifindex) {
         it != model_.link_path_by_name.end() && it->second == view->second.path)
         model_.link_path_by_name.erase(it);
     model_.links.erase(view);
+    describe_.drop_link(ifindex);
 }
 
 void Exporter::show_link(const Inventory& inv, const LinkState& l) {
@@ -133,6 +138,7 @@ void Exporter::show_link(const Inventory& inv, const LinkState& l) {
     if (it == model_.links.end()) {
         auto& v = model_.links.emplace(l.index, std::move(next)).first->second;
         model_.link_path_by_name[v.kernel_name] = v.path;
+        describe_.put(v);
         try {
             auto object = std::make_unique<LinkObject>(connection_, v, &methods_);
             object->announce();
@@ -145,6 +151,7 @@ void Exporter::show_link(const Inventory& inv, const LinkState& l) {
     LinkView before = std::move(it->second);
     it->second = std::move(next);
     const LinkView& now = it->second;
+    describe_.put(now);
     if (before.kernel_name != now.kernel_name) {
         if (auto n = model_.link_path_by_name.find(before.kernel_name);
             n != model_.link_path_by_name.end() && n->second == now.path)

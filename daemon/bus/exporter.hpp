@@ -7,6 +7,7 @@
 // a change set is the size of the objects it names.
 #pragma once
 
+#include "bus/describe.hpp"
 #include "bus/manager_object.hpp"
 #include "bus/objects.hpp"
 #include "bus/views.hpp"
@@ -43,6 +44,7 @@ class Exporter {
 
     sdbus::IConnection& connection_;
     BusModel model_; ///< what the objects show; they point into it
+    DescribeRenderer describe_; ///< model_ as Describe()'s JSON, object by object
     std::unique_ptr<ManagerObject> manager_;
     std::map<std::string, std::unique_ptr<DeviceObject>> devices_; ///< by path
     std::map<std::string, std::unique_ptr<PortObject>> ports_;     ///< by path

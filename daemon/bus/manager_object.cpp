@@ -9,8 +9,9 @@
 
 namespace rdmad {
 
-ManagerObject::ManagerObject(sdbus::IConnection& connection, const BusModel& model)
-    : AdaptorInterfaces(connection, kManagerPath), model_(model) {
+ManagerObject::ManagerObject(sdbus::IConnection& connection, const BusModel& model,
+                             const DescribeRenderer& describe)
+    : AdaptorInterfaces(connection, kManagerPath), model_(model), describe_(describe) {
     registerAdaptor();
 }
 
@@ -131,7 +132,8 @@ sdbus::ObjectPath ManagerObject::GetLinkByName(const std::string& name) {
 }
 
 std::string ManagerObject::Describe() {
-    return errors::guard([&] { return describe_json(model_, RDMAD_VERSION, state_, sources_, problems_); });
+    return errors::guard(
+        [&] { return describe_.render(model_, RDMAD_VERSION, state_, sources_, problems_); });
 }
 
 } // namespace rdmad

@@ -3,6 +3,7 @@
 // /org/rdmad1: org.rdmad1.Manager plus org.freedesktop.DBus.ObjectManager.
 #pragma once
 
+#include "bus/describe.hpp"
 #include "bus/method_call.hpp"
 #include "bus/views.hpp"
 #include "inventory/model.hpp"
@@ -17,8 +18,10 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Manager
                                                             sdbus::ObjectManager_adaptor,
                                                             sdbus::Properties_adaptor> {
   public:
-    /// `model` must outlive the object: the manager answers from it.
-    ManagerObject(sdbus::IConnection& connection, const BusModel& model);
+    /// `model` and `describe` (the model kept rendered for Describe()) must outlive the
+    /// object: the manager answers from them.
+    ManagerObject(sdbus::IConnection& connection, const BusModel& model,
+                  const DescribeRenderer& describe);
 
     /// Where Reconcile() and Reload() go; null answers them with NotSupported.
     void set_methods(const Methods* methods) { methods_ = methods; }
@@ -49,6 +52,7 @@ class ManagerObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Manager
     std::string sender();
 
     const BusModel& model_;
+    const DescribeRenderer& describe_;
     std::string state_ = "starting";
     const Methods* methods_ = nullptr;
     std::vector<std::string> sources_;

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <random>
 #include <set>
 #include <string>
 
@@ -433,4 +434,118 @@ TEST_CASE("Describe() escapes quotes, backslashes and control characters, replac
     CHECK(doc["Devices"][0]["Ports"][0]["LID"] == 0);
     // The whole document is the one nlohmann::json prints for the same values.
     CHECK(nlohmann::ordered_json::parse(text).dump() == text);
+}
+
+// ---- Describe() kept rendered per object ------------------------------------------------
+
+namespace {
+
+/// Puts every object of `m` into `r`, as the exporter does when it shows them.
+void put_all(DescribeRenderer& r, const BusModel& m) {
+    for (const auto& [_, d] : m.devices)
+        r.put(d);
+    for (const auto& [_, l] : m.links)
+        r.put(l);
+}
+
+} // namespace
+
+TEST_CASE("Describe() kept per object equals a whole render, and a call renders nothing") {
+    HostState inv;
+    auto a = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    a.ports = {port(1, "ens1f0np0")};
+    a.problems.push_back({"no-verbs-device", "warning", "load ib_uverbs"});
+    add(inv, a);
+    auto b = device("mlx4_0", "0002:c903:00f9:bfa1", "0000:5e:00.0");
+    b.ports = {port(1, "ens2"), port(2, "ib0")};
+    add(inv, b);
+    add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
+    add(inv, link(1, "lo", "", ""));
+    BusModel model = build_bus_model(inv);
+    DescribeRenderer r;
+    put_all(r, model);
+    CHECK(r.objects_rendered() == 4);
+    const std::vector<Problem> problems = {{"config-error", "error", "rdmad.conf:3: bad"}};
+    const std::vector<std::string> sources = {"/etc/rdmad/rdmad.conf"};
+    const std::string text = r.render(model, "0.1.0", "degraded", sources, problems);
+    CHECK(text == describe_json(model, "0.1.0", "degraded", sources, problems));
+    // Devices by name (mlx4_0 before mlx5_0), links by ifindex (lo first).
+    const auto doc = json::parse(text);
+    CHECK(doc["Devices"][0]["Name"] == "mlx4_0");
+    CHECK(doc["Links"][0]["Name"] == "lo");
+    // Two more calls: nothing is rendered again; the Manager's own members are always new.
+    CHECK(r.render(model, "0.1.0", "running", {}, {}) == describe_json(model, "0.1.0", "running"));
+    CHECK(r.objects_rendered() == 4);
+}
+
+TEST_CASE("Describe() kept per object renders in place an object never put, and forgets a "
+          "dropped one") {
+    HostState inv;
+    auto a = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
+    a.ports = {port(1, "ens1f0np0")};
+    add(inv, a);
+    add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
+    BusModel model = build_bus_model(inv);
+    DescribeRenderer r;
+    CHECK(r.render(model, "0.1.0", "running", {}, {}) == describe_json(model, "0.1.0", "running"));
+    CHECK(r.objects_rendered() == 2);
+    put_all(r, model);
+    const std::string path = model.devices.begin()->first;
+    model.devices.clear();
+    model.links.clear();
+    r.drop_device(path);
+    r.drop_link(4);
+    const auto doc = json::parse(r.render(model, "0.1.0", "running", {}, {}));
+    CHECK(doc["Devices"].empty());
+    CHECK(doc["Links"].empty());
+}
+
+TEST_CASE("Describe() kept per object equals a whole render after every step of 300 random "
+          "changes, renames, additions and removals") {
+    std::mt19937 rng(20261202); // fixed: a failure replays
+    BusModel model;
+    DescribeRenderer r;
+    for (int step = 0; step < 300; ++step) {
+        CAPTURE(step);
+        const int what = static_cast<int>(rng() % 5);
+        if (what <= 1) {
+            // A device put: new, or changed under its path (a rename reorders the devices).
+            const int slot = static_cast<int>(rng() % 10);
+            DeviceView v;
+            v.path = "/org/rdmad1/device/d" + std::to_string(slot);
+            v.state =
+                device("dev" + std::to_string(rng() % 6), "", "0000:00:00." + std::to_string(slot));
+            v.kernel_name = v.state.name;
+            PortView p;
+            p.state = port(1, "eth" + std::to_string(rng() % 4));
+            p.state.in_sync = rng() % 2;
+            p.state.pfc_no_drop = {static_cast<uint8_t>(rng() % 8)};
+            p.path = v.path + "/port/1";
+            v.ports = {p};
+            if (rng() % 3 == 0)
+                v.state.problems.push_back({"port-not-active", "warning", "port 1 is \"DOWN\""});
+            model.devices[v.path] = v;
+            r.put(model.devices[v.path]);
+        } else if (what == 2) {
+            const std::string path = "/org/rdmad1/device/d" + std::to_string(rng() % 10);
+            model.devices.erase(path);
+            r.drop_device(path);
+        } else if (what == 3) {
+            LinkView l;
+            l.state = link(static_cast<int32_t>(1 + rng() % 8), "eth" + std::to_string(rng() % 5),
+                           "", rng() % 2 ? "dev1" : "");
+            l.path = link_path(l.state.index);
+            l.kernel_name = l.state.name;
+            model.links[l.state.index] = l;
+            r.put(model.links[l.state.index]);
+        } else {
+            const auto index = static_cast<int32_t>(1 + rng() % 8);
+            model.links.erase(index);
+            r.drop_link(index);
+        }
+        const uint64_t before = r.objects_rendered();
+        REQUIRE(r.render(model, "0.1.0", "running", {}, {}) ==
+                describe_json(model, "0.1.0", "running"));
+        CHECK(r.objects_rendered() == before);
+    }
 }
