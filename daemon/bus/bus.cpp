@@ -55,6 +55,7 @@ const std::string& Bus::state() const {
 
 void Bus::request_name() {
     parts_->connection->requestName(api::kBusName);
+    parts_->exporter->start_announcing();
 }
 
 } // namespace rdmad

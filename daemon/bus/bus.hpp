@@ -33,7 +33,9 @@ class Bus {
     /// Manager.State: "starting", "running" or "degraded".
     void set_state(const std::string& state);
     const std::string& state() const;
-    /// Take the name org.rdmad1 (once the first inventory is shown). Throws on failure.
+    /// Take the name org.rdmad1 (once the first inventory is shown). Objects shown before
+    /// are not announced with InterfacesAdded (Exporter::start_announcing()); those shown
+    /// after are. Throws on failure.
     void request_name();
 
   private:

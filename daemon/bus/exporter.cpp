@@ -63,7 +63,8 @@ void Exporter::show_device(const Inventory& inv, const DeviceState& d) {
         describe_.put(v);
         try {
             auto object = std::make_unique<DeviceObject>(connection_, v, &methods_);
-            object->announce();
+            if (announcing_)
+                object->announce();
             devices_.emplace(path, std::move(object));
         } catch (const std::exception& e) {
             log::error("{}: {}", path, e.what());
@@ -71,7 +72,8 @@ void Exporter::show_device(const Inventory& inv, const DeviceState& d) {
         for (const auto& p : v.ports) {
             try {
                 auto object = std::make_unique<PortObject>(connection_, p, &methods_);
-                object->announce();
+                if (announcing_)
+                    object->announce();
                 ports_.emplace(p.path, std::move(object));
             } catch (const std::exception& e) {
                 log::error("{}: {}", p.path, e.what());
@@ -141,7 +143,8 @@ void Exporter::show_link(const Inventory& inv, const LinkState& l) {
         describe_.put(v);
         try {
             auto object = std::make_unique<LinkObject>(connection_, v, &methods_);
-            object->announce();
+            if (announcing_)
+                object->announce();
             links_.emplace(l.index, std::move(object));
         } catch (const std::exception& e) {
             log::error("{}: {}", v.path, e.what());

@@ -33,6 +33,13 @@ class Exporter {
     /// refuses is logged and skipped; the others are still applied.
     void apply(const Inventory& inventory, const ChangeSet& changes);
 
+    /// From now on, new objects are announced with InterfacesAdded. Until then (rdmad does
+    /// not own org.rdmad1 yet) they are not: a client matches rdmad's signals by that name,
+    /// so no client could receive them, and each would cost its properties marshalled and
+    /// relayed (at 1,024 devices, 3,000 signals). Clients read the first objects with
+    /// GetManagedObjects() or Describe() when NameOwnerChanged says rdmad took the name.
+    void start_announcing() { announcing_ = true; }
+
     ManagerObject& manager() { return *manager_; }
     const BusModel& model() const { return model_; }
 
@@ -50,6 +57,7 @@ class Exporter {
     std::map<std::string, std::unique_ptr<PortObject>> ports_;     ///< by path
     std::map<int32_t, std::unique_ptr<LinkObject>> links_;         ///< by ifindex
     Methods methods_;
+    bool announcing_ = false;
 };
 
 } // namespace rdmad

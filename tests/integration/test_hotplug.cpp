@@ -433,6 +433,46 @@ TEST_CASE("hotplug: add, change and remove an RDMA device", "[hotplug]") {
     rig.stop_daemon();
 }
 
+TEST_CASE("start-up: the first objects are not announced before rdmad owns its name; "
+          "GetManagedObjects has them all",
+          "[hotplug]") {
+    PrivateBus bus;
+    Testbed testbed("constructed-mlx5-roce");
+    // Subscribed before rdmad starts, and without sender='org.rdmad1': a client matching by
+    // the name could not receive signals sent before the name had an owner anyway.
+    Client early;
+    SignalRecorder rec(early);
+    DaemonProcess daemon; // returns at READY=1, which rdmad sends after taking the name
+    rec.quiet(kSettle);
+    INFO(rec.dump());
+    // Only the Manager's State goes from "starting" to "running", after the name is taken.
+    CHECK(std::none_of(rec.signals().begin(), rec.signals().end(),
+                       [](const Signal& s) { return s.kind == "added"; }));
+
+    Client client;
+    const json described = client.describe();
+    std::set<std::string> want;
+    for (const auto& d : described["Devices"]) {
+        want.insert(d["Path"].get<std::string>());
+        for (const auto& p : d["Ports"])
+            want.insert(p["Path"].get<std::string>());
+    }
+    for (const auto& l : described["Links"])
+        want.insert(l["Path"].get<std::string>());
+    // The fixture: mlx5_0 and mlx5_1 with one port each, lo and their two netdevs.
+    CHECK(want.size() == 7);
+    std::map<sdbus::ObjectPath, std::map<std::string, std::map<std::string, sdbus::Variant>>>
+        objects;
+    client.manager()
+        .callMethod("GetManagedObjects")
+        .onInterface("org.freedesktop.DBus.ObjectManager")
+        .storeResultsTo(objects);
+    std::set<std::string> got;
+    for (const auto& [path, _] : objects)
+        got.insert(path);
+    CHECK(got == want);
+}
+
 TEST_CASE("hotplug: names holding a control character are matched as the kernel has them, "
           "shown with '?'; a CA's ports/0 is not a port",
           "[hotplug]") {
