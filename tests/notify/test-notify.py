@@ -7,8 +7,9 @@ notification_daemon template runs on a private session bus and records every Not
 is one notification; the port back up replaces it; 100 devices plugged at once are one
 notification; an rdmad restart gives none; a configuration error is one; a second agent
 exits; a new notification server (without, then with "body-markup") is asked again and gets
-no old replaces_id; SIGTERM ends the agent; a hung server costs a dropped, reported
-notification and does not delay SIGTERM.
+no old replaces_id; SIGTERM ends the agent; an agent started during that error notifies only
+what changes next; a hung server costs a dropped, reported notification and does not delay
+SIGTERM.
 
   test-notify.py --rdmad PATH --rdmad-notify PATH --host FILE.umockdev [--devices N]
 
@@ -171,13 +172,19 @@ GLib.MainLoop().run()
 '''
 
 
-def config_error(rig, key):
-    """rdmad's configuration gets the unknown key `key`; Reload makes it a config-error."""
-    rig.write("config/rdmad.conf", '[daemon]\n"%s" = 1\n' % key)
+def reload(rig):
+    """Manager.Reload(). It answers with the first configuration error, if any; the Problems
+    property is what counts."""
     try:
         rig.call("/org/rdmad1", "org.rdmad1.Manager", "Reload")
     except GLib.Error:
-        pass  # Reload answers with the error too; the Problems property is what counts
+        pass
+
+
+def config_error(rig, key):
+    """rdmad's configuration gets the unknown key `key`; Reload makes it a config-error."""
+    rig.write("config/rdmad.conf", '[daemon]\n"%s" = 1\n' % key)
+    reload(rig)
 
 
 def set_port_state(rig, state):
@@ -289,10 +296,7 @@ def run(args):
         before = len(session.notifications())
         conf = rig.path("config/rdmad.conf")
         rig.write("config/rdmad.conf", "[daemon]\nspeed = 1\n")
-        try:
-            rig.call("/org/rdmad1", "org.rdmad1.Manager", "Reload")
-        except GLib.Error:
-            pass  # Reload answers with the error too; the Problems property is what counts
+        reload(rig)
         new, _ = wait_new(session, before, "the configuration error")
         check(len(new) == 1, "config error: %d notifications: %s" % (len(new), new))
         check(new[0][3] == "RDMA error on rdmad: config-error", "config error: summary %r"
@@ -347,6 +351,30 @@ def run(args):
         check(agent.log() == "", "rdmad-notify wrote: %r" % agent.log())
         agent = None
         print("ok SIGTERM: exit status 0", flush=True)
+
+        # 10b. An agent started while rdmad has a configuration error (the one of step 9) takes
+        # it as known: its first snapshot holds the Manager's Problems (GetManagedObjects does
+        # not give /org/rdmad1 itself). An error in rdmad's state file then adds a second
+        # config-error to Problems (rdmad.conf(5): the two are read apart), and only that one
+        # is news.
+        agent = Agent(args.rdmad_notify, rig, session, label="rdmad-notify-late")
+        check(eventually(lambda: session.has_owner("org.rdmad1.Notify")),
+              "rdmad-notify did not take org.rdmad1.Notify:\n" + agent.log())
+        time.sleep(2)  # its first snapshot
+        before = len(session.notifications())
+        state = rig.path("state/state.conf")
+        rig.write("state/state.conf", '[daemon]\n"late" = 1\n')
+        reload(rig)
+        new, _ = wait_new(session, before, "a second configuration error after a late start")
+        check(len(new) == 1 and new[0][4].startswith(state + ':2:1: unknown key "late"'),
+              "late start: notifications %s" % [(n[3], n[4][:90]) for n in new])
+        rc = agent.stop()
+        check(rc == 0, "rdmad-notify exit status %s on SIGTERM:\n%s" % (rc, agent.log()))
+        agent = None
+        os.unlink(state)
+        reload(rig)
+        print("ok late start during a configuration error: only the second error is notified",
+              flush=True)
 
         # 11. A hung notification server: a notification it does not take is reported and
         # dropped after the 2 s timeout; the agent still follows rdmad and obeys SIGTERM at
