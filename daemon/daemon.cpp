@@ -284,10 +284,16 @@ ChangeList Daemon::publish(ScanChanges changes) {
 
 std::vector<Problem> Daemon::manager_problems() const {
     std::vector<Problem> problems;
-    for (const auto& err : reconciler_->config_errors())
+    // rdmad.conf(5), ERRORS: /etc/rdmad is refused as a whole, state.conf apart from it.
+    if (const auto& err = reconciler_->etc_error())
         problems.push_back({"config-error", "error",
-                            err.to_string() + " (rdmad keeps the rules it last read from this "
-                                              "file, none if it never read it)"});
+                            err->to_string() + " (rdmad keeps the desired state it last read "
+                                               "from rdmad.conf and conf.d, none if it never "
+                                               "read them)"});
+    if (const auto& err = reconciler_->state_error())
+        problems.push_back({"config-error", "error",
+                            err->to_string() + " (rdmad keeps the settings it last read from "
+                                               "this file, none if it never read it)"});
     for (const auto& w : reconciler_->legacy_warnings())
         problems.push_back({"legacy-config", "warning", w.to_string()});
     // Host-wide actions (the mlx4_en module options file) belong to no device.

@@ -55,6 +55,9 @@ class Reconciler {
                 out.push_back(**e);
         return out;
     }
+    /// The standing error of the /etc unit (rdmad.conf, conf.d), of state.conf; empty when none.
+    const std::optional<ConfigError>& etc_error() const { return etc_error_; }
+    const std::optional<ConfigError>& state_error() const { return state_error_; }
     const std::vector<ConfigError>& legacy_warnings() const { return legacy_warnings_; }
     /// `[export]` of the last good /etc files (defaults when none sets it).
     const ExportConfig& export_config() const { return config_.exports; }

@@ -1078,7 +1078,9 @@ TEST_CASE("reconcile: a bad rdmad.conf is refused with file:line:column, keeps t
         INFO(probs.dump());
         bool found = false;
         for (auto& p : probs)
-            if (p[0] == "config-error" && p[2].get<std::string>().rfind(expected, 0) == 0)
+            if (p[0] == "config-error" &&
+                p[2] == expected + " (rdmad keeps the desired state it last read from rdmad.conf "
+                                   "and conf.d, none if it never read them)")
                 found = true;
         CHECK(found);
         CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "eth");
@@ -1331,6 +1333,19 @@ TEST_CASE("reconcile: state.conf over 4 KiB loads whole; a broken one is never o
     write_file(r.state_file(), broken);
     r.start();
     CHECK(r.manager_state() == "degraded");
+    {
+        // org.rdmad1(5), Problems: the error, then what stays in force.
+        const json probs = r.manager_problems();
+        INFO(probs.dump());
+        REQUIRE(probs.size() == 1);
+        CHECK(probs[0][0] == "config-error");
+        const std::string said = probs[0][2];
+        const std::string kept = " (rdmad keeps the settings it last read from this file, none "
+                                 "if it never read it)";
+        CHECK(said.rfind(r.state_file() + ":", 0) == 0);
+        CHECK(said.size() > kept.size());
+        CHECK(said.compare(said.size() - kept.size(), kept.size(), kept) == 0);
+    }
     CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json::array()); // nothing good read yet
     auto e = error_of([&] { r.set_pfc("mlx4_0", 1, {3}, true); });
     CHECK(e.first == "org.rdmad1.Error.Failed");
