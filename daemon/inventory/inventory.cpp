@@ -189,7 +189,7 @@ const DeviceState* Inventory::device(const std::string& syspath) const {
 
 const DeviceState* Inventory::device_named(const std::string& name) const {
     auto it = by_name_.find(name);
-    return it == by_name_.end() ? nullptr : device(it->second);
+    return it == by_name_.end() ? nullptr : device(*it->second.begin());
 }
 
 const DeviceState* Inventory::device_at_pci(const std::string& pci_address) const {
@@ -206,7 +206,7 @@ const LinkState* Inventory::link(int32_t ifindex) const {
 
 const LinkState* Inventory::link_named(const std::string& name) const {
     auto it = link_by_name_.find(name);
-    return it == link_by_name_.end() ? nullptr : link(it->second);
+    return it == link_by_name_.end() ? nullptr : link(*it->second.begin());
 }
 
 std::set<int32_t> Inventory::links_of(const std::string& device_name) const {
@@ -229,7 +229,7 @@ const std::string& Inventory::syspath_of(const std::string& id) const {
 void Inventory::index_device(const DeviceState& d, bool add) {
     const std::string g = guid_digits(d.node_guid);
     if (add) {
-        by_name_.emplace(d.name, d.syspath);
+        by_name_[d.name].insert(d.syspath);
         if (!d.pci_address.empty())
             by_pci_[d.pci_address].insert(d.syspath);
         if (!g.empty())
@@ -241,8 +241,7 @@ void Inventory::index_device(const DeviceState& d, bool add) {
                 ports_on_[p.netdev].insert({d.syspath, p.number});
         return;
     }
-    if (auto it = by_name_.find(d.name); it != by_name_.end() && it->second == d.syspath)
-        by_name_.erase(it);
+    erase_from(by_name_, d.name, d.syspath);
     if (!d.pci_address.empty())
         erase_from(by_pci_, d.pci_address, d.syspath);
     if (!g.empty())
@@ -257,13 +256,12 @@ void Inventory::index_device(const DeviceState& d, bool add) {
 
 void Inventory::index_link(const LinkState& l, bool add) {
     if (add) {
-        link_by_name_[l.name] = l.index;
+        link_by_name_[l.name].insert(l.index);
         if (!l.rdma_device.empty())
             links_of_[l.rdma_device].insert(l.index);
         return;
     }
-    if (auto it = link_by_name_.find(l.name); it != link_by_name_.end() && it->second == l.index)
-        link_by_name_.erase(it);
+    erase_from(link_by_name_, l.name, l.index);
     if (!l.rdma_device.empty())
         erase_from(links_of_, l.rdma_device, l.index);
 }
@@ -283,7 +281,8 @@ void Inventory::device_relatives(const DeviceState& d, ChangeSet& cs) const {
 void Inventory::link_relatives(const LinkState& l, ChangeSet& cs) const {
     if (!l.rdma_device.empty())
         if (auto it = by_name_.find(l.rdma_device); it != by_name_.end())
-            cs.devices_changed[id_of(it->second)].insert("Links");
+            for (const auto& syspath : it->second)
+                cs.devices_changed[id_of(syspath)].insert("Links");
     if (auto it = ports_on_.find(l.name); it != ports_on_.end())
         for (const auto& [syspath, number] : it->second)
             cs.ports_changed[{id_of(syspath), number}].insert("Link");

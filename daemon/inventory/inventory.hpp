@@ -96,11 +96,15 @@ class Inventory {
     HostState state_;
     std::map<std::string, std::string> ids_; ///< syspath -> id
     std::map<std::string, std::string> syspath_by_id_;
-    std::map<std::string, std::string> by_name_;          ///< device name -> syspath
+    /// device name -> syspaths. Kernel names are unique, but a pass that sees two devices swap
+    /// names (mlx5_0 <-> mlx5_1) puts one under its new name while the other still holds it:
+    /// a set, so that neither put loses the other's entry.
+    std::map<std::string, std::set<std::string>> by_name_;
     std::map<std::string, std::set<std::string>> by_pci_; ///< PCI address -> syspaths
     std::map<std::string, size_t> guid_count_;            ///< node GUID digits -> devices
     std::map<std::string, std::set<std::string>> vfs_of_; ///< PF PCI address -> VF syspaths
-    std::map<std::string, int32_t> link_by_name_;         ///< netdev name -> ifindex
+    std::map<std::string, std::set<int32_t>>
+        link_by_name_; ///< netdev name -> ifindexes (as by_name_)
     std::map<std::string, std::set<int32_t>> links_of_;   ///< rdma_device -> ifindexes
     /// netdev name -> (syspath, port number) of the ports on it
     std::map<std::string, std::set<std::pair<std::string, uint32_t>>> ports_on_;

@@ -96,11 +96,7 @@ void Scanner::index_device_raw(const std::string& syspath, const DeviceState& d,
                 index.erase(it);
         }
     };
-    if (add)
-        device_named_[d.name] = syspath;
-    else if (auto it = device_named_.find(d.name);
-             it != device_named_.end() && it->second == syspath)
-        device_named_.erase(it);
+    update(device_named_, d.name);
     update(devices_at_pci_, d.pci_address);
     update(devices_on_netdev_, d.parent_netdev);
     for (const auto& p : d.ports)
@@ -311,6 +307,13 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         if (ev.action == "move" && !ev.devpath_old.empty()) {
             // A rename keeps the ifindex: forget the old path, the re-read takes its place.
             const std::string old_syspath = "/sys" + ev.devpath_old;
+            // The kernel prints a GID's netdev by its name at the time of the read
+            // (gid_attrs/ndevs, drivers/infiniband/core/sysfs.c print_ndev()) and tells the
+            // RDMA device nothing: re-read the devices whose GIDs (or rxe parent) named it.
+            if (auto at = link_at_.find(old_syspath); at != link_at_.end())
+                if (auto d = devices_on_netdev_.find(links_.at(at->second).name);
+                    d != devices_on_netdev_.end())
+                    dirty_devices_.insert(d->second.begin(), d->second.end());
             dirty_links_.erase(old_syspath);
             erase_link_raw(old_syspath);
         }
@@ -386,7 +389,7 @@ void Scanner::take_address_devices() {
 
 void Scanner::note_device(const std::string& name) {
     if (auto it = device_named_.find(name); it != device_named_.end())
-        dirty_devices_.insert(it->second);
+        dirty_devices_.insert(it->second.begin(), it->second.end());
 }
 
 std::set<std::string> Scanner::devices_with_verbs() const {

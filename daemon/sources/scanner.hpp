@@ -148,7 +148,8 @@ class Scanner {
     std::map<std::string, std::pair<std::string, std::string>> verbs_;
     std::map<std::string, AuxDevice> aux_; ///< by syspath
     // Indexes of what was read: an event looks its objects up instead of walking them all.
-    std::map<std::string, std::string> device_named_;             ///< name -> syspath
+    std::map<std::string, std::set<std::string>> device_named_;   ///< name -> syspaths (a set:
+                                                                  ///< swaps, as in Inventory)
     std::map<std::string, std::set<std::string>> devices_at_pci_; ///< PCI address -> syspaths
     /// netdev name -> syspaths of the devices whose GIDs (or rxe parent) name it
     std::map<std::string, std::set<std::string>> devices_on_netdev_;

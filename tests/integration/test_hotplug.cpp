@@ -738,6 +738,103 @@ TEST_CASE("hotplug: renaming an RDMA device keeps its object path and changes Na
     rig.stop_daemon();
 }
 
+namespace {
+
+/// Stops rig's daemon, starts a fresh one on the same testbed, and returns its Describe().
+json fresh_describe(Rig& rig) {
+    rig.client.reset();
+    REQUIRE(rig.daemon->stop() == 0);
+    rig.daemon = std::make_unique<DaemonProcess>();
+    Client fresh;
+    return fresh.describe();
+}
+
+} // namespace
+
+TEST_CASE("hotplug: a RoCE netdev renamed: its port keeps its Link, the GIDs name the new "
+          "name, as a fresh start has them",
+          "[hotplug]") {
+    // The kernel prints a GID's netdev by its current name (gid_attrs/ndevs) and sends the RDMA
+    // device nothing on a netdev rename: only the netdev's "move".
+    Rig rig("constructed-mlx5-roce");
+    SignalRecorder rec(*rig.client);
+    const std::string root = rig.testbed.root();
+    const std::string pci = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0";
+    const std::string ib = pci + "/infiniband/mlx5_0";
+    const std::string dev = rig.device_path("mlx5_0");
+    const std::string old_sp = pci + "/net/ens1f0np0", new_sp = pci + "/net/enp59s0f0";
+    rename_device(root, old_sp, new_sp, "net");
+    for (int i = 0; i < 4; ++i) // the fixture's GIDs 0-3 are on the netdev (its notes)
+        rig.testbed.set_attr(ib, "ports/1/gid_attrs/ndevs/" + std::to_string(i), "enp59s0f0\n");
+    send_uevent(
+        root, new_sp, "net", "move",
+        {{"DEVPATH_OLD", old_sp.substr(4)}, {"INTERFACE", "enp59s0f0"}, {"IFINDEX", "1002"}});
+    REQUIRE(rec.eventually([&] { return rec.size() >= 1; }, kWait));
+    // The netdev and the port first; the doctor's DCB finding follows with the new name.
+    for (int i = 0; i < 20 && !rec.quiet(kSettle); ++i) {
+    }
+    CHECK(rec.quiet(kSettle));
+
+    const json d = rig.client->describe();
+    const json* port = find_by(find_by(d["Devices"], "Name", "mlx5_0")->at("Ports"), "Number", 1);
+    REQUIRE(port != nullptr);
+    CHECK((*port)["Link"] == link_path(1002));
+    REQUIRE((*port)["GIDs"].size() == 4);
+    for (const auto& g : (*port)["GIDs"])
+        CHECK(g["Netdev"] == "enp59s0f0");
+    CHECK((*port)["RecommendedGID"]["Netdev"] == "enp59s0f0");
+    const json* link = find_by(d["Links"], "Name", "enp59s0f0");
+    REQUIRE(link != nullptr);
+    CHECK((*link)["RdmaDevice"] == dev);
+    CHECK(find_by(d["Links"], "Name", "ens1f0np0") == nullptr);
+    CHECK(fresh_describe(rig) == d);
+}
+
+TEST_CASE("hotplug: two RDMA devices swapping names in one burst keep their objects and "
+          "netdevs, as a fresh start has them",
+          "[hotplug]") {
+    // mlx5_0 -> mlx5_tmp, mlx5_1 -> mlx5_0, mlx5_tmp -> mlx5_1, each a "move"; the uverbs
+    // devices' ibdev follow (computed by the kernel, no event).
+    Rig rig("constructed-mlx5-roce");
+    SignalRecorder rec(*rig.client);
+    const std::string root = rig.testbed.root();
+    const std::string pci[2] = {"/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0",
+                                "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.1"};
+    const std::string path0 = rig.device_path("mlx5_0"), path1 = rig.device_path("mlx5_1");
+    auto move = [&](int k, const std::string& from, const std::string& to) {
+        const std::string old_sp = pci[k] + "/infiniband/" + from;
+        const std::string new_sp = pci[k] + "/infiniband/" + to;
+        rename_device(root, old_sp, new_sp, "infiniband");
+        rig.testbed.set_attr(pci[k] + "/infiniband_verbs/uverbs" + std::to_string(k), "ibdev",
+                             to + "\n");
+        send_uevent(root, new_sp, "infiniband", "move",
+                    {{"DEVPATH_OLD", old_sp.substr(4)}, {"NAME", to}});
+    };
+    move(0, "mlx5_0", "mlx5_tmp");
+    move(1, "mlx5_1", "mlx5_0");
+    move(0, "mlx5_tmp", "mlx5_1");
+    REQUIRE(rec.eventually([&] { return rec.size() >= 2; }, kWait));
+    for (int i = 0; i < 20 && !rec.quiet(kSettle); ++i) {
+    }
+    CHECK(rec.quiet(kSettle));
+
+    const json d = rig.client->describe();
+    // The function 0000:3b:00.0 keeps its object (node GUID) under its new name, and its
+    // netdev names that object.
+    CHECK(find_by(d["Devices"], "Name", "mlx5_1")->at("Path") == path0);
+    CHECK(find_by(d["Devices"], "Name", "mlx5_0")->at("Path") == path1);
+    CHECK(rig.client->device_by_name("mlx5_1") == path0);
+    CHECK(rig.client->device_by_name("mlx5_0") == path1);
+    CHECK(find_by(d["Links"], "Name", "ens1f0np0")->at("RdmaDevice") == path0);
+    CHECK(find_by(d["Links"], "Name", "ens1f1np1")->at("RdmaDevice") == path1);
+    // SIGHUP reads everything again and finds the same.
+    const size_t before_hup = rec.size();
+    rig.daemon->signal(SIGHUP);
+    CHECK(rec.quiet(800ms));
+    check_signals(rec, before_hup, {});
+    CHECK(fresh_describe(rig) == d);
+}
+
 TEST_CASE("hotplug: binding the auxiliary device alone does not make a link RDMA-capable",
           "[hotplug]") {
     Rig rig("constructed-mlx5-aux-unbound");

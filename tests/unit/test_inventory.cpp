@@ -88,6 +88,53 @@ TEST_CASE("a rename keeps the id; the netdevs that name it are its relatives") {
     CHECK(inv.device_named("mlx5_0") == nullptr);
 }
 
+TEST_CASE("two devices that swap names are both found by their new names, in either order") {
+    // A pass that reads two renames (mlx5_0 -> mlx5_tmp -> mlx5_1, mlx5_1 -> mlx5_0) puts
+    // one device under its new name while the other still holds it.
+    for (const bool first_is_mlx5_0 : {true, false}) {
+        INFO("mlx5_0 put first: " << first_is_mlx5_0);
+        Inventory inv = host();
+        DeviceState a = *inv.device_named("mlx5_0");
+        DeviceState b = *inv.device_named("mlx5_1");
+        const std::string a_syspath = a.syspath, b_syspath = b.syspath;
+        a.name = "mlx5_1";
+        b.name = "mlx5_0";
+        if (first_is_mlx5_0) {
+            inv.put_device(a);
+            inv.put_device(b);
+        } else {
+            inv.put_device(b);
+            inv.put_device(a);
+        }
+        REQUIRE(inv.device_named("mlx5_1") != nullptr);
+        CHECK(inv.device_named("mlx5_1")->syspath == a_syspath);
+        REQUIRE(inv.device_named("mlx5_0") != nullptr);
+        CHECK(inv.device_named("mlx5_0")->syspath == b_syspath);
+    }
+}
+
+TEST_CASE("two netdevs that swap names are both found by their new names, in either order") {
+    for (const bool first_is_4 : {true, false}) {
+        INFO("ifindex 4 put first: " << first_is_4);
+        Inventory inv = host();
+        LinkState a = *inv.link(4);
+        LinkState b = *inv.link(5);
+        std::swap(a.name, b.name);
+        std::swap(a.syspath, b.syspath);
+        if (first_is_4) {
+            inv.put_link(a);
+            inv.put_link(b);
+        } else {
+            inv.put_link(b);
+            inv.put_link(a);
+        }
+        REQUIRE(inv.link_named(a.name) != nullptr);
+        CHECK(inv.link_named(a.name)->index == 4);
+        REQUIRE(inv.link_named(b.name) != nullptr);
+        CHECK(inv.link_named(b.name)->index == 5);
+    }
+}
+
 TEST_CASE("removing a device removes its ports and unlinks its netdevs") {
     Inventory inv = host();
     const std::string syspath = inv.device_named("mlx5_0")->syspath;
