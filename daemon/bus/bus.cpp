@@ -7,6 +7,7 @@
 #include "rdmad_api.hpp"
 
 #include <sdbus-c++/sdbus-c++.h>
+#include <stdexcept>
 
 namespace rdmad {
 
@@ -54,7 +55,17 @@ const std::string& Bus::state() const {
 }
 
 void Bus::request_name() {
-    parts_->connection->requestName(api::kBusName);
+    try {
+        parts_->connection->requestName(api::kBusName);
+    } catch (const sdbus::Error& e) {
+        // sd-bus gives EEXIST as "Failed to request bus name (File exists)": say which name,
+        // and what most likely holds it.
+        if (e.getName() == "org.freedesktop.DBus.Error.FileExists")
+            throw std::runtime_error(std::string("cannot take the bus name ") + api::kBusName +
+                                     ": another process owns it (is rdmad already running?)");
+        throw std::runtime_error(std::string("cannot take the bus name ") + api::kBusName + ": " +
+                                 e.getMessage());
+    }
     parts_->exporter->start_announcing();
 }
 
