@@ -749,6 +749,17 @@ json fresh_describe(Rig& rig) {
     return fresh.describe();
 }
 
+/// SIGHUP (a full rescan) changes nothing on the bus, and a fresh rdmad on the same testbed
+/// gives `d` (the Describe() before) too.
+void check_rescan_and_fresh(Rig& rig, SignalRecorder& rec, const json& d) {
+    const size_t before_hup = rec.size();
+    rig.daemon->signal(SIGHUP);
+    CHECK(rec.quiet(800ms));
+    check_signals(rec, before_hup, {});
+    CHECK(rig.client->describe() == d);
+    CHECK(fresh_describe(rig) == d);
+}
+
 } // namespace
 
 TEST_CASE("hotplug: a RoCE netdev renamed: its port keeps its Link, the GIDs name the new "
@@ -827,12 +838,94 @@ TEST_CASE("hotplug: two RDMA devices swapping names in one burst keep their obje
     CHECK(rig.client->device_by_name("mlx5_0") == path1);
     CHECK(find_by(d["Links"], "Name", "ens1f0np0")->at("RdmaDevice") == path0);
     CHECK(find_by(d["Links"], "Name", "ens1f1np1")->at("RdmaDevice") == path1);
-    // SIGHUP reads everything again and finds the same.
-    const size_t before_hup = rec.size();
-    rig.daemon->signal(SIGHUP);
-    CHECK(rec.quiet(800ms));
-    check_signals(rec, before_hup, {});
-    CHECK(fresh_describe(rig) == d);
+    check_rescan_and_fresh(rig, rec, d);
+}
+
+TEST_CASE("hotplug: after random renames of netdevs and RDMA devices among change events, "
+          "the bus equals a full rescan and a fresh start",
+          "[hotplug]") {
+    // Names taken, swapped through a free one and given back, as udev and the kernel do it:
+    // the GIDs name their netdev by its current name, the uverbs device its RDMA device's.
+    Rig rig("constructed-mlx5-roce");
+    SignalRecorder rec(*rig.client);
+    const std::string root = rig.testbed.root();
+    const std::string pci[2] = {"/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0",
+                                "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.1"};
+    std::string ib_name[2] = {"mlx5_0", "mlx5_1"};
+    std::string net_name[2] = {"ens1f0np0", "ens1f1np1"};
+    const std::vector<std::string> ib_pool = {"mlx5_0", "mlx5_1", "mlx5_2", "rocep59s0f0"};
+    const std::vector<std::string> net_pool = {"ens1f0np0", "ens1f1np1", "eth7", "enp59s0f0"};
+    int gid_netdev[2][4] = {{0, 0, 0, 0}, {1, 1, 1, 1}}; // which netdev each GID 0-3 is on
+    auto ib = [&](int k) { return pci[k] + "/infiniband/" + ib_name[k]; };
+    auto net = [&](int k) { return pci[k] + "/net/" + net_name[k]; };
+    auto free_name = [&](const std::vector<std::string>& pool, const std::string* taken,
+                         uint32_t r) {
+        std::vector<std::string> free;
+        for (const auto& n : pool)
+            if (n != taken[0] && n != taken[1])
+                free.push_back(n);
+        return free[r % free.size()];
+    };
+    std::mt19937 rng(20261202);
+    INFO("seed 20261202");
+    for (int step = 0; step < 60; ++step) {
+        const int k = int(rng() % 2);
+        switch (rng() % 6) {
+        case 0: {
+            const std::string to = free_name(net_pool, net_name, rng());
+            const std::string old_sp = net(k);
+            rename_device(root, old_sp, pci[k] + "/net/" + to, "net");
+            net_name[k] = to;
+            for (int j = 0; j < 2; ++j)
+                for (int i = 0; i < 4; ++i)
+                    if (gid_netdev[j][i] == k)
+                        rig.testbed.set_attr(ib(j), "ports/1/gid_attrs/ndevs/" + std::to_string(i),
+                                             to + "\n");
+            send_uevent(root, net(k), "net", "move",
+                        {{"DEVPATH_OLD", old_sp.substr(4)}, {"INTERFACE", to}});
+            break;
+        }
+        case 1: {
+            const std::string to = free_name(ib_pool, ib_name, rng());
+            const std::string old_sp = ib(k);
+            rename_device(root, old_sp, pci[k] + "/infiniband/" + to, "infiniband");
+            ib_name[k] = to;
+            rig.testbed.set_attr(pci[k] + "/infiniband_verbs/uverbs" + std::to_string(k), "ibdev",
+                                 to + "\n");
+            send_uevent(root, ib(k), "infiniband", "move",
+                        {{"DEVPATH_OLD", old_sp.substr(4)}, {"NAME", to}});
+            break;
+        }
+        case 2: { // GID 0 moves to the other function's netdev, or back
+            const int j = int(rng() % 2);
+            gid_netdev[k][0] = j;
+            rig.testbed.set_attr(ib(k), "ports/1/gid_attrs/ndevs/0", net_name[j] + "\n");
+            rig.testbed.uevent(ib(k), "change");
+            break;
+        }
+        case 3:
+            rig.testbed.set_attr(ib(k), "ports/1/state", rng() % 2 ? "1: DOWN\n" : "4: ACTIVE\n");
+            rig.testbed.uevent(ib(k), "change");
+            break;
+        case 4:
+            rig.testbed.set_attr(net(k), "operstate", rng() % 2 ? "down\n" : "up\n");
+            rig.testbed.uevent(net(k), "change");
+            break;
+        default:
+            std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 120));
+            break;
+        }
+    }
+    for (int i = 0; i < 20 && !rec.quiet(kSettle); ++i) {
+    }
+    CHECK(rec.quiet(kSettle));
+    const json d = rig.client->describe();
+    for (int k = 0; k < 2; ++k) {
+        INFO(d.dump());
+        CHECK(find_by(d["Devices"], "Name", ib_name[k]) != nullptr);
+        CHECK(find_by(d["Links"], "Name", net_name[k]) != nullptr);
+    }
+    check_rescan_and_fresh(rig, rec, d);
 }
 
 TEST_CASE("hotplug: binding the auxiliary device alone does not make a link RDMA-capable",
