@@ -128,6 +128,11 @@ bool PfcReader::read(const std::string& netdev) {
     return true;
 }
 
+void PfcReader::note_renamed(const std::string& netdev) {
+    if (state_.count(netdev))
+        dirty_.insert(netdev);
+}
+
 std::set<std::string> PfcReader::refresh(const std::set<std::string>& netdevs) {
     std::set<std::string> changed;
     lldpad_ = lldpad_running();

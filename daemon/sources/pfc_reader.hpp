@@ -38,6 +38,11 @@ class PfcReader {
     bool note(const dcb::DcbNotification& n);
     /// Notifications were lost: read every tracked netdev again at the next refresh().
     void note_all();
+    /// A netdev was renamed (either of its names): read `netdev` again at the next
+    /// refresh_noted() when it is tracked. The kernel's DCB follows the device, and DCB
+    /// requests and notifications name it (DCB_ATTR_IFNAME, linux/dcbnl.h), so what rdmad keeps
+    /// under a name may belong to another device after a swap (eth0 <-> eth1).
+    void note_renamed(const std::string& netdev);
     /// The read-back of rdmad's own SET (ok or not_applied); a result that read no APP table
     /// (a SET with nothing to do) keeps the DSCP facts. Returns true when it changed a
     /// tracked netdev's state.

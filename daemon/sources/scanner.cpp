@@ -174,8 +174,12 @@ void Scanner::read_link_at(const std::string& syspath) {
     stored = std::move(*link);
     link_names_.insert({stored.name, index});
     index_link_name(stored.name);
-    if (!replaced.empty() && replaced != stored.name)
+    if (!replaced.empty() && replaced != stored.name) {
         index_link_name(replaced);
+        // Renamed without a "move" seen (rtnetlink): the DCB kept under either name.
+        pfc_.note_renamed(replaced);
+        pfc_.note_renamed(stored.name);
+    }
 }
 
 void Scanner::read_verbs() {
@@ -310,10 +314,13 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             // The kernel prints a GID's netdev by its name at the time of the read
             // (gid_attrs/ndevs, drivers/infiniband/core/sysfs.c print_ndev()) and tells the
             // RDMA device nothing: re-read the devices whose GIDs (or rxe parent) named it.
-            if (auto at = link_at_.find(old_syspath); at != link_at_.end())
-                if (auto d = devices_on_netdev_.find(links_.at(at->second).name);
-                    d != devices_on_netdev_.end())
+            if (auto at = link_at_.find(old_syspath); at != link_at_.end()) {
+                const std::string& old_name = links_.at(at->second).name;
+                if (auto d = devices_on_netdev_.find(old_name); d != devices_on_netdev_.end())
                     dirty_devices_.insert(d->second.begin(), d->second.end());
+                pfc_.note_renamed(old_name);
+            }
+            pfc_.note_renamed(device_paths::sysname(ev.syspath));
             dirty_links_.erase(old_syspath);
             erase_link_raw(old_syspath);
         }

@@ -928,6 +928,66 @@ TEST_CASE("hotplug: after random renames of netdevs and RDMA devices among chang
     check_rescan_and_fresh(rig, rec, d);
 }
 
+TEST_CASE("hotplug: two RoCE netdevs swapping names have their DCB PFC read again", "[hotplug]") {
+    // The kernel's DCB follows the device, and its requests name the netdev: after a swap,
+    // what rdmad read under a name may belong to the other device. The emulated DCB
+    // (tests/integration/fake_dcbnl.c) keeps its state by name, so the PFC shown follows the
+    // name here; the GETs in its log show the reads.
+    PrivateBus bus;
+    Testbed testbed("constructed-mlx5-roce");
+    TempDir dir{"rdmad-it-dcb-rename"};
+    const std::string log = (dir.path() / "dcb.log").string();
+    for (const auto* sub : {"etc", "state"})
+        fs::create_directories(dir.path() / sub);
+    DaemonOptions o;
+    o.args = {"--legacy-mlx4-conf=" + (dir.path() / "no-mlx4.conf").string(),
+              "--modprobe-dir=" + (dir.path() / "state").string()};
+    DaemonProcess daemon(
+        std::move(o), {},
+        {{"CONFIGURATION_DIRECTORY", (dir.path() / "etc").string()},
+         {"STATE_DIRECTORY", (dir.path() / "state").string()},
+         {"LD_PRELOAD", env_or_fail("FAKE_DCBNL") + " " + env_or_empty("LD_PRELOAD")},
+         {"FAKE_DCBNL_NETDEVS", "ens1f0np0,ens1f1np1"},
+         {"FAKE_DCBNL_PFC", "ens1f0np0:0x08,ens1f1np1:0x20"},
+         {"FAKE_DCBNL_LOG", log}});
+    Client client;
+    SignalRecorder rec(client);
+    auto pfc_of = [&](const std::string& device) {
+        const json d = client.describe();
+        return find_by(d["Devices"], "Name", device)->at("Ports")[0]["PFCNoDrop"];
+    };
+    REQUIRE(pfc_of("mlx5_0") == json({3}));
+    REQUIRE(pfc_of("mlx5_1") == json({5}));
+    const size_t logged = read_file(log).size();
+
+    const std::string root = testbed.root();
+    const std::string pci[2] = {"/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0",
+                                "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.1"};
+    auto rename = [&](int k, const std::string& from, const std::string& to) {
+        const std::string old_sp = pci[k] + "/net/" + from, new_sp = pci[k] + "/net/" + to;
+        rename_device(root, old_sp, new_sp, "net");
+        for (int i = 0; i < 4; ++i)
+            testbed.set_attr(pci[k] + "/infiniband/mlx5_" + std::to_string(k),
+                             "ports/1/gid_attrs/ndevs/" + std::to_string(i), to + "\n");
+        send_uevent(root, new_sp, "net", "move",
+                    {{"DEVPATH_OLD", old_sp.substr(4)}, {"INTERFACE", to}});
+    };
+    rename(0, "ens1f0np0", "eth7");
+    rename(1, "ens1f1np1", "ens1f0np0");
+    rename(0, "eth7", "ens1f1np1");
+    REQUIRE(rec.eventually([&] { return rec.size() >= 1; }, kWait));
+    for (int i = 0; i < 20 && !rec.quiet(kSettle); ++i) {
+    }
+    const std::string after = read_file(log).substr(logged);
+    INFO("DCB requests after the swap:\n" << after);
+    CHECK(after.find("GET ens1f0np0\n") != std::string::npos);
+    CHECK(after.find("GET ens1f1np1\n") != std::string::npos);
+    // Each port shows what DCB answers for its netdev's name now.
+    CHECK(pfc_of("mlx5_0") == json({5}));
+    CHECK(pfc_of("mlx5_1") == json({3}));
+    CHECK(daemon.stop() == 0);
+}
+
 TEST_CASE("hotplug: binding the auxiliary device alone does not make a link RDMA-capable",
           "[hotplug]") {
     Rig rig("constructed-mlx5-aux-unbound");
