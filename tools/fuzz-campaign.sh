@@ -66,7 +66,9 @@ for name in "${targets[@]}"; do
   # whatever their coverage); libFuzzer names the others by their SHA-1.
   fresh=$(mktemp -d)
   if nice -n 19 "$bin" -merge=1 -timeout=120 "$fresh" "$corpus" "$work" >> "$log" 2>&1; then
-    find "$corpus" -maxdepth 1 -type f ! -regex '.*/[0-9a-f]\{40\}' -exec cp {} "$fresh/" \;
+    # find's default regex syntax (emacs) has no \{n\}: name the syntax, or every file matches.
+    find "$corpus" -maxdepth 1 -type f -regextype posix-extended ! -regex '.*/[0-9a-f]{40}' \
+      -exec cp -t "$fresh/" {} +
     rm -f "$corpus"/*
     cp "$fresh"/* "$corpus/"
   else
