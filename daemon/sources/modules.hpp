@@ -2,6 +2,12 @@
 //
 // Kernel module lookups through libkmod: modalias -> module (as `modprobe -R`), and whether a
 // module is loaded (`/sys/module/<name>`, read like the rest of /sys).
+//
+// libkmod is loaded with dlopen() at the first modalias lookup, not linked: only an RDMA
+// auxiliary device with no driver bound needs one, and linking it cost every start of rdmad
+// libkmod and libcrypto (which libkmod links for module signatures): about 3.6 ms of CPU in
+// the dynamic loader on the bench machine, for a lookup most hosts never make. systemd loads
+// its optional libraries, libkmod among them, the same way (src/shared/module-util.c).
 #pragma once
 
 #include "inventory/rdma_capability.hpp"
@@ -9,19 +15,20 @@
 #include <memory>
 #include <string>
 
-struct kmod_ctx;
-
 namespace rdmad {
 
 class KernelModules {
   public:
-    /// Opens the module index of the running kernel; lookups return "" when it cannot.
+    /// Loads nothing; the first resolve() opens libkmod and the running kernel's module index.
     KernelModules();
     ~KernelModules();
     KernelModules(const KernelModules&) = delete;
     KernelModules& operator=(const KernelModules&) = delete;
 
-    /// The first module whose alias matches `modalias`, "" when none (or no index).
+    /// The first module whose alias matches `modalias` (`modules.alias` of the running kernel,
+    /// as `modprobe -R`), "" when none. Also "" when libkmod.so.2 cannot be loaded or the
+    /// index cannot be read: a debug message says so once, and the caller falls back to its
+    /// own table (classify_links(): fallback_aux_module()).
     std::string resolve(const std::string& modalias) const;
     /// True when `/sys/module/<module>` exists.
     static bool loaded(const std::string& module);
@@ -30,7 +37,9 @@ class KernelModules {
     ModuleLookup lookup() const;
 
   private:
-    kmod_ctx* ctx_ = nullptr;
+    struct Library;
+    /// Null until the first resolve(); then the library, or one that failed to load.
+    mutable std::unique_ptr<Library> lib_;
 };
 
 } // namespace rdmad
