@@ -13,7 +13,8 @@
 namespace rdmad {
 namespace {
 
-/// Every string a view exports made valid for D-Bus. The inventory keeps what the kernel gave
+/// Every string a view exports made valid for D-Bus, names and attributes on one line
+/// (one_line_text()), problem texts as messages (message_text()). The inventory keeps what the kernel gave
 /// (names are bytes, and are matched as such: a GID's netdev against a netdev's name); this is
 /// where they leave rdmad.
 void sanitize(DeviceState& d) {
@@ -21,7 +22,7 @@ void sanitize(DeviceState& d) {
                            &d.firmware_version, &d.hca_type, &d.board_id, &d.node_description,
                            &d.pci_address, &d.kernel_driver, &d.provider, &d.provider_package,
                            &d.verbs_device, &d.physical_function})
-        *s = valid_utf8(*s);
+        *s = one_line_text(*s);
     for (auto& p : d.problems) {
         p.code = valid_utf8(p.code);
         p.text = message_text(p.text);
@@ -34,21 +35,21 @@ void sanitize(DeviceState& d) {
 void sanitize(PortState& p) {
     for (std::string* s : {&p.state, &p.phys_state, &p.link_layer, &p.transport, &p.rate,
                            &p.netdev, &p.port_type})
-        *s = valid_utf8(*s);
+        *s = one_line_text(*s);
     for (auto& g : p.gids) {
-        g.gid = valid_utf8(g.gid);
-        g.type = valid_utf8(g.type);
-        g.netdev = valid_utf8(g.netdev);
+        g.gid = one_line_text(g.gid);
+        g.type = one_line_text(g.type);
+        g.netdev = one_line_text(g.netdev);
     }
     for (std::string* s : {&p.recommended_gid.gid, &p.recommended_gid.type,
                            &p.recommended_gid.netdev, &p.recommended_gid.ip})
-        *s = valid_utf8(*s);
+        *s = one_line_text(*s);
 }
 
 void sanitize(LinkState& l) {
     for (std::string* s : {&l.name, &l.pci_address, &l.driver, &l.operstate, &l.master, &l.kind,
                            &l.rdma_capable, &l.rdma_device, &l.hint})
-        *s = valid_utf8(*s);
+        *s = one_line_text(*s);
 }
 
 } // namespace

@@ -116,7 +116,7 @@ sdbus::ObjectPath ManagerObject::GetDeviceByName(const std::string& name) {
             throw errors::make(errors::InvalidArgument, "an RDMA device name has 1 to 64 bytes");
         if (auto it = model_.device_path_by_name.find(name); it != model_.device_path_by_name.end())
             return sdbus::ObjectPath(it->second);
-        throw errors::make(errors::NoSuchObject, "no RDMA device named " + name);
+        throw errors::make(errors::NoSuchObject, "no RDMA device named " + one_line_text(name));
     });
 }
 
@@ -127,7 +127,7 @@ sdbus::ObjectPath ManagerObject::GetLinkByName(const std::string& name) {
             throw errors::make(errors::InvalidArgument, "a netdev name has 1 to 15 bytes");
         if (auto it = model_.link_path_by_name.find(name); it != model_.link_path_by_name.end())
             return sdbus::ObjectPath(it->second);
-        throw errors::make(errors::NoSuchObject, "no netdev named " + name);
+        throw errors::make(errors::NoSuchObject, "no netdev named " + one_line_text(name));
     });
 }
 

@@ -6,6 +6,7 @@
 #include "config/toml.hpp"
 
 #include "inventory/attributes.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -79,7 +80,14 @@ std::string type_name(const toml::node& node) {
     return "nothing";
 }
 
-std::string quoted(std::string_view s) {
+/// The most of toml++'s own description of a syntax error that a message keeps (its fixed texts
+/// are under 120 bytes; some quote a key of any length).
+constexpr size_t kMaxTomlDescription = 256;
+
+/// `s` in double quotes for a message: at most kMaxQuotedBytes of it (then "..."), '"' and '\\'
+/// escaped, control characters shown as '?'.
+std::string quoted(std::string_view whole) {
+    const std::string s = shorten(whole, kMaxQuotedBytes);
     std::string out = "\"";
     for (char c : s) {
         if (c == '"' || c == '\\')
@@ -659,8 +667,8 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
             text[text.find('[', line_start)] = '#';
         }
     };
-    const std::string non_ascii =
-        "non-ASCII character outside a comment (keys and values of rdmad.conf are ASCII)";
+    const std::string non_ascii = "non-ASCII character outside a comment (keys and values of "
+                                  "rdmad's configuration are ASCII)";
     check_header();
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
@@ -673,6 +681,14 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
                 depth.on_newline();
                 check_header();
             }
+            continue;
+        }
+        if (c == '\0') {
+            // TOML allows no NUL anywhere (toml.io v1.0.0: control characters other than tab
+            // are not permitted in comments or strings, and nowhere else), and toml++ builds its
+            // messages as C strings, so one that quoted it would end there ("saw 'tr").
+            note(i, "NUL byte (TOML allows no control character but tab)");
+            text[i] = ' ';
             continue;
         }
         if (static_cast<unsigned char>(c) >= 0x80 && in != In::comment) {
@@ -804,34 +820,48 @@ std::string match_key(const Match& m) {
     return key;
 }
 
-/// The first line of `text` whose end, parsed with the lines before it, makes toml++ fail an
-/// internal check (TomlCheckFailed): a binary search over line ends, about log2(lines) parses,
-/// only when a check failed. A text cut after a line fails as the whole did up to there.
-int line_failing_check(std::string_view text) {
-    std::vector<size_t> ends; // the length of the text up to and including each line
-    for (size_t i = 0; i < text.size(); ++i)
-        if (text[i] == '\n')
-            ends.push_back(i + 1);
-    if (ends.empty() || ends.back() != text.size())
-        ends.push_back(text.size());
-    auto fails = [&](size_t k) {
-        try {
-            (void)toml::parse(text.substr(0, ends[k]));
-        } catch (const TomlCheckFailed&) {
-            return true;
-        } catch (const toml::parse_error&) {
-        }
-        return false;
-    };
-    size_t lo = 0, hi = ends.size() - 1; // the whole text fails
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (fails(mid))
-            hi = mid;
-        else
-            lo = mid + 1;
+// toml++ 3.3's own reader of a text, wrapped to remember the last code point the parser took
+// from it. utf8_reader_interface, utf8_reader and do_parse() are toml++'s internals (parser.inl;
+// in the header-only build that config/toml.hpp makes, namespace toml::impl); they are named
+// only here, and the build stops if another toml++ version comes.
+static_assert(TOML_LIB_MAJOR == 3 && TOML_LIB_MINOR == 3,
+              "FurthestReader wraps toml++ 3.3's internal reader: check parser.inl again");
+
+/// The parser asks its reader for one code point at a time as it goes on (its history buffer
+/// replays what it steps back over without asking again), so the position of the last one
+/// handed out is the furthest the parser got.
+class FurthestReader final : public toml::impl::utf8_reader_interface {
+public:
+    FurthestReader(std::string_view text, std::string_view source, toml::source_position& furthest)
+        : inner_(text, source), furthest_(furthest) {}
+
+    const toml::source_path_ptr& source_path() const noexcept override {
+        return inner_.source_path();
     }
-    return static_cast<int>(lo) + 1;
+
+    const toml::impl::utf8_codepoint* read_next() override {
+        const toml::impl::utf8_codepoint* cp = inner_.read_next();
+        if (cp)
+            furthest_ = cp->position;
+        return cp;
+    }
+
+    bool peek_eof() const override { return inner_.peek_eof(); }
+
+private:
+    toml::impl::utf8_reader<std::string_view> inner_;
+    toml::source_position& furthest_;
+};
+
+/// toml::parse(text, source), and in `furthest` the position of the last code point the parser
+/// read. When toml++ fails an internal check (TomlCheckFailed), that code point is the one the
+/// check was about or at most kMaxBareValue before it on the same line (a value it read ahead
+/// and stepped back over; neutralise_hazards() keeps longer ones away), so its line is the
+/// line to report, found in the same single parse. (The line used to be found by parsing
+/// prefixes of the text, about log2(lines) parses: 4 s on the event loop for a 1 MiB file.)
+toml::table parse_toml(std::string_view text, std::string_view source,
+                       toml::source_position& furthest) {
+    return toml::impl::do_parse(FurthestReader(text, source, furthest));
 }
 
 } // namespace
@@ -844,10 +874,11 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
     std::string safe(text);
     const auto hazard = neutralise_hazards(safe, filename);
     toml::table root;
+    toml::source_position furthest{1, 1};
     try {
-        root = toml::parse(safe, std::string_view(filename));
+        root = parse_toml(safe, filename, furthest);
     } catch (const TomlCheckFailed& e) {
-        ConfigError error{filename, line_failing_check(safe), 1,
+        ConfigError error{filename, std::max(1, static_cast<int>(furthest.line)), 1,
                           fmt::format("not TOML that rdmad can read: the parser (toml++ 3.3) "
                                       "failed its check \"{}\" in this line",
                                       e.what())};
@@ -855,9 +886,11 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
             return *hazard;
         return error;
     } catch (const toml::parse_error& e) {
+        // toml++'s own text may quote a whole key ("cannot redefine existing table 'k...'"):
+        // cut at kMaxTomlDescription bytes, as a quote of rdmad's own is cut.
         ConfigError error{filename, std::max(1, static_cast<int>(e.source().begin.line)),
                           std::max(1, static_cast<int>(e.source().begin.column)),
-                          std::string(e.description())};
+                          shorten(e.description(), kMaxTomlDescription)};
         if (hazard &&
             std::pair(hazard->line, hazard->column) <= std::pair(error.line, error.column))
             return *hazard;

@@ -37,10 +37,10 @@ bool is_port_type(std::string_view t) {
     return api::valid_port_type(t);
 }
 
-/// A field quoted in a warning: control characters shown as '?', at most 64 bytes (a bad line
-/// may hold one 45 KB token).
+/// A field quoted in a warning: control characters shown as '?', at most kMaxQuotedBytes (a
+/// bad line may hold one 45 KB token).
 std::string printable(std::string_view field) {
-    const std::string s = shorten(field, 64);
+    const std::string s = shorten(field, kMaxQuotedBytes);
     std::string out;
     for (char c : s)
         out.push_back(static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c);

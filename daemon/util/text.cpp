@@ -60,6 +60,14 @@ std::string shorten(std::string_view text, size_t max_bytes) {
     return std::string(text.substr(0, cut)) + "...";
 }
 
+std::string one_line_text(std::string_view text) {
+    std::string out = valid_utf8(text);
+    for (char& c : out)
+        if (c == '\t' || c == '\n')
+            c = '?';
+    return out;
+}
+
 std::string message_text(std::string_view text) {
     return valid_utf8(shorten(text, kMaxMessageBytes));
 }

@@ -18,10 +18,20 @@ std::string valid_utf8(std::string_view text);
 /// line must not make a 45 KB problem.
 std::string shorten(std::string_view text, size_t max_bytes);
 
+/// The most bytes of one token of outside input (a key, a value, a field of a line) that a
+/// message quotes; quote it as shorten(token, kMaxQuotedBytes). org.rdmad1(5) promises it.
+inline constexpr size_t kMaxQuotedBytes = 64;
+
 /// Longest text of one problem, error reply or log message that rdmad sends: messages quote
 /// outside input (shorten()) and file names (at most PATH_MAX, 4,096 bytes); this bounds the
 /// sum.
 inline constexpr size_t kMaxMessageBytes = 8192;
+
+/// valid_utf8(text) on one line: tab and newline read '?' too. For names and attribute values
+/// that leave rdmad (an RDMA device or netdev name, a sysfs attribute, a name a caller gave),
+/// which a tab or newline would make look like two values (org.rdmad1(5): control characters
+/// in names and sysfs text read '?').
+std::string one_line_text(std::string_view text);
 
 /// The rule for a message that leaves rdmad (a problem's text, an error reply, a log line):
 /// valid_utf8(shorten(text, kMaxMessageBytes)).

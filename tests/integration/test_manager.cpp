@@ -14,13 +14,22 @@
 using namespace it;
 
 namespace {
-std::string error_name_of(const std::function<void()>& call) {
+/// The name and message of the D-Bus error `call` throws ("<no error>" twice when none).
+std::pair<std::string, std::string> error_of(const std::function<void()>& call) {
     try {
         call();
     } catch (const sdbus::Error& e) {
-        return e.getName();
+        return {e.getName(), e.getMessage()};
     }
-    return "<no error>";
+    return {"<no error>", "<no error>"};
+}
+
+std::string error_name_of(const std::function<void()>& call) {
+    return error_of(call).first;
+}
+
+std::string error_message_of(const std::function<void()>& call) {
+    return error_of(call).second;
 }
 
 std::set<std::string> all_paths(const json& d) {
@@ -49,6 +58,10 @@ TEST_CASE("Manager: errors, Version and State", "[manager]") {
     CHECK(error_name_of([&] { c.link_by_name(std::string(16, 'x')); }) ==
           "org.rdmad1.Error.InvalidArgument");
     CHECK(c.device_by_name("mlx5_0") == rig.device_path("mlx5_0"));
+    // A name the caller gave comes back on one line (org.rdmad1(5): control characters in
+    // names read "?", tab and newline included).
+    CHECK(error_message_of([&] { c.device_by_name("mlx4_0\n"); }) == "no RDMA device named mlx4_0?");
+    CHECK(error_message_of([&] { c.link_by_name("eth\t0"); }) == "no netdev named eth?0");
 
     const std::string version = env_or_fail("RDMAD_VERSION");
     CHECK(c.get("/org/rdmad1", "org.rdmad1.Manager", "Version").get<std::string>() == version);

@@ -8,6 +8,7 @@
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -59,11 +60,11 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "string delimiter, saw '\\n'"},
         {"accented letter in a key (toml++ 3.3 has undefined behaviour on it)",
          "[[rule]]\nd\u00e9vice = \"mlx5_0\"\n",
-         "f.conf:2:2: non-ASCII character outside a comment (keys and values of rdmad.conf are "
-         "ASCII)"},
+         "f.conf:2:2: non-ASCII character outside a comment (keys and values of rdmad's "
+         "configuration are ASCII)"},
         {"non-ASCII letter in a value", "[[rule]]\ndevice = \"mlx5_\u00e9\"\n",
-         "f.conf:2:16: non-ASCII character outside a comment (keys and values of rdmad.conf are "
-         "ASCII)"},
+         "f.conf:2:16: non-ASCII character outside a comment (keys and values of rdmad's "
+         "configuration are ASCII)"},
         {"closing brace where an array value should be (toml++ 3.3 asserts on it)",
          "[[rule]]\ndevice = \"x\"\nport_type = [\"eth\", }\n",
          "f.conf:3:21: Error while parsing value: expected a value, saw '}'"},
@@ -197,6 +198,51 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
         INFO(c.what);
         CHECK(error_of(c.text) == c.error);
     }
+}
+
+TEST_CASE("a NUL byte is reported at its position with the whole message") {
+    // toml++ builds its messages as C strings: its own text stopped at the NUL ("saw 'tr").
+    CHECK(error_of(std::string("[daemon]\napply = tr\0ue\n", 22)) ==
+          "f.conf:2:11: NUL byte (TOML allows no control character but tab)");
+    CHECK(error_of(std::string("# a comment \0\n[daemon]\napply = true\n", 37)) ==
+          "f.conf:1:13: NUL byte (TOML allows no control character but tab)");
+}
+
+TEST_CASE("a bad key or value is quoted with at most 64 bytes, and the reason is kept whole") {
+    // org.rdmad1(5): an error's text quotes at most 64 bytes of a bad token from a file.
+    const std::string key(900000, 'k');
+    CHECK(error_of("[[rule]]\n" + key + " = 1\n") ==
+          "f.conf:2:1: unknown key \"" + std::string(64, 'k') +
+              "...\" in [[rule]] (expected pci_address, driver, node_guid, device, netdev, "
+              "port_type, pfc_no_drop, require_provider, min_rate_gbps or min_active_ports)");
+    const std::string value(500000, 'Z');
+    CHECK(error_of("[[rule]]\npci_address = \"" + value + "\"\n") ==
+          "f.conf:2:15: invalid PCI address \"" + std::string(64, 'Z') +
+              "...\" (expected domain:bus:slot.function, e.g. \"0000:0b:00.0\")");
+}
+
+TEST_CASE("toml++'s own description of an error is cut after 256 bytes") {
+    // "cannot redefine existing table" quotes the whole key path.
+    const std::string table(5000, 't');
+    const std::string text = "[" + table + "]\n[" + table + "]\n";
+    const std::string head = "Error while parsing table header: cannot redefine existing table '";
+    CHECK(error_of(text) == "f.conf:2:1: " + head + std::string(256 - head.size(), 't') + "...");
+}
+
+TEST_CASE("a failed toml++ check is found on its line in one parse, also at the end of 1 MiB") {
+    // The breaker's file: 47,860 lines of nested inline tables, then a line that makes toml++
+    // fail its check. The line used to be found by parsing ~16 prefixes (4 s on the event loop).
+    std::string text;
+    for (int i = 0; i < 47860; ++i)
+        text += fmt::format("a{:x}={{b={{c=[[[1]]]}}}}\n", i);
+    text += "x=1979-05-2= 0\n";
+    REQUIRE(text.size() < 1024 * 1024);
+    CHECK(error_of(text) == "f.conf:47861:1: not TOML that rdmad can read: the parser (toml++ "
+                            "3.3) failed its check \"!is_value_terminator(*cp)\" in this line");
+    // The same check in a string that spans lines before it: still its own line.
+    CHECK(error_of("s = \"\"\"\none\ntwo\n\"\"\"\n[daemon]\nx=1979-05-2= 0\n") ==
+          "f.conf:6:1: not TOML that rdmad can read: the parser (toml++ 3.3) failed its check "
+          "\"!is_value_terminator(*cp)\" in this line");
 }
 
 TEST_CASE("with two mistakes the one earlier in the file is reported, not the first key by name") {

@@ -41,6 +41,14 @@ TEST_CASE("newline and tab are kept") {
     CHECK(valid_utf8("a\tb\nc") == "a\tb\nc");
 }
 
+TEST_CASE("one_line_text() makes tab and newline '?' too, and is valid_utf8() otherwise") {
+    // org.rdmad1(5): control characters in names and sysfs text read "?".
+    CHECK(one_line_text("mlx4_0\n") == "mlx4_0?");
+    CHECK(one_line_text("a\tb") == "a?b");
+    CHECK(one_line_text("ens\x01" "f0") == "ens?f0");
+    CHECK(one_line_text("r\xc3\xa9seau") == "r\xc3\xa9seau");
+}
+
 TEST_CASE("ASCII control characters, DEL and an embedded NUL become '?'") {
     CHECK(valid_utf8(std::string("a\0b", 3)) == "a?b");
     CHECK(valid_utf8("\x1b[31mred") == "?[31mred");
