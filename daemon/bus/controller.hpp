@@ -18,15 +18,18 @@ namespace rdmad {
 using Change = std::tuple<std::string, std::string, std::string, std::string>;
 using ChangeList = std::vector<Change>;
 
-/// A method refused: `name` is one of the error names of dbus/rdmad_api.hpp.
+/// A method refused: `name` is one of the error names of dbus/rdmad_api.hpp; `message` is
+/// kept whole, NUL bytes included (what() is a C string and would end at the first one).
 class MethodError : public std::runtime_error {
   public:
     MethodError(const char* name, const std::string& message)
-        : std::runtime_error(message), name_(name) {}
+        : std::runtime_error(message), name_(name), message_(message) {}
     const char* name() const { return name_; }
+    const std::string& message() const { return message_; }
 
   private:
     const char* name_;
+    std::string message_;
 };
 
 class Controller {

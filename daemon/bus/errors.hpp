@@ -38,7 +38,7 @@ auto guard(F&& f) -> decltype(f()) {
     } catch (const sdbus::Error&) {
         throw;
     } catch (const MethodError& e) {
-        throw make(e.name(), e.what());
+        throw make(e.name(), e.message());
     } catch (const std::exception& e) {
         throw make(Failed, e.what());
     }

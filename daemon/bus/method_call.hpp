@@ -42,7 +42,7 @@ template <typename Result, typename F> bool attempt(Result& result, F&& f) {
     } catch (const sdbus::Error& e) {
         reply_error(result, e);
     } catch (const MethodError& e) {
-        reply_error(result, errors::make(e.name(), e.what()));
+        reply_error(result, errors::make(e.name(), e.message()));
     } catch (const std::exception& e) {
         reply_error(result, errors::make(errors::Failed, e.what()));
     }

@@ -84,18 +84,13 @@ std::string type_name(const toml::node& node) {
 /// are under 120 bytes; some quote a key of any length).
 constexpr size_t kMaxTomlDescription = 256;
 
-/// `s` in double quotes for a message: at most kMaxQuotedBytes of it (then "..."), '"' and '\\'
-/// escaped, control characters shown as '?'.
+/// `whole` in double quotes for a message: shown_token() of it, with '"' and '\\' escaped.
 std::string quoted(std::string_view whole) {
-    const std::string s = shorten(whole, kMaxQuotedBytes);
     std::string out = "\"";
-    for (char c : s) {
+    for (char c : shown_token(whole)) {
         if (c == '"' || c == '\\')
             out.push_back('\\');
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-            out += "?";
-        else
-            out.push_back(c);
+        out.push_back(c);
     }
     return out + "\"";
 }
@@ -658,12 +653,17 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
         if (!first)
             first = ConfigError{filename, line, column_of(text, line_start, at), std::move(reason)};
     };
+    // TOML allows no NUL anywhere (toml.io v1.0.0: control characters other than tab are not
+    // permitted in comments or strings, and nowhere else), and toml++ builds its messages as C
+    // strings, so one that quoted it would end there ("saw 'tr").
+    const std::string nul = "NUL byte (TOML allows no control character but tab)";
     // At a line start outside strings: a bad header becomes a comment line.
     auto check_header = [&]() {
         if (size_t at = bad_header_at(text, line_start); at != std::string_view::npos) {
-            note(at, "Error while parsing table header: expected bare key starting character "
-                     "or string delimiter, saw '" +
-                         shown_char(text, at) + "'");
+            note(at, text[at] == '\0' ? nul
+                                       : "Error while parsing table header: expected bare key "
+                                         "starting character or string delimiter, saw '" +
+                                             shown_char(text, at) + "'");
             text[text.find('[', line_start)] = '#';
         }
     };
@@ -684,10 +684,7 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
             continue;
         }
         if (c == '\0') {
-            // TOML allows no NUL anywhere (toml.io v1.0.0: control characters other than tab
-            // are not permitted in comments or strings, and nowhere else), and toml++ builds its
-            // messages as C strings, so one that quoted it would end there ("saw 'tr").
-            note(i, "NUL byte (TOML allows no control character but tab)");
+            note(i, nul);
             text[i] = ' ';
             continue;
         }
@@ -780,6 +777,9 @@ std::optional<ConfigError> neutralise_hazards(std::string& text, const std::stri
                 if (static_cast<unsigned char>(text[i]) >= 0x80) {
                     note(i, non_ascii);
                     text[i] = 'x';
+                } else if (text[i] == '\0') {
+                    note(i, nul);
+                    text[i] = ' ';
                 }
             } else if (in == In::basic && c == '"') {
                 in = In::normal;
@@ -937,7 +937,7 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
             }
         } else if (value.is_table()) {
             problems.add(key.source(),
-                         "unknown table [" + std::string(key.str()) +
+                         "unknown table [" + shown_token(key.str()) +
                              "] (expected [daemon], [export], [dispatcher], [doctor] or "
                              "[[rule]])");
         } else {

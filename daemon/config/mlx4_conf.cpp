@@ -37,16 +37,6 @@ bool is_port_type(std::string_view t) {
     return api::valid_port_type(t);
 }
 
-/// A field quoted in a warning: control characters shown as '?', at most kMaxQuotedBytes (a
-/// bad line may hold one 45 KB token).
-std::string printable(std::string_view field) {
-    const std::string s = shorten(field, kMaxQuotedBytes);
-    std::string out;
-    for (char c : s)
-        out.push_back(static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c);
-    return out;
-}
-
 } // namespace
 
 std::vector<Rule> parse_mlx4_conf(std::string_view text, const std::string& filename,
@@ -80,7 +70,7 @@ std::vector<Rule> parse_mlx4_conf(std::string_view text, const std::string& file
             // The script looks the field up as a directory name, so only the kernel's full
             // lower-case "DDDD:BB:DD.F" form ever worked.
             warn(number, pci.column,
-                 "\"" + printable(pci.text) +
+                 "\"" + shown_token(pci.text) +
                      "\" is not a PCI address in the full form \"0000:0b:00.0\"; line skipped");
             continue;
         }
@@ -101,7 +91,7 @@ std::vector<Rule> parse_mlx4_conf(std::string_view text, const std::string& file
         for (size_t i = 1; i < fields.size() && ok; ++i)
             if (!is_port_type(fields[i].text)) {
                 warn(number, fields[i].column,
-                     "unknown port type \"" + printable(fields[i].text) +
+                     "unknown port type \"" + shown_token(fields[i].text) +
                          "\" (expected auto, ib or eth); line skipped");
                 ok = false;
             }

@@ -60,11 +60,45 @@ std::string shorten(std::string_view text, size_t max_bytes) {
     return std::string(text.substr(0, cut)) + "...";
 }
 
-std::string one_line_text(std::string_view text) {
-    std::string out = valid_utf8(text);
+std::string shown_token(std::string_view token) {
+    std::string out = shorten(token, kMaxQuotedBytes);
     for (char& c : out)
-        if (c == '\t' || c == '\n')
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
             c = '?';
+    return out;
+}
+
+std::string one_line_text(std::string_view text) {
+    const std::string valid = valid_utf8(text);
+    std::string out;
+    out.reserve(valid.size());
+    size_t i = 0;
+    while (i < valid.size()) {
+        auto byte = [&](size_t k) { return static_cast<unsigned char>(valid[i + k]); };
+        const size_t left = valid.size() - i;
+        // Bytes of a character that breaks a line or reorders what follows it: tab, newline,
+        // U+2028/U+2029 (line and paragraph separator), the bidirectional controls U+200E,
+        // U+200F, U+202A-U+202E, U+2066-U+2069 and U+061C, and U+FEFF (Unicode 15, Cf/Zl/Zp).
+        size_t shown_as_one = 0;
+        if (valid[i] == '\t' || valid[i] == '\n')
+            shown_as_one = 1;
+        else if (left >= 3 && byte(0) == 0xe2 && byte(1) == 0x80 &&
+                 ((byte(2) >= 0xa8 && byte(2) <= 0xae) || byte(2) == 0x8e || byte(2) == 0x8f))
+            shown_as_one = 3;
+        else if (left >= 3 && byte(0) == 0xe2 && byte(1) == 0x81 && byte(2) >= 0xa6 &&
+                 byte(2) <= 0xa9)
+            shown_as_one = 3;
+        else if (left >= 3 && byte(0) == 0xef && byte(1) == 0xbb && byte(2) == 0xbf)
+            shown_as_one = 3;
+        else if (left >= 2 && byte(0) == 0xd8 && byte(1) == 0x9c)
+            shown_as_one = 2;
+        if (shown_as_one) {
+            out += '?';
+            i += shown_as_one;
+        } else {
+            out += valid[i++];
+        }
+    }
     return out;
 }
 

@@ -22,15 +22,19 @@ std::string shorten(std::string_view text, size_t max_bytes);
 /// message quotes; quote it as shorten(token, kMaxQuotedBytes). org.rdmad1(5) promises it.
 inline constexpr size_t kMaxQuotedBytes = 64;
 
+/// A token of outside input as a message quotes it: at most kMaxQuotedBytes of it (then
+/// "..."), each ASCII control character (tab and newline included) and DEL shown as '?'.
+std::string shown_token(std::string_view token);
+
 /// Longest text of one problem, error reply or log message that rdmad sends: messages quote
 /// outside input (shorten()) and file names (at most PATH_MAX, 4,096 bytes); this bounds the
 /// sum.
 inline constexpr size_t kMaxMessageBytes = 8192;
 
-/// valid_utf8(text) on one line: tab and newline read '?' too. For names and attribute values
-/// that leave rdmad (an RDMA device or netdev name, a sysfs attribute, a name a caller gave),
-/// which a tab or newline would make look like two values (org.rdmad1(5): control characters
-/// in names and sysfs text read '?').
+/// valid_utf8(text) on one line, read in order: tab, newline, the Unicode line and paragraph
+/// separators and the bidirectional controls read '?' too. For names and attribute values that
+/// leave rdmad (an RDMA device or netdev name, a sysfs attribute, a name a caller gave), which
+/// such a character would make look like two values or like another name (org.rdmad1(5)).
 std::string one_line_text(std::string_view text);
 
 /// The rule for a message that leaves rdmad (a problem's text, an error reply, a log line):

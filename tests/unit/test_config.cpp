@@ -221,6 +221,22 @@ TEST_CASE("a bad key or value is quoted with at most 64 bytes, and the reason is
               "...\" (expected domain:bus:slot.function, e.g. \"0000:0b:00.0\")");
 }
 
+TEST_CASE("an unknown table's name is shown like a bad key: 64 bytes, controls as '?'") {
+    const std::string expected = " (expected [daemon], [export], [dispatcher], [doctor] or [[rule]])";
+    CHECK(error_of("[" + std::string(200000, 'a') + "]\n") ==
+          "f.conf:1:2: unknown table [" + std::string(64, 'a') + "...]" + expected);
+    // TOML escapes in a quoted table name: a newline, a tab, ESC and NUL.
+    CHECK(error_of("[\"a\\nb\\tc\\u001b[31m\"]\n") == "f.conf:1:2: unknown table [a?b?c?[31m]" + expected);
+    CHECK(error_of("[\"a\\u0000b\"]\n") == "f.conf:1:2: unknown table [a?b]" + expected);
+}
+
+TEST_CASE("a NUL after a backslash or as a header's first character is reported as a NUL") {
+    CHECK(error_of(std::string("[[rule]]\ndevice=\"a\\\0b\"\n", 23)) ==
+          "f.conf:2:11: NUL byte (TOML allows no control character but tab)");
+    CHECK(error_of(std::string("[\0daemon]\n", 10)) ==
+          "f.conf:1:2: NUL byte (TOML allows no control character but tab)");
+}
+
 TEST_CASE("toml++'s own description of an error is cut after 256 bytes") {
     // "cannot redefine existing table" quotes the whole key path.
     const std::string table(5000, 't');

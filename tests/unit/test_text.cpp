@@ -47,6 +47,14 @@ TEST_CASE("one_line_text() makes tab and newline '?' too, and is valid_utf8() ot
     CHECK(one_line_text("a\tb") == "a?b");
     CHECK(one_line_text("ens\x01" "f0") == "ens?f0");
     CHECK(one_line_text("r\xc3\xa9seau") == "r\xc3\xa9seau");
+    CHECK(one_line_text("a\xe2\x80\xa8" "b") == "a?b");       // U+2028 line separator
+    CHECK(one_line_text("a\xe2\x80\xa9" "b") == "a?b");       // U+2029 paragraph separator
+    CHECK(one_line_text("\xe2\x80\xae" "0_5xlm") == "?0_5xlm"); // U+202E right-to-left override
+    CHECK(one_line_text("a\xe2\x81\xa6" "b") == "a?b");       // U+2066 left-to-right isolate
+    CHECK(one_line_text("\xef\xbb\xbf" "mlx5_0") == "?mlx5_0"); // U+FEFF
+    CHECK(one_line_text("a\xd8\x9c" "b") == "a?b");            // U+061C Arabic letter mark
+    CHECK(one_line_text("a\xe2\x80\x94" "b") == "a\xe2\x80\x94" "b"); // U+2014 em dash is kept
+    CHECK(one_line_text("\xe2\x80") == "??"); // a cut sequence, as valid_utf8() shows it
 }
 
 TEST_CASE("ASCII control characters, DEL and an embedded NUL become '?'") {
