@@ -10,8 +10,15 @@
 //   OP ERROR GLOB [every N]
 //
 //   OP     open | read | write | fsync | rename | recv
-//   ERROR  an errno name (EIO, ENOENT, ENOSPC, ENOBUFS, EINVAL, EAGAIN, EACCES), or "short":
-//          read/write move at most one byte a call (POSIX allows it; a reader must loop)
+//   ERROR  an errno name (EIO, ENOENT, ENOSPC, ENOBUFS, EINVAL, EAGAIN, EACCES), or
+//          short     read/write move at most one byte a call (POSIX allows it; a reader
+//                    must loop)
+//          slow      open/read/recv wait 10 ms first, then do what they would (a sysfs
+//                    attribute whose driver sleeps, a busy machine)
+//          truncate  recv gets at most 20 bytes of the datagram and the kernel drops the rest
+//                    (MSG_TRUNC, as for any reader whose buffer is too small: netlink(7))
+//          reorder   recv holds this datagram back and returns the one queued behind it
+//                    first, when there is one; the held one comes at the next recv on the fd
 //   GLOB   fnmatch(3) pattern on the path: open as called, read/write/fsync the file the fd
 //          is open on (/proc/self/fd, so under umockdev the testbed's path), rename the new
 //          name; for recv, "uevent" (umockdev's AF_UNIX stand-in for the uevent netlink
@@ -47,6 +54,9 @@ enum op { OP_OPEN, OP_READ, OP_WRITE, OP_FSYNC, OP_RENAME, OP_RECV, OP_COUNT };
 static const char* const op_names[OP_COUNT] = {"open", "read", "write", "fsync", "rename", "recv"};
 
 #define SHORT_IO (-1)
+#define SLOW (-2)
+#define TRUNCATE (-3)
+#define REORDER (-4)
 #define MAX_RULES 32
 
 struct rule {
@@ -123,6 +133,12 @@ static void load_rules(void) {
         r.error = 0;
         if (!strcmp(err, "short"))
             r.error = SHORT_IO;
+        else if (!strcmp(err, "slow"))
+            r.error = SLOW;
+        else if (!strcmp(err, "truncate"))
+            r.error = TRUNCATE;
+        else if (!strcmp(err, "reorder"))
+            r.error = REORDER;
         for (size_t i = 0; i < sizeof errnos / sizeof errnos[0]; ++i)
             if (!strcmp(err, errnos[i].name))
                 r.error = errnos[i].value;
@@ -137,7 +153,10 @@ static void tell(enum op op, int error, const char* what) {
     if (told++ >= 10000)
         return;
     char line[600];
-    const char* name = "short";
+    const char* name = error == SLOW       ? "slow"
+                       : error == TRUNCATE ? "truncate"
+                       : error == REORDER  ? "reorder"
+                                           : "short";
     for (size_t i = 0; i < sizeof errnos / sizeof errnos[0]; ++i)
         if (errnos[i].value == error)
             name = errnos[i].name;
@@ -159,6 +178,12 @@ static int fault_for(enum op op, const char* what) {
         return r->error;
     }
     return 0;
+}
+
+static void wait_briefly(void) {
+    struct timespec ts = {0, 10 * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+    }
 }
 
 static int any_rule(enum op op) {
@@ -204,7 +229,12 @@ static int open_fault(const char* path) {
     if (!path || !any_rule(OP_OPEN))
         return 0;
     int e = fault_for(OP_OPEN, path);
-    return e == SHORT_IO ? 0 : e;
+    if (e == SLOW) {
+        int saved = errno;
+        wait_briefly();
+        errno = saved;
+    }
+    return e < 0 ? 0 : e;
 }
 
 #define OPEN_WRAPPER(name, ...)                                                                    \
@@ -247,6 +277,10 @@ ssize_t read(int fd, void* buf, size_t count) {
     int e = io_fault(OP_READ, fd);
     if (e == SHORT_IO)
         count = count > 1 ? 1 : count;
+    else if (e == SLOW)
+        wait_briefly();
+    else if (e < 0)
+        ;
     else if (e) {
         errno = e;
         return -1;
@@ -258,6 +292,8 @@ ssize_t write(int fd, const void* buf, size_t count) {
     int e = io_fault(OP_WRITE, fd);
     if (e == SHORT_IO)
         count = count > 1 ? 1 : count;
+    else if (e < 0)
+        ;
     else if (e) {
         errno = e;
         return -1;
@@ -267,7 +303,7 @@ ssize_t write(int fd, const void* buf, size_t count) {
 
 static int sync_fault(int fd) {
     int e = io_fault(OP_FSYNC, fd);
-    if (e && e != SHORT_IO) {
+    if (e > 0) {
         errno = e;
         return -1;
     }
@@ -284,7 +320,7 @@ int fdatasync(int fd) {
 
 int rename(const char* from, const char* to) {
     int e = any_rule(OP_RENAME) ? fault_for(OP_RENAME, to) : 0;
-    if (e && e != SHORT_IO) {
+    if (e > 0) {
         errno = e;
         return -1;
     }
@@ -300,6 +336,10 @@ static int recv_fault(int fd) {
     int e = fault_for(OP_RECV, kind);
     if (e == SHORT_IO)
         return 0;
+    if (e == SLOW) {
+        wait_briefly();
+        return 0;
+    }
     if (e == ENOBUFS) {
         // The kernel says ENOBUFS when it dropped messages for a full receive buffer
         // (netlink(7)): drop the one queued now, so that only a resync can see its change.
@@ -311,30 +351,138 @@ static int recv_fault(int fd) {
     return e;
 }
 
-ssize_t recv(int fd, void* buf, size_t len, int flags) {
+// One datagram held back by "reorder", per fd (the daemon has a handful of sockets), with
+// its sender and ancillary data (libudev checks a uevent's SCM_CREDENTIALS).
+#define MAX_HELD 16
+static struct held {
+    int fd; // -1: free
+    ssize_t len;
+    struct sockaddr_storage from;
+    socklen_t fromlen;
+    char control[512];
+    size_t controllen;
+    char data[65536];
+} held[MAX_HELD] = {[0 ... MAX_HELD - 1] = {.fd = -1}};
+
+static struct held* held_for(int fd) {
+    for (int i = 0; i < MAX_HELD; ++i)
+        if (held[i].fd == fd)
+            return &held[i];
+    return NULL;
+}
+
+/// Copy a held datagram out as recvmsg() would with `flags`: MSG_PEEK keeps it held,
+/// MSG_TRUNC returns its whole length.
+static ssize_t give_held(struct held* h, struct msghdr* msg, int flags) {
+    size_t off = 0;
+    for (size_t i = 0; i < msg->msg_iovlen && off < (size_t)h->len; ++i) {
+        size_t n = msg->msg_iov[i].iov_len;
+        if (n > (size_t)h->len - off)
+            n = (size_t)h->len - off;
+        memcpy(msg->msg_iov[i].iov_base, h->data + off, n);
+        off += n;
+    }
+    msg->msg_flags = off < (size_t)h->len ? MSG_TRUNC : 0;
+    if (msg->msg_name) {
+        socklen_t n = msg->msg_namelen < h->fromlen ? msg->msg_namelen : h->fromlen;
+        memcpy(msg->msg_name, &h->from, n);
+        msg->msg_namelen = h->fromlen;
+    }
+    if (msg->msg_control && msg->msg_controllen >= h->controllen) {
+        memcpy(msg->msg_control, h->control, h->controllen);
+        msg->msg_controllen = h->controllen;
+    } else {
+        msg->msg_controllen = 0;
+    }
+    if (!(flags & MSG_PEEK))
+        h->fd = -1;
+    return (flags & MSG_TRUNC) ? h->len : (ssize_t)off;
+}
+
+/// "reorder" on a recvmsg(): hold the first datagram, return the one behind it (or the first,
+/// when none is queued).
+static ssize_t reorder_recvmsg(int fd, struct msghdr* msg, int flags) {
+    struct held* h = NULL;
+    for (int i = 0; i < MAX_HELD && !h; ++i)
+        if (held[i].fd == -1)
+            h = &held[i];
+    if (!h)
+        return NEXT(recvmsg)(fd, msg, flags);
+    struct iovec iov = {h->data, sizeof h->data};
+    struct msghdr first = {.msg_name = &h->from, .msg_namelen = sizeof h->from,
+                           .msg_iov = &iov, .msg_iovlen = 1,
+                           .msg_control = h->control, .msg_controllen = sizeof h->control};
+    ssize_t n = NEXT(recvmsg)(fd, &first, flags);
+    if (n < 0)
+        return -1;
+    h->len = n;
+    h->fromlen = first.msg_namelen;
+    h->controllen = first.msg_controllen;
+    h->fd = fd;
+    ssize_t r = NEXT(recvmsg)(fd, msg, flags | MSG_DONTWAIT);
+    if (r >= 0)
+        return r; // the second first; the first waits for the next call
+    return give_held(h, msg, flags); // nothing behind it: nothing to reorder
+}
+
+ssize_t recvmsg(int fd, struct msghdr* msg, int flags) {
+    struct held* h = held_for(fd);
+    if (h)
+        return give_held(h, msg, flags);
+    if (flags & MSG_PEEK) // a peek is not a receive: no fault
+        return NEXT(recvmsg)(fd, msg, flags);
     int e = recv_fault(fd);
-    if (e) {
+    if (e > 0) {
         errno = e;
         return -1;
     }
-    return NEXT(recv)(fd, buf, len, flags);
+    if (e == TRUNCATE && msg->msg_iovlen > 0) {
+        // A smaller buffer: the kernel truncates the datagram and drops the rest.
+        struct iovec first = msg->msg_iov[0];
+        size_t iovlen = msg->msg_iovlen;
+        msg->msg_iov[0].iov_len = first.iov_len < 20 ? first.iov_len : 20;
+        msg->msg_iovlen = 1;
+        ssize_t r = NEXT(recvmsg)(fd, msg, flags);
+        msg->msg_iov[0] = first;
+        msg->msg_iovlen = iovlen;
+        return r;
+    }
+    if (e == REORDER)
+        return reorder_recvmsg(fd, msg, flags);
+    return NEXT(recvmsg)(fd, msg, flags);
 }
 
+// recv() and recvfrom() keep their own paths to the next library (umockdev's preload wraps
+// some of them, and its recvmsg() cannot take libudev's size peek, a NULL buffer); only a
+// held datagram or a fault goes through recvmsg().
 ssize_t recvfrom(int fd, void* buf, size_t len, int flags, struct sockaddr* from,
                  socklen_t* fromlen) {
-    int e = recv_fault(fd);
-    if (e) {
-        errno = e;
-        return -1;
+    struct held* h = held_for(fd);
+    if (h && (flags & MSG_PEEK)) {
+        size_t n = len < (size_t)h->len ? len : (size_t)h->len;
+        if (buf && n)
+            memcpy(buf, h->data, n);
+        return (flags & MSG_TRUNC) ? h->len : (ssize_t)n;
+    }
+    if (!h && (flags & MSG_PEEK))
+        return NEXT(recvfrom)(fd, buf, len, flags, from, fromlen);
+    if (h || any_rule(OP_RECV)) {
+        const char* kind = socket_kind(fd);
+        if (*kind || held_for(fd)) {
+            struct iovec iov = {buf, len};
+            struct msghdr msg = {.msg_name = from, .msg_namelen = from && fromlen ? *fromlen : 0,
+                                 .msg_iov = &iov, .msg_iovlen = 1};
+            ssize_t r = recvmsg(fd, &msg, flags);
+            if (r >= 0 && from && fromlen)
+                *fromlen = msg.msg_namelen;
+            return r;
+        }
     }
     return NEXT(recvfrom)(fd, buf, len, flags, from, fromlen);
 }
 
-ssize_t recvmsg(int fd, struct msghdr* msg, int flags) {
-    int e = recv_fault(fd);
-    if (e) {
-        errno = e;
-        return -1;
-    }
-    return NEXT(recvmsg)(fd, msg, flags);
+ssize_t recv(int fd, void* buf, size_t len, int flags) {
+    if (held_for(fd) || (any_rule(OP_RECV) && *socket_kind(fd)))
+        return recvfrom(fd, buf, len, flags, NULL, NULL);
+    return NEXT(recv)(fd, buf, len, flags);
 }

@@ -199,15 +199,22 @@ def hotplug(c, *rules):
     """Plug NEW_DEVICE (PCI function, then its RDMA device) with `rules` in force; rescan
     without them; the bus equals a fresh start's and has mlx5_9 whole."""
     c.start()
+    hotplug_while(c, rules, injected="mlx5_9")
+
+
+def hotplug_while(c, rules, injected, before_rescan=lambda: None):
+    """hotplug() on a started rdmad: the shim must have told of a fault whose line holds
+    `injected`; before_rescan() runs its checks on the settled bus."""
     c.faults(*rules)
     c.rig.testbed.add_from_string(NEW_DEVICE)
     sender = RawSender(c.rig.tbroot)
     sender.send("/sys" + NEW_PCI, "add")
     sender.send("/sys" + NEW_PCI + "/infiniband/mlx5_9", "add")
     sender.close()
-    check(eventually(lambda: c.injected("mlx5_9")), "the shim injected nothing on mlx5_9")
+    check(eventually(lambda: c.injected(injected)), "the shim injected no '%s'" % injected)
     c.settled()
     check(c.rig.alive(), "rdmad died during the hotplug")
+    before_rescan()
     after = c.rescan_equals_fresh()
     check('"Name": "mlx5_9"' in after and '"Rate": "25 Gb/sec (1X EDR)"' in after,
           "mlx5_9 is not on the bus whole after the rescan")
@@ -230,6 +237,65 @@ def case_faults_during_hotplug(args):
     try:
         hotplug(c, "read EIO */sys/* every 3", "open ENOENT /sys/* every 7", "read short */sys/*")
     finally:
+        c.close()
+
+
+def case_slow_reads_at_start_and_hotplug(args):
+    """Sysfs opens and reads that block 10 ms (every fifth open, every third read) at
+    start-up and while a device is plugged: rdmad gets READY, stays up and answers; without
+    them one rescan equals a fresh start, mlx5_9 whole."""
+    c = Case(args)
+    try:
+        c.start("open slow /sys/* every 5", "read slow */sys/* every 3")
+        check(c.injected("slow"), "the shim made no read slow at start-up")
+        check(c.port("mlx5_0", 1)["State"] == "ACTIVE", "mlx5_0 port 1 is not ACTIVE after a "
+              "slow start")
+        hotplug_while(c, ("open slow /sys/* every 5", "read slow */sys/* every 3"), "slow")
+    finally:
+        c.close()
+
+
+def case_uevents_reordered(args):
+    """Uevents come in the wrong order (every second one swapped with the next) while a
+    port goes DOWN and a device is plugged: rdmad stays up, and one rescan equals a fresh
+    start."""
+    c = Case(args)
+    try:
+        c.start()
+        c.faults("recv reorder uevent every 2")
+        c.rig.testbed.set_attribute(MLX5_IB, "ports/1/state", "1: DOWN\n")
+        sender = RawSender(c.rig.tbroot)
+        sender.send(MLX5_IB, "change")
+        sender.close()
+        hotplug_while(c, ("recv reorder uevent every 2",), "reorder uevent")
+    finally:
+        c.close()
+
+
+def case_rtnetlink_truncated_reordered_slow(args):
+    """rtnetlink datagrams cut to 20 bytes (every second), swapped with the next (every
+    third) or held 10 ms while a real link comes and goes four times: rdmad stays up, and one
+    rescan equals a fresh start."""
+    c = Case(args)
+    name = "rdmaflt%d" % (os.getpid() % 1000)
+    try:
+        c.start()
+        c.faults("recv truncate route every 2", "recv reorder route every 3",
+                 "recv slow route every 5")
+        for _ in range(4):
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+            r = subprocess.run(["ip", "link", "add", name, "type", "veth", "peer", "name",
+                                name + "p"], capture_output=True)
+            check(r.returncode == 0, "ip link add: %s" % r.stderr.decode())
+            subprocess.run(["ip", "link", "set", name, "up"], capture_output=True)
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+        check(eventually(lambda: c.injected("truncate route")), "the shim truncated nothing")
+        check(eventually(lambda: c.injected("reorder route")), "the shim reordered nothing")
+        c.settled()
+        check(c.rig.alive(), "rdmad died")
+        c.rescan_equals_fresh()
+    finally:
+        subprocess.run(["ip", "link", "del", name], capture_output=True)
         c.close()
 
 
