@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Large configurations (issue #14): how long Manager.Reload() takes for one file of as many
-rules as fit in rdmad's 1 MiB per file, and for --rules rules over conf.d/, and rdmad's RSS
-before, at the peak and after the large configuration is replaced by a small one. rdmad runs
-on a recorded host (tests/fixtures/hosts) under umockdev on a private bus; see bench/README.md.
+rules as fit in rdmad's 1 MiB per file, for a 1 MiB file whose last line makes toml++ fail an
+internal check (the error's line must be found), and for --rules rules over conf.d/, and
+rdmad's RSS before, at the peak and after the large configuration is replaced by a small one.
+rdmad runs on a recorded host (tests/fixtures/hosts) under umockdev on a private bus; see
+bench/README.md.
 
-  bench/rules.py [--build build] [--rules 100000] [--runs 3]"""
+  bench/rules.py [--build build] [--rules 100000] [--runs 3] [--only check-failure]"""
 
 import argparse
 import os
@@ -41,6 +43,25 @@ def files_of(n):
     return out
 
 
+def check_failure_text():
+    """Just under 1 MiB of nested inline tables, then a line on which toml++ 3.3 fails its
+    check "!is_value_terminator(*cp)" (tests/unit/test_config.cpp has the same file)."""
+    return "".join("a%x={b={c=[[[1]]]}}\n" % i for i in range(47860)) + "x=1979-05-2= 0\n"
+
+
+def reload_error_ms(rig):
+    """The time to Reload's error reply; the error must name line 47,861."""
+    t = time.monotonic()
+    try:
+        rig.call(ROOT, "org.rdmad1.Manager", "Reload", None, 600000)
+    except Exception as e:  # GLib.Error: the named D-Bus error
+        ms = (time.monotonic() - t) * 1000
+        if "rdmad.conf:47861:1: not TOML that rdmad can read" not in str(e):
+            raise SystemExit("unexpected Reload error: %s" % e)
+        return ms
+    raise SystemExit("Reload of the bad file succeeded")
+
+
 def reload_ms(rig):
     t = time.monotonic()
     rig.call(ROOT, "org.rdmad1.Manager", "Reload", None, 600000)
@@ -67,12 +88,24 @@ def main():
                                                    "procfs-hfi1-mlx4-mlx5.umockdev"))
     ap.add_argument("--rules", type=int, default=100000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", choices=["check-failure"], help="run only this part")
     args = ap.parse_args()
     rig = Rig(os.path.join(args.build, "daemon", "rdmad"), args.host, config=SMALL)
     os.makedirs(rig.path("config/conf.d"))
     try:
         rig.start()
         rss0 = settle_rss(rig)
+        times = []
+        for _ in range(args.runs):
+            rig.write("config/rdmad.conf", check_failure_text())
+            times.append(reload_error_ms(rig))
+        rig.write("config/rdmad.conf", SMALL)
+        reload_ms(rig)
+        print("Reload error for a 1 MiB file failing a toml++ check on its last line: median "
+              "%.0f ms (%s)" % (statistics.median(times), ", ".join("%.0f" % t for t in times)))
+        if args.only == "check-failure":
+            rig.stop()
+            return
         one = files_of(40000)[0]
         n_one = one.count("[[rule]]")
         times = []
