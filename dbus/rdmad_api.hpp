@@ -14,7 +14,31 @@
 namespace rdmad::api {
 
 inline constexpr const char* kBusName = "org.rdmad1";
+
+// Interfaces (dbus/*.xml) and where their objects live. Device and link ids are escaped into
+// the last path element as sd_bus_path_encode(3) does.
+inline constexpr const char* kManagerInterface = "org.rdmad1.Manager";
+inline constexpr const char* kDeviceInterface = "org.rdmad1.Device";
+inline constexpr const char* kPortInterface = "org.rdmad1.Port";
+inline constexpr const char* kLinkInterface = "org.rdmad1.Link";
+/// What every rdmad interface name starts with.
+inline constexpr std::string_view kInterfacePrefix = "org.rdmad1.";
 inline constexpr const char* kManagerPath = "/org/rdmad1";
+/// /org/rdmad1/device/<id>; its ports are /org/rdmad1/device/<id>/port/<n>.
+inline constexpr const char* kDevicePrefix = "/org/rdmad1/device";
+/// /org/rdmad1/link/<ifindex>.
+inline constexpr const char* kLinkPrefix = "/org/rdmad1/link";
+/// The path element between a device object and its port number.
+inline constexpr const char* kPortElement = "port";
+
+/// The polkit action of every mutating method (dbus/org.rdmad1.policy).
+inline constexpr const char* kConfigureAction = "org.rdmad1.configure";
+
+/// The match rule for the bus's NameOwnerChanged about org.rdmad1 (rdmad starting, stopping
+/// or restarting), as clients add it (dbus-specification "Match Rules").
+inline constexpr const char* kNameOwnerChangedMatch =
+    "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+    "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.rdmad1'";
 
 // Error names (org.rdmad1(5), ERRORS).
 inline constexpr const char* kNoSuchObject = "org.rdmad1.Error.NoSuchObject";
