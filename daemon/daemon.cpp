@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "daemon.hpp"
 
-#include "bus/bus_model.hpp"
+#include "inventory/object_path.hpp"
 #include "doctor/lossless.hpp"
 #include "rdmad_api.hpp"
 #include "util/log.hpp"
@@ -350,9 +350,9 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
     // (object, setting, from, to) of every difference, for Manager.Reconcile().
     ChangeList changes;
     for (const auto& a : actions) {
-        std::string path = kManagerPath;
+        std::string path = api::kManagerPath;
         if (const std::string& id = inventory_.id_of(a.syspath); !id.empty())
-            path = a.port ? device_path(id) + "/port/" + std::to_string(a.port) : device_path(id);
+            path = a.port ? port_path(id, a.port) : device_path(id);
         changes.emplace_back(path, a.setting, valid_utf8(a.from), valid_utf8(a.to));
     }
     if (dry_run)

@@ -1,76 +1,115 @@
 // SPDX-License-Identifier: MIT
 #include "bus/authorizer.hpp"
 
+#include "bus/sd_bus_ptr.hpp"
 #include "util/log.hpp"
 
-#include <map>
-#include <tuple>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <utility>
 
 namespace rdmad {
+namespace {
 
-Authorizer::Authorizer(sdbus::IConnection& connection)
-    // Proxies on the daemon's connection: no thread of their own, replies arrive on the loop.
-    : polkit_(sdbus::createProxy(connection, "org.freedesktop.PolicyKit1",
-                                 "/org/freedesktop/PolicyKit1/Authority")),
-      bus_driver_(sdbus::createProxy(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus")) {
-    polkit_->finishRegistration();
-    bus_driver_->finishRegistration();
+struct Pending {
+    Authorizer* self;
+    std::string sender;
+    Authorizer::Done done;
+};
+
+/// A call whose reply goes to `handler` with `pending` (freed with the call, answered or
+/// not): the slot floats, owned by the bus.
+template <typename... Args>
+int call_async(sd_bus* bus, sd_bus_message_handler_t handler, std::unique_ptr<Pending>& pending,
+               const char* destination, const char* path, const char* interface,
+               const char* member, const char* types, Args... args) {
+    sd_bus_slot* slot = nullptr;
+    int r = sd_bus_call_method_async(bus, &slot, destination, path, interface, member, handler,
+                                     pending.get(), types, args...);
+    if (r < 0)
+        return r;
+    sd_bus_slot_set_destroy_callback(slot, [](void* p) { delete static_cast<Pending*>(p); });
+    sd_bus_slot_set_floating(slot, 1);
+    sd_bus_slot_unref(slot);
+    pending.release();
+    return 0;
 }
 
-void Authorizer::check(const std::string& sender, std::function<void(bool, std::string)> done) {
-    auto callback = std::make_shared<std::function<void(bool, std::string)>>(std::move(done));
+std::string error_text(const sd_bus_error* e) {
+    return e && e->message ? e->message : (e && e->name ? e->name : "unknown error");
+}
+
+} // namespace
+
+void Authorizer::check(const std::string& sender, Done done) {
+    auto pending = std::make_unique<Pending>(Pending{this, sender, std::move(done)});
     // polkit's CheckAuthorization((sa{sv}) subject, s action_id, a{ss} details, u flags,
     // s cancellation_id) -> (bba{ss}); subject kind "system-bus-name" with the unique name, so
     // polkit resolves the caller itself (polkit's org.freedesktop.PolicyKit1.Authority docs).
-    sdbus::Struct<std::string, std::map<std::string, sdbus::Variant>> subject{
-        "system-bus-name", {{"name", sdbus::Variant(sender)}}};
-    std::map<std::string, std::string> details;
     const uint32_t flags = 1; // AllowUserInteraction: polkit may ask the user (auth_admin_keep)
-    try {
-        polkit_->callMethodAsync("CheckAuthorization")
-            .onInterface("org.freedesktop.PolicyKit1.Authority")
-            .withArguments(subject, std::string(kAction), details, flags, std::string())
-            .uponReplyInvoke(
-                [this, sender, callback](const sdbus::Error* error,
-                                         sdbus::Struct<bool, bool, std::map<std::string, std::string>>
-                                             result) {
-                    if (error) {
-                        const std::string& name = error->getName();
-                        if (name == "org.freedesktop.DBus.Error.ServiceUnknown" ||
-                            name == "org.freedesktop.DBus.Error.NameHasNoOwner") {
-                            fallback_to_uid(sender, callback);
-                            return;
-                        }
-                        log::warning("polkit: {}: {}", name, error->getMessage());
-                        (*callback)(false, "polkit failed: " + error->getMessage());
-                        return;
-                    }
-                    const bool allowed = std::get<0>(result);
-                    (*callback)(allowed, allowed ? "" : "not authorized by polkit for " +
-                                                            std::string(kAction));
-                });
-    } catch (const sdbus::Error& e) {
-        fallback_to_uid(sender, callback);
-    }
+    auto on_reply = [](sd_bus_message* m, void* userdata, sd_bus_error*) -> int {
+        auto* p = static_cast<Pending*>(userdata);
+        try {
+            if (const sd_bus_error* e = sd_bus_message_get_error(m)) {
+                if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN,
+                                           SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
+                    p->self->fallback_to_uid(p->sender, std::move(p->done));
+                    return 0;
+                }
+                log::warning("polkit: {}: {}", e->name ? e->name : "", error_text(e));
+                p->done(false, "polkit failed: " + error_text(e));
+                return 0;
+            }
+            int authorized = 0, challenge = 0;
+            int r = sd_bus_message_enter_container(m, 'r', "bba{ss}");
+            if (r >= 0)
+                r = sd_bus_message_read(m, "bb", &authorized, &challenge);
+            if (r < 0) {
+                p->done(false, std::string("polkit's reply cannot be read: ") + std::strerror(-r));
+                return 0;
+            }
+            p->done(authorized != 0,
+                    authorized ? "" : std::string("not authorized by polkit for ") + kAction);
+        } catch (const std::exception& e) {
+            log::error("authorization: {}", e.what());
+        }
+        return 0;
+    };
+    int r = call_async(bus_, on_reply, pending, "org.freedesktop.PolicyKit1",
+                       "/org/freedesktop/PolicyKit1/Authority",
+                       "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization",
+                       "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s", sender.c_str(),
+                       kAction, 0, flags, "");
+    if (r < 0)
+        fallback_to_uid(sender, std::move(pending->done));
 }
 
-void Authorizer::fallback_to_uid(const std::string& sender,
-                                 std::shared_ptr<std::function<void(bool, std::string)>> done) {
+void Authorizer::fallback_to_uid(const std::string& sender, Done done) {
     // Without polkit only root may configure. The uid comes from the bus daemon, never /proc.
-    try {
-        bus_driver_->callMethodAsync("GetConnectionUnixUser")
-            .onInterface("org.freedesktop.DBus")
-            .withArguments(sender)
-            .uponReplyInvoke([done](const sdbus::Error* error, uint32_t uid) {
-                if (error) {
-                    (*done)(false, "cannot identify the caller: " + error->getMessage());
-                    return;
-                }
-                (*done)(uid == 0, uid == 0 ? "" : "polkit is not running and the caller is not root");
-            });
-    } catch (const sdbus::Error& e) {
-        (*done)(false, "cannot identify the caller: " + e.getMessage());
-    }
+    auto pending = std::make_unique<Pending>(Pending{this, sender, std::move(done)});
+    auto on_reply = [](sd_bus_message* m, void* userdata, sd_bus_error*) -> int {
+        auto* p = static_cast<Pending*>(userdata);
+        try {
+            if (const sd_bus_error* e = sd_bus_message_get_error(m)) {
+                p->done(false, "cannot identify the caller: " + error_text(e));
+                return 0;
+            }
+            uint32_t uid = UINT32_MAX;
+            if (int r = sd_bus_message_read(m, "u", &uid); r < 0) {
+                p->done(false, std::string("cannot identify the caller: ") + std::strerror(-r));
+                return 0;
+            }
+            p->done(uid == 0, uid == 0 ? "" : "polkit is not running and the caller is not root");
+        } catch (const std::exception& e) {
+            log::error("authorization: {}", e.what());
+        }
+        return 0;
+    };
+    int r = call_async(bus_, on_reply, pending, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                       "org.freedesktop.DBus", "GetConnectionUnixUser", "s", sender.c_str());
+    if (r < 0)
+        pending->done(false, std::string("cannot identify the caller: ") + std::strerror(-r));
 }
 
 } // namespace rdmad

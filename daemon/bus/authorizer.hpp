@@ -6,30 +6,31 @@
 // everyone else is denied. Reads need no authorization.
 #pragma once
 
+#include "rdmad_api.hpp"
+
 #include <functional>
-#include <memory>
-#include <sdbus-c++/sdbus-c++.h>
 #include <string>
+#include <systemd/sd-bus.h>
 
 namespace rdmad {
 
 class Authorizer {
   public:
     /// The polkit action every mutating method checks (dbus/org.rdmad1.policy).
-    static constexpr const char* kAction = "org.rdmad1.configure";
+    static constexpr const char* kAction = api::kConfigureAction;
 
-    explicit Authorizer(sdbus::IConnection& connection);
+    /// Ask on `bus`, which must outlive the authorizer; calls still pending when the bus
+    /// closes are dropped with it, unanswered.
+    explicit Authorizer(sd_bus* bus) : bus_(bus) {}
 
-    /// Decide for the sender of the method call being handled now; `done(allowed, reason)` is
-    /// called later on the loop, exactly once.
-    void check(const std::string& sender, std::function<void(bool, std::string)> done);
+    using Done = std::function<void(bool allowed, std::string why)>;
+    /// Decide for the unique bus name `sender`; `done(allowed, reason)` is called later on
+    /// the loop, at most once (never when the bus closes first).
+    void check(const std::string& sender, Done done);
 
   private:
-    void fallback_to_uid(const std::string& sender,
-                         std::shared_ptr<std::function<void(bool, std::string)>> done);
-
-    std::unique_ptr<sdbus::IProxy> polkit_;
-    std::unique_ptr<sdbus::IProxy> bus_driver_;
+    void fallback_to_uid(const std::string& sender, Done done);
+    sd_bus* bus_;
 };
 
 } // namespace rdmad

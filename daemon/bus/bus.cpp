@@ -2,71 +2,72 @@
 #include "bus/bus.hpp"
 
 #include "bus/authorizer.hpp"
-#include "bus/event_loop.hpp"
-#include "bus/exporter.hpp"
+#include "bus/manager_object.hpp"
+#include "bus/objects.hpp"
+#include "bus/sd_bus_ptr.hpp"
 #include "rdmad_api.hpp"
 
-#include <sdbus-c++/sdbus-c++.h>
+#include <cstring>
 #include <stdexcept>
+#include <system_error>
 
 namespace rdmad {
 
+// Member order is teardown order: the objects go before polkit's pending calls, both before
+// the connection (flushed, then closed).
 struct Bus::Parts {
-    std::unique_ptr<sdbus::IConnection> connection;
-    std::unique_ptr<BusEventSource> source;
+    BusPtr bus;
     std::unique_ptr<Authorizer> authorizer;
-    std::unique_ptr<Exporter> exporter;
+    std::unique_ptr<Objects> objects;
+    std::unique_ptr<ManagerObject> manager;
 };
 
 Bus::Bus(sd_event* event, Controller& controller) : parts_(std::make_unique<Parts>()) {
-    parts_->connection = sdbus::createSystemBusConnection();
-    parts_->source = std::make_unique<BusEventSource>(event, *parts_->connection);
-    parts_->exporter = std::make_unique<Exporter>(*parts_->connection);
-    parts_->authorizer = std::make_unique<Authorizer>(*parts_->connection);
-    parts_->exporter->set_methods(&controller, parts_->authorizer.get());
+    sd_bus* raw = nullptr;
+    // sd_bus_open_system(3): DBUS_SYSTEM_BUS_ADDRESS when set.
+    int r = sd_bus_open_system(&raw);
+    if (r < 0)
+        throw std::system_error(-r, std::generic_category(), "cannot connect to the system bus");
+    parts_->bus.reset(raw);
+    r = sd_bus_attach_event(raw, event, SD_EVENT_PRIORITY_NORMAL);
+    if (r < 0)
+        throw std::system_error(-r, std::generic_category(), "cannot attach the bus to the loop");
+    // When the bus goes away or drops us, the loop ends with EXIT_FAILURE, so that systemd
+    // restarts rdmad instead of leaving it running off the bus.
+    sd_bus_set_exit_on_disconnect(raw, 1);
+    parts_->authorizer = std::make_unique<Authorizer>(raw);
+    const Methods methods{&controller, parts_->authorizer.get()};
+    parts_->objects = std::make_unique<Objects>(raw, methods);
+    parts_->manager = std::make_unique<ManagerObject>(raw, *parts_->objects, methods);
 }
 
-Bus::~Bus() {
-    // Objects before polkit's proxies, both before the loop adapter and the connection.
-    parts_->exporter.reset();
-    parts_->authorizer.reset();
-    parts_->source.reset();
-    parts_->connection.reset();
-}
+Bus::~Bus() = default;
 
 void Bus::apply(const Inventory& inventory, const ChangeSet& changes) {
-    parts_->exporter->apply(inventory, changes);
+    parts_->objects->apply(inventory, changes);
 }
 
 void Bus::set_sources(const std::vector<std::string>& sources) {
-    parts_->exporter->manager().set_sources(sources);
+    parts_->manager->set_sources(sources);
 }
 
 void Bus::set_problems(const std::vector<Problem>& problems) {
-    parts_->exporter->manager().set_problems(problems);
+    parts_->manager->set_problems(problems);
 }
 
-void Bus::set_state(const std::string& state) {
-    parts_->exporter->manager().set_state(state);
-}
+void Bus::set_state(const std::string& state) { parts_->manager->set_state(state); }
 
-const std::string& Bus::state() const {
-    return parts_->exporter->manager().state();
-}
+const std::string& Bus::state() const { return parts_->manager->state(); }
 
 void Bus::request_name() {
-    try {
-        parts_->connection->requestName(api::kBusName);
-    } catch (const sdbus::Error& e) {
-        // sd-bus gives EEXIST as "Failed to request bus name (File exists)": say which name,
-        // and what most likely holds it.
-        if (e.getName() == "org.freedesktop.DBus.Error.FileExists")
-            throw std::runtime_error(std::string("cannot take the bus name ") + api::kBusName +
-                                     ": another process owns it (is rdmad already running?)");
+    int r = sd_bus_request_name(parts_->bus.get(), api::kBusName, 0);
+    if (r == -EEXIST)
+        throw std::runtime_error(std::string("cannot take the bus name ") + api::kBusName +
+                                 ": another process owns it (is rdmad already running?)");
+    if (r < 0)
         throw std::runtime_error(std::string("cannot take the bus name ") + api::kBusName + ": " +
-                                 e.getMessage());
-    }
-    parts_->exporter->start_announcing();
+                                 std::strerror(-r));
+    parts_->objects->start_announcing();
 }
 
 } // namespace rdmad

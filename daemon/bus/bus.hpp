@@ -2,7 +2,7 @@
 //
 // rdmad's side of the system bus, as the daemon sees it: connect on the sd-event loop, show
 // the Inventory (change sets applied to the objects), the Manager's own state, and take the
-// name. Everything D-Bus (sdbus-c++, polkit, the objects) stays behind this class.
+// name. Everything D-Bus (sd-bus, polkit, the objects) stays behind this class.
 #pragma once
 
 #include "bus/controller.hpp"

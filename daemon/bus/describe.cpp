@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "bus/describe.hpp"
 
+#include "inventory/object_path.hpp"
 #include "inventory/problems.hpp"
+#include "inventory/properties.hpp"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
 
 #include <charconv>
 #include <cmath>
@@ -202,139 +208,70 @@ class JsonWriter {
     bool after_key_ = false;
 };
 
-void problems_json(JsonWriter& w, const std::vector<Problem>& problems) {
-    w.begin_array();
-    for (const auto& p : problems) {
-        w.begin_object();
-        w.member("Code", p.code);
-        w.member("Severity", p.severity);
-        w.member("Text", p.text);
-        w.end_object();
+/// The property tables' values as JSON: structs become objects keyed by their field names.
+class JsonValues final : public ValueWriter {
+  public:
+    explicit JsonValues(JsonWriter& w) : w_(w) {}
+    void string(const std::string& s) override { w_.value(s); }
+    void object_path(const std::string& path) override { w_.value(path); }
+    void boolean(bool b) override { w_.value(b); }
+    void byte(uint8_t n) override { w_.value(n); }
+    void u16(uint16_t n) override { w_.value(n); }
+    void i32(int32_t n) override { w_.value(n); }
+    void u32(uint32_t n) override { w_.value(n); }
+    void f64(double d) override { w_.value(d); }
+    void begin_array(const char*) override { w_.begin_array(); }
+    void end_array() override { w_.end_array(); }
+    void begin_struct(const char*) override { w_.begin_object(); }
+    void field(const char* name) override { w_.key(name); }
+    void end_struct() override { w_.end_object(); }
+
+  private:
+    JsonWriter& w_;
+};
+
+/// {"Path": ..., then every exported row of `table` by its D-Bus name}.
+template <typename State, typename Embed>
+void object_json(JsonWriter& w, const std::string& path, PropertyTable<State> table,
+                 const State& s, const PropertyContext& c, Embed embed_ports) {
+    JsonValues values(w);
+    w.begin_object();
+    w.member("Path", path);
+    for (const auto& row : table) {
+        if (!row.exported())
+            continue;
+        w.key(row.name);
+        if (row.embeds_ports)
+            embed_ports();
+        else
+            row.write(values, s, c);
     }
-    w.end_array();
-}
-
-/// Device.ProblemDetails: every problem with its evidence, remedy and port.
-void problem_details_json(JsonWriter& w, const std::vector<Problem>& problems) {
-    w.begin_array();
-    for (const auto& p : problems) {
-        w.begin_object();
-        w.member("Code", p.code);
-        w.member("Severity", p.severity);
-        w.member("Text", p.text);
-        w.member("Evidence", p.evidence);
-        w.member("Remedy", p.remedy);
-        w.member("Port", p.port);
-        w.end_object();
-    }
-    w.end_array();
-}
-
-void port_json(JsonWriter& w, const PortView& v) {
-    const PortState& p = v.state;
-    w.begin_object();
-    w.member("Path", v.path);
-    w.member("Number", p.number);
-    w.member("State", p.state);
-    w.member("PhysicalState", p.phys_state);
-    w.member("LinkLayer", p.link_layer);
-    w.member("Transport", p.transport);
-    w.member("RoCEVersions", p.roce_versions);
-    w.member("RateGbps", p.rate_gbps);
-    w.member("Rate", p.rate);
-    w.member("LID", p.lid);
-    w.member("SMLID", p.sm_lid);
-    w.key("GIDs");
-    w.begin_array();
-    for (const auto& g : p.gids) {
-        w.begin_object();
-        w.member("Index", g.index);
-        w.member("GID", g.gid);
-        w.member("Type", g.type);
-        w.member("Netdev", g.netdev);
-        w.end_object();
-    }
-    w.end_array();
-    w.member("Link", v.link_path);
-    w.member("PortType", p.port_type);
-    w.member("DesiredPortType", p.desired_port_type);
-    w.member("PFCNoDrop", p.pfc_no_drop);
-    w.member("DesiredPFCNoDrop", p.desired_pfc_no_drop);
-    w.member("InSync", p.in_sync);
-    w.member("NetdevMTU", p.netdev_mtu);
-    w.member("ActiveMTU", p.active_mtu);
-    w.key("RecommendedGID");
-    w.begin_object();
-    w.member("Index", p.recommended_gid.index);
-    w.member("GID", p.recommended_gid.gid);
-    w.member("Type", p.recommended_gid.type);
-    w.member("Netdev", p.recommended_gid.netdev);
-    w.member("IP", p.recommended_gid.ip);
-    w.end_object();
     w.end_object();
 }
 
-void device_json(JsonWriter& w, const DeviceView& v) {
-    const DeviceState& d = v.state;
-    w.begin_object();
-    w.member("Path", v.path);
-    w.member("Name", d.name);
-    w.member("NodeType", d.node_type);
-    w.member("NodeGUID", d.node_guid);
-    w.member("SysImageGUID", d.sys_image_guid);
-    w.member("FirmwareVersion", d.firmware_version);
-    w.member("HCAType", d.hca_type);
-    w.member("BoardID", d.board_id);
-    w.member("NodeDescription", d.node_description);
-    w.member("PCIAddress", d.pci_address);
-    w.member("KernelDriver", d.kernel_driver);
-    w.member("Provider", d.provider);
-    w.member("ProviderInstalled", d.provider_installed);
-    w.member("ProviderPackage", d.provider_package);
-    w.member("VerbsDevice", d.verbs_device);
-    w.member("PhysicalFunction", v.pf_path);
-    w.key("Ports");
-    w.begin_array();
-    for (const auto& p : v.ports)
-        port_json(w, p);
-    w.end_array();
-    w.member("Links", v.link_paths);
-    w.key("Problems");
-    std::vector<Problem> serious;
-    for (const auto& p : d.problems)
-        if (in_problems_property(p))
-            serious.push_back(p);
-    problems_json(w, serious);
-    w.key("ProblemDetails");
-    problem_details_json(w, d.problems);
-    w.end_object();
+void device_json(JsonWriter& w, const Inventory& inv, const std::string& id, const DeviceState& d) {
+    const PropertyContext c{inv, &d};
+    object_json(w, device_path(id), device_properties(), d, c, [&] {
+        w.begin_array();
+        for (const auto& p : d.ports)
+            object_json(w, port_path(id, p.number), port_properties(), p, c, [] {});
+        w.end_array();
+    });
 }
 
-void link_json(JsonWriter& w, const LinkView& v) {
-    const LinkState& l = v.state;
-    w.begin_object();
-    w.member("Path", v.path);
-    w.member("Name", l.name);
-    w.member("Index", l.index);
-    w.member("PCIAddress", l.pci_address);
-    w.member("Driver", l.driver);
-    w.member("OperState", l.operstate);
-    w.member("RdmaCapable", l.rdma_capable);
-    w.member("RdmaDevice", v.device_path);
-    w.member("Hint", l.hint);
-    w.end_object();
+void link_json(JsonWriter& w, const Inventory& inv, const LinkState& l) {
+    object_json(w, link_path(l.index), link_properties(), l, PropertyContext{inv}, [] {});
 }
 
 /// The Manager's members and the opening of "Devices"; the caller writes the devices, then
 /// calls links_part(), writes the links and calls end_document().
-void begin_document(JsonWriter& w, const std::string& version, const std::string& state,
-                    const std::vector<std::string>& sources, const std::vector<Problem>& problems) {
+void begin_document(JsonWriter& w, const Inventory& inv, const ManagerState& m) {
+    JsonValues values(w);
     w.begin_object();
-    w.member("Version", version);
-    w.member("State", state);
-    w.member("DesiredStateSource", sources);
-    w.key("Problems");
-    problems_json(w, problems);
+    for (const auto& row : manager_properties()) {
+        w.key(row.name);
+        row.write(values, m, PropertyContext{inv});
+    }
     w.key("Devices");
     w.begin_array();
 }
@@ -350,88 +287,115 @@ void end_document(JsonWriter& w) {
     w.end_object();
 }
 
-template <typename View, void (*Write)(JsonWriter&, const View&)>
-std::string render_one(const View& v) {
-    std::string out;
-    JsonWriter w(out);
-    Write(w, v);
+/// The devices of `inv` as (name, id), sorted by name (bytes) as ListDevices() gives them.
+std::vector<std::pair<const DeviceState*, const std::string*>> by_name(const Inventory& inv) {
+    std::vector<std::pair<const DeviceState*, const std::string*>> out;
+    out.reserve(inv.state().devices.size());
+    for (const auto& [syspath, d] : inv.state().devices)
+        out.emplace_back(&d, &inv.id_of(syspath));
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.first->name, a.first->syspath) < std::tie(b.first->name, b.first->syspath);
+    });
     return out;
 }
 
 } // namespace
 
-std::string describe_json(const BusModel& model, const std::string& version,
-                          const std::string& state, const std::vector<std::string>& sources,
-                          const std::vector<Problem>& problems) {
+std::vector<std::pair<const DeviceState*, const std::string*>> devices_by_name(const Inventory& inv) {
+    return by_name(inv);
+}
+
+std::string describe_json(const Inventory& inv, const ManagerState& manager) {
     std::string out;
     // About 2.5 KB per RDMA device with one port, 4 GIDs and two problem details, 220 bytes
     // per netdev: one allocation in the common case.
-    out.reserve(512 + model.devices.size() * 2560 + model.links.size() * 256);
+    out.reserve(512 + inv.state().devices.size() * 2560 + inv.state().links.size() * 256);
     JsonWriter w(out);
-    begin_document(w, version, state, sources, problems);
-    for (const DeviceView* d : model.devices_by_name())
-        device_json(w, *d);
+    begin_document(w, inv, manager);
+    for (const auto& [d, id] : by_name(inv))
+        device_json(w, inv, *id, *d);
     links_part(w);
-    for (const auto& [_, l] : model.links)
-        link_json(w, l);
+    for (const auto& [_, l] : inv.state().links)
+        link_json(w, inv, l);
     end_document(w);
     return out;
 }
 
-void DescribeRenderer::put(const DeviceView& device) {
-    std::string text = render_one<DeviceView, device_json>(device);
+void DescribeRenderer::store(std::string& slot, std::string text) {
     ++objects_rendered_;
-    auto [it, added] = devices_.try_emplace(device.path);
-    bytes_ = bytes_ - it->second.size() + text.size();
-    it->second = std::move(text);
+    bytes_ = bytes_ - slot.size() + text.size();
+    slot = std::move(text);
 }
 
-void DescribeRenderer::drop_device(const std::string& path) {
-    if (auto it = devices_.find(path); it != devices_.end()) {
-        bytes_ -= it->second.size();
-        devices_.erase(it);
+void DescribeRenderer::changed(const Inventory& inv, const ChangeSet& changes) {
+    auto drop_device = [&](const std::string& id) {
+        if (auto it = devices_.find(id); it != devices_.end()) {
+            bytes_ -= it->second.size();
+            devices_.erase(it);
+        }
+    };
+    auto put_device = [&](const std::string& id) {
+        const std::string& syspath = inv.syspath_of(id);
+        const DeviceState* d = syspath.empty() ? nullptr : inv.device(syspath);
+        if (!d) {
+            drop_device(id);
+            return;
+        }
+        std::string text;
+        JsonWriter w(text);
+        device_json(w, inv, id, *d);
+        store(devices_[id], std::move(text));
+    };
+    for (const auto& id : changes.devices_removed)
+        drop_device(id);
+    std::set<std::string> devices(changes.devices_added.begin(), changes.devices_added.end());
+    for (const auto& [id, _] : changes.devices_changed)
+        devices.insert(id);
+    for (const auto& [key, _] : changes.ports_changed)
+        devices.insert(key.first);
+    for (const auto& id : devices)
+        put_device(id);
+
+    for (const int32_t index : changes.links_removed)
+        if (auto it = links_.find(index); it != links_.end()) {
+            bytes_ -= it->second.size();
+            links_.erase(it);
+        }
+    std::set<int32_t> links(changes.links_added.begin(), changes.links_added.end());
+    for (const auto& [index, _] : changes.links_changed)
+        links.insert(index);
+    for (const int32_t index : links) {
+        const LinkState* l = inv.link(index);
+        if (!l)
+            continue;
+        std::string text;
+        JsonWriter w(text);
+        link_json(w, inv, *l);
+        store(links_[index], std::move(text));
     }
 }
 
-void DescribeRenderer::put(const LinkView& link) {
-    std::string text = render_one<LinkView, link_json>(link);
-    ++objects_rendered_;
-    auto [it, added] = links_.try_emplace(link.state.index);
-    bytes_ = bytes_ - it->second.size() + text.size();
-    it->second = std::move(text);
-}
-
-void DescribeRenderer::drop_link(int32_t ifindex) {
-    if (auto it = links_.find(ifindex); it != links_.end()) {
-        bytes_ -= it->second.size();
-        links_.erase(it);
-    }
-}
-
-std::string DescribeRenderer::render(const BusModel& model, const std::string& version,
-                                     const std::string& state,
-                                     const std::vector<std::string>& sources,
-                                     const std::vector<Problem>& problems) const {
+std::string DescribeRenderer::render(const Inventory& inv, const ManagerState& manager) const {
     std::string out;
     // The stored objects, a comma each, and the Manager's members: one allocation.
-    out.reserve(1024 + bytes_ + devices_.size() + links_.size() + problems.size() * 256);
+    out.reserve(1024 + bytes_ + devices_.size() + links_.size() + manager.problems.size() * 256);
     JsonWriter w(out);
-    begin_document(w, version, state, sources, problems);
-    for (const DeviceView* d : model.devices_by_name()) {
-        if (auto it = devices_.find(d->path); it != devices_.end()) {
+    begin_document(w, inv, manager);
+    for (const auto& [d, id] : by_name(inv)) {
+        if (auto it = devices_.find(*id); it != devices_.end()) {
             w.raw(it->second);
         } else {
             ++objects_rendered_;
-            device_json(w, *d);
+            device_json(w, inv, *id, *d);
         }
     }
     links_part(w);
-    for (const auto& [index, l] : model.links) {
+    for (const auto& [index, l] : inv.state().links) {
         if (auto it = links_.find(index); it != links_.end()) {
             w.raw(it->second);
         } else {
             ++objects_rendered_;
-            link_json(w, l);
+            link_json(w, inv, l);
         }
     }
     end_document(w);

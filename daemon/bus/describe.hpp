@@ -1,56 +1,55 @@
 // SPDX-License-Identifier: MIT
 //
-// Manager.Describe(): the whole bus model as one JSON document. Keys are the D-Bus property
-// names, so `rdmactl --json` and busctl agree. Shape documented in dbus/org.rdmad1.Manager.xml.
+// Manager.Describe(): the Inventory and the Manager's state as one JSON document, written
+// from the property tables (inventory/properties.hpp, bus/manager_state.hpp), so keys are
+// the D-Bus property names and `rdmactl --json` and busctl agree. Shape documented in
+// dbus/org.rdmad1.Manager.xml.
 #pragma once
 
-#include "bus/views.hpp"
-#include "inventory/model.hpp"
+#include "bus/manager_state.hpp"
+#include "inventory/inventory.hpp"
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace rdmad {
 
 /// {"Version", "State", "DesiredStateSource", "Problems", "Devices": [...], "Links": [...]}
-/// as compact JSON text (RFC 8259), every string valid UTF-8. Devices by name
-/// (BusModel::devices_by_name()), links by ifindex. `sources` and `problems` are the
-/// Manager's DesiredStateSource and Problems. Renders every object: the reference that
-/// DescribeRenderer must equal.
-std::string describe_json(const BusModel& model, const std::string& version,
-                          const std::string& state, const std::vector<std::string>& sources = {},
-                          const std::vector<Problem>& problems = {});
+/// as compact JSON text (RFC 8259), every string valid UTF-8. Each device is {"Path", its
+/// Device properties, with "Ports" its port objects ({"Path", the Port properties})}, each
+/// link {"Path", its Link properties}. Devices by name, links by ifindex. Renders every
+/// object: the reference that DescribeRenderer must equal.
+std::string describe_json(const Inventory& inventory, const ManagerState& manager);
+
+/// The devices of `inventory` with their ids, sorted by name (bytes, then syspath): the order
+/// of ListDevices() and Describe().
+std::vector<std::pair<const DeviceState*, const std::string*>> devices_by_name(const Inventory& inventory);
 
 /// Describe()'s document kept rendered object by object: each device (with its ports) and
-/// each netdev is rendered to JSON when the exporter shows it changed, so that a Describe()
-/// call only joins the stored texts (at 1,024 devices, 2.6 MB: rendering it whole was about
-/// half of rdmad's CPU for the call). render() equals describe_json() on the same model as
-/// long as every object put into or dropped from the model was passed to put() or drop_*().
+/// each netdev is rendered to JSON when a change set names it, so that a Describe() call only
+/// joins the stored texts (at 1,024 devices, 2.6 MB: rendering it whole was about half of
+/// rdmad's CPU for the call). render() equals describe_json() as long as every change set
+/// of the Inventory went through changed().
 class DescribeRenderer {
   public:
-    /// Render `device` (its object path is the key) again.
-    void put(const DeviceView& device);
-    /// Forget the device object at `path`.
-    void drop_device(const std::string& path);
-    /// Render `link` (its ifindex is the key) again.
-    void put(const LinkView& link);
-    /// Forget the netdev with ifindex `ifindex`.
-    void drop_link(int32_t ifindex);
+    /// Render again the objects `changes` names (applied to `inventory`); forget the gone.
+    void changed(const Inventory& inventory, const ChangeSet& changes);
 
-    /// The whole document, as describe_json(model, ...) gives it. An object of `model` that
-    /// was never put() is rendered in place (and counted), so the answer stays whole.
-    std::string render(const BusModel& model, const std::string& version, const std::string& state,
-                       const std::vector<std::string>& sources,
-                       const std::vector<Problem>& problems) const;
+    /// The whole document, as describe_json() gives it. An object never named by a change set
+    /// is rendered in place (and counted), so the answer stays whole.
+    std::string render(const Inventory& inventory, const ManagerState& manager) const;
 
     /// Devices and netdevs rendered since construction (for tests and benchmarks).
     uint64_t objects_rendered() const { return objects_rendered_; }
 
   private:
-    std::unordered_map<std::string, std::string> devices_; ///< object path -> JSON object
+    void store(std::string& slot, std::string text);
+
+    std::unordered_map<std::string, std::string> devices_; ///< Inventory id -> JSON object
     std::map<int32_t, std::string> links_;                 ///< ifindex -> JSON object
     size_t bytes_ = 0;                                     ///< of all stored texts
     mutable uint64_t objects_rendered_ = 0;

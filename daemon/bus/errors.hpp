@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 //
 // The named D-Bus errors of org.rdmad1 (documented in org.rdmad1(5); names in
-// dbus/rdmad_api.hpp) as sdbus-c++ errors.
+// dbus/rdmad_api.hpp) for sd-bus handlers, and the edge every handler has: no exception
+// leaves it (it would unwind through sd-bus's C and end the daemon).
 #pragma once
 
 #include "bus/controller.hpp"
 #include "rdmad_api.hpp"
 #include "util/text.hpp"
 
-#include <sdbus-c++/Error.h>
+#include <exception>
 #include <string>
 #include <string_view>
+#include <systemd/sd-bus.h>
 
 namespace rdmad::errors {
 
@@ -21,26 +23,27 @@ inline constexpr const char* NotSupported = api::kNotSupported;
 inline constexpr const char* Busy = api::kBusy;
 inline constexpr const char* AccessDenied = api::kAccessDenied;
 
-/// The one way rdmad builds an error reply: `message` as message_text() makes it, since
-/// it may quote a file name or a kernel name, and sd-bus cannot send a reply that is not
-/// (the caller would wait for its timeout instead).
-inline sdbus::Error make(const char* name, std::string_view message) {
-    return sdbus::Error(name, message_text(message));
+/// Make `error` the error `name` with `message` as message_text() makes it (it may quote a
+/// file or kernel name, and sd-bus cannot send a string that is not valid UTF-8 and NUL-free:
+/// the caller would wait for its timeout instead). Returns the negative errno a handler
+/// returns with it (sd_bus_error_set(3)).
+inline int set(sd_bus_error* error, const char* name, std::string_view message) {
+    const int r = sd_bus_error_set(error, name, message_text(message).c_str());
+    return r < 0 ? r : -EIO;
 }
 
-/// Run `f`, turning anything that is not an sdbus::Error into a named one (a MethodError
-/// under its name, anything else org.rdmad1.Error.Failed): sdbus-c++ 1.2 lets only
-/// sdbus::Error out of a handler; anything else aborts the daemon.
-template <typename F>
-auto guard(F&& f) -> decltype(f()) {
+/// Run `f` (which returns what the handler returns: >= 0, or a negative errno with `error`
+/// set), turning an exception into an error reply: a MethodError under its name, anything
+/// else org.rdmad1.Error.Failed.
+template <typename F> int guard(sd_bus_error* error, F&& f) noexcept {
     try {
         return f();
-    } catch (const sdbus::Error&) {
-        throw;
     } catch (const MethodError& e) {
-        throw make(e.name(), e.message());
+        return set(error, e.name(), e.message());
     } catch (const std::exception& e) {
-        throw make(Failed, e.what());
+        return set(error, Failed, e.what());
+    } catch (...) {
+        return set(error, Failed, "unexpected error");
     }
 }
 

@@ -1,41 +1,103 @@
 // SPDX-License-Identifier: MIT
 #include "bus/manager_object.hpp"
 
-#include "bus/bus_model.hpp"
-#include "bus/describe.hpp"
-#include "bus/errors.hpp"
+#include "bus/vtable.hpp"
 #include "config.h"
+#include "inventory/object_path.hpp"
+#include "rdmad_api.hpp"
 #include "util/text.hpp"
 
-namespace rdmad {
+#include <cstring>
+#include <system_error>
 
-ManagerObject::ManagerObject(sdbus::IConnection& connection, const BusModel& model,
-                             const DescribeRenderer& describe)
-    : AdaptorInterfaces(connection, kManagerPath), model_(model), describe_(describe) {
-    registerAdaptor();
+namespace rdmad {
+namespace {
+
+/// What the Manager answers from before the first inventory is shown: nothing.
+const Inventory& empty_inventory() {
+    static const Inventory empty;
+    return empty;
 }
 
-ManagerObject::~ManagerObject() { unregisterAdaptor(); }
+/// Reply with one object path.
+int reply_path(sd_bus_message* m, const std::string& path) {
+    return sd_bus_reply_method_return(m, "o", path.c_str());
+}
+
+/// Manager.Reconcile()'s a(ssss) reply.
+int reply_changes(sd_bus_message* call, const ChangeList& changes) {
+    sd_bus_message* raw = nullptr;
+    int r = sd_bus_message_new_method_return(call, &raw);
+    if (r < 0)
+        return r;
+    MessagePtr reply(raw);
+    MessageWriter w(reply.get());
+    w.begin_array("(ssss)");
+    for (const auto& [object, setting, from, to] : changes) {
+        w.begin_struct("ssss");
+        for (const std::string* s : {&object, &setting, &from, &to})
+            w.string(valid_utf8(*s));
+        w.end_struct();
+    }
+    w.end_array();
+    return sd_bus_send(nullptr, reply.get(), nullptr);
+}
+
+} // namespace
+
+ManagerObject::ManagerObject(sd_bus* bus, const Objects& objects, const Methods& methods)
+    : bus_(bus), objects_(objects), methods_(methods) {
+    state_.version = RDMAD_VERSION;
+    vtable_ = make_vtable(
+        manager_properties(), &ManagerObject::get,
+        {SD_BUS_METHOD_WITH_NAMES("ListDevices", "", , "a(so)", SD_BUS_PARAM(devices),
+                                  &ManagerObject::list_devices, kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("GetDeviceByName", "s", SD_BUS_PARAM(name), "o",
+                                  SD_BUS_PARAM(device), &ManagerObject::get_device_by_name,
+                                  kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("GetLinkByName", "s", SD_BUS_PARAM(name), "o",
+                                  SD_BUS_PARAM(link), &ManagerObject::get_link_by_name,
+                                  kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("Describe", "", , "s", SD_BUS_PARAM(json),
+                                  &ManagerObject::describe, kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("Reconcile", "b", SD_BUS_PARAM(dry_run), "a(ssss)",
+                                  SD_BUS_PARAM(changes), &ManagerObject::reconcile, kMethodFlags),
+         SD_BUS_METHOD("Reload", "", "", &ManagerObject::reload, kMethodFlags)});
+    sd_bus_slot* slot = nullptr;
+    int r = sd_bus_add_object_manager(bus_, &slot, api::kManagerPath);
+    if (r < 0)
+        throw std::system_error(-r, std::generic_category(), "cannot add the object manager");
+    object_manager_.reset(slot);
+    r = sd_bus_add_object_vtable(bus_, &slot, api::kManagerPath, api::kManagerInterface,
+                                 vtable_.data(), this);
+    if (r < 0)
+        throw std::system_error(-r, std::generic_category(), "cannot register org.rdmad1.Manager");
+    vtable_slot_.reset(slot);
+}
+
+void ManagerObject::emit(const char* property) {
+    if (int r = sd_bus_emit_properties_changed(bus_, api::kManagerPath, api::kManagerInterface,
+                                               property, nullptr);
+        r < 0)
+        log::warning("PropertiesChanged for {}: {}", api::kManagerPath, std::strerror(-r));
+}
 
 void ManagerObject::set_state(const std::string& state) {
-    if (state == state_)
+    if (state == state_.state)
         return;
-    state_ = state;
-    emitPropertiesChangedSignal(org::rdmad1::Manager_adaptor::INTERFACE_NAME, {"State"});
+    state_.state = state;
+    emit("State");
 }
-
-std::string ManagerObject::Version() { return RDMAD_VERSION; }
 
 void ManagerObject::set_sources(const std::vector<std::string>& sources) {
     // File names are bytes (a conf.d name need not be UTF-8); D-Bus strings must be UTF-8.
     std::vector<std::string> shown;
     for (const auto& s : sources)
         shown.push_back(valid_utf8(s));
-    if (shown == sources_)
+    if (shown == state_.sources)
         return;
-    sources_ = std::move(shown);
-    emitPropertiesChangedSignal(org::rdmad1::Manager_adaptor::INTERFACE_NAME,
-                                {"DesiredStateSource"});
+    state_.sources = std::move(shown);
+    emit("DesiredStateSource");
 }
 
 void ManagerObject::set_problems(const std::vector<Problem>& problems) {
@@ -44,96 +106,115 @@ void ManagerObject::set_problems(const std::vector<Problem>& problems) {
     std::vector<Problem> shown;
     for (const auto& p : problems)
         shown.push_back({valid_utf8(p.code), valid_utf8(p.severity), message_text(p.text)});
-    if (shown == problems_)
+    if (shown == state_.problems)
         return;
-    problems_ = std::move(shown);
-    emitPropertiesChangedSignal(org::rdmad1::Manager_adaptor::INTERFACE_NAME, {"Problems"});
+    state_.problems = std::move(shown);
+    emit("Problems");
 }
 
-std::vector<sdbus::Struct<std::string, std::string, std::string>> ManagerObject::Problems() {
-    std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
-    for (const auto& p : problems_)
-        out.emplace_back(p.code, p.severity, p.text);
-    return out;
+int ManagerObject::get(sd_bus*, const char*, const char*, const char* property,
+                       sd_bus_message* reply, void* userdata, sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    const Inventory* inv = self->objects_.inventory();
+    return write_property(manager_properties(), property, reply, self->state_,
+                          PropertyContext{inv ? *inv : empty_inventory()}, error);
 }
 
-std::string ManagerObject::sender() {
-    const sdbus::Message* m = getObject().getCurrentlyProcessedMessage();
-    return m ? m->getSender() : std::string();
+int ManagerObject::list_devices(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    return errors::guard(error, [&] {
+        const Inventory* inv = self->objects_.inventory();
+        sd_bus_message* raw = nullptr;
+        if (int r = sd_bus_message_new_method_return(m, &raw); r < 0)
+            return r;
+        MessagePtr reply(raw);
+        MessageWriter w(reply.get());
+        w.begin_array("(so)");
+        for (const auto& [d, id] : devices_by_name(inv ? *inv : empty_inventory())) {
+            w.begin_struct("so");
+            write_line(w, d->name);
+            w.object_path(device_path(*id));
+            w.end_struct();
+        }
+        w.end_array();
+        return sd_bus_send(nullptr, reply.get(), nullptr);
+    });
 }
 
-namespace {
-
-std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>
-to_bus(const ChangeList& changes) {
-    std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> out;
-    out.reserve(changes.size());
-    for (const auto& c : changes)
-        out.emplace_back(c);
-    return out;
+int ManagerObject::get_device_by_name(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    const char* name = nullptr;
+    if (int r = sd_bus_message_read(m, "s", &name); r < 0)
+        return r;
+    return errors::guard(error, [&] {
+        const std::string n = name;
+        // The kernel limits RDMA device names to IB_DEVICE_NAME_MAX (64) bytes.
+        if (n.empty() || n.size() > 64)
+            return errors::set(error, errors::InvalidArgument,
+                               "an RDMA device name has 1 to 64 bytes");
+        const Inventory* inv = self->objects_.inventory();
+        const DeviceState* d = inv ? inv->device_named(n) : nullptr;
+        if (!d)
+            return errors::set(error, errors::NoSuchObject,
+                               "no RDMA device named " + one_line_text(n));
+        return reply_path(m, device_path(inv->id_of(d->syspath)));
+    });
 }
 
-} // namespace
+int ManagerObject::get_link_by_name(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    const char* name = nullptr;
+    if (int r = sd_bus_message_read(m, "s", &name); r < 0)
+        return r;
+    return errors::guard(error, [&] {
+        const std::string n = name;
+        // IFNAMSIZ is 16 with the terminating NUL (include/uapi/linux/if.h).
+        if (n.empty() || n.size() > 15)
+            return errors::set(error, errors::InvalidArgument, "a netdev name has 1 to 15 bytes");
+        const Inventory* inv = self->objects_.inventory();
+        const LinkState* l = inv ? inv->link_named(n) : nullptr;
+        if (!l)
+            return errors::set(error, errors::NoSuchObject, "no netdev named " + one_line_text(n));
+        return reply_path(m, link_path(l->index));
+    });
+}
 
-void ManagerObject::Reconcile(
-    sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>>>&&
-        result,
-    bool dry_run) {
-    Controller* c = methods_ ? methods_->controller : nullptr;
+int ManagerObject::describe(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    return errors::guard(error, [&] {
+        const Inventory* inv = self->objects_.inventory();
+        const std::string json =
+            self->objects_.describe().render(inv ? *inv : empty_inventory(), self->state_);
+        return sd_bus_reply_method_return(m, "s", json.c_str());
+    });
+}
+
+int ManagerObject::reconcile(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    int dry_run = 0;
+    if (int r = sd_bus_message_read(m, "b", &dry_run); r < 0)
+        return r;
+    Controller* c = self->methods_.controller;
     if (dry_run) {
         // A preview changes nothing: no authorization.
-        auto work = [c] {
+        return errors::guard(error, [&] {
             if (!c)
                 throw MethodError(api::kNotSupported, "reconciliation is not available");
-            return to_bus(c->reconcile(true));
-        };
-        method_call::answer(result, work);
-        return;
+            return reply_changes(m, c->reconcile(true));
+        });
     }
-    call_authorized(
-        methods_, sender(), std::move(result), [] {}, [c] { return to_bus(c->reconcile(false)); });
+    return call_authorized(
+        self->methods_, m, error, [] {},
+        [c](sd_bus_message* call) { return reply_changes(call, c->reconcile(false)); });
 }
 
-void ManagerObject::Reload(sdbus::Result<>&& result) {
-    Controller* c = methods_ ? methods_->controller : nullptr;
-    call_authorized(
-        methods_, sender(), std::move(result), [] {}, [c] { c->reload(); });
-}
-
-std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> ManagerObject::ListDevices() {
-    return errors::guard([&] {
-        std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> out;
-        for (const DeviceView* d : model_.devices_by_name())
-            out.emplace_back(d->state.name, sdbus::ObjectPath(d->path));
-        return out;
+int ManagerObject::reload(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    Controller* c = self->methods_.controller;
+    return call_authorized(self->methods_, m, error, [] {}, [c](sd_bus_message* call) {
+        c->reload();
+        return sd_bus_reply_method_return(call, "");
     });
-}
-
-sdbus::ObjectPath ManagerObject::GetDeviceByName(const std::string& name) {
-    return errors::guard([&] {
-        // The kernel limits RDMA device names to IB_DEVICE_NAME_MAX (64) bytes.
-        if (name.empty() || name.size() > 64)
-            throw errors::make(errors::InvalidArgument, "an RDMA device name has 1 to 64 bytes");
-        if (auto it = model_.device_path_by_name.find(name); it != model_.device_path_by_name.end())
-            return sdbus::ObjectPath(it->second);
-        throw errors::make(errors::NoSuchObject, "no RDMA device named " + one_line_text(name));
-    });
-}
-
-sdbus::ObjectPath ManagerObject::GetLinkByName(const std::string& name) {
-    return errors::guard([&] {
-        // IFNAMSIZ is 16 with the terminating NUL (include/uapi/linux/if.h).
-        if (name.empty() || name.size() > 15)
-            throw errors::make(errors::InvalidArgument, "a netdev name has 1 to 15 bytes");
-        if (auto it = model_.link_path_by_name.find(name); it != model_.link_path_by_name.end())
-            return sdbus::ObjectPath(it->second);
-        throw errors::make(errors::NoSuchObject, "no netdev named " + one_line_text(name));
-    });
-}
-
-std::string ManagerObject::Describe() {
-    return errors::guard(
-        [&] { return describe_.render(model_, RDMAD_VERSION, state_, sources_, problems_); });
 }
 
 } // namespace rdmad

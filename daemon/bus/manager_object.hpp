@@ -1,62 +1,56 @@
 // SPDX-License-Identifier: MIT
 //
-// /org/rdmad1: org.rdmad1.Manager plus org.freedesktop.DBus.ObjectManager.
+// /org/rdmad1: org.rdmad1.Manager (its properties from bus/manager_state.hpp's table) and the
+// org.freedesktop.DBus.ObjectManager of every object below it.
 #pragma once
 
-#include "bus/describe.hpp"
+#include "bus/manager_state.hpp"
 #include "bus/method_call.hpp"
-#include "bus/views.hpp"
-#include "inventory/model.hpp"
-#include "org.rdmad1.Manager.adaptor.h"
+#include "bus/objects.hpp"
+#include "bus/sd_bus_ptr.hpp"
 
-#include <functional>
-#include <sdbus-c++/sdbus-c++.h>
+#include <string>
+#include <systemd/sd-bus.h>
+#include <vector>
 
 namespace rdmad {
 
-class ManagerObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Manager_adaptor,
-                                                            sdbus::ObjectManager_adaptor,
-                                                            sdbus::Properties_adaptor> {
+class ManagerObject {
   public:
-    /// `model` and `describe` (the model kept rendered for Describe()) must outlive the
-    /// object: the manager answers from them.
-    ManagerObject(sdbus::IConnection& connection, const BusModel& model,
-                  const DescribeRenderer& describe);
+    /// Register on `bus`; `objects` (which the manager answers from) must outlive it. Throws
+    /// std::system_error when sd-bus refuses.
+    ManagerObject(sd_bus* bus, const Objects& objects, const Methods& methods);
+    ManagerObject(const ManagerObject&) = delete;
+    ManagerObject& operator=(const ManagerObject&) = delete;
 
-    /// Where Reconcile() and Reload() go; null answers them with NotSupported.
-    void set_methods(const Methods* methods) { methods_ = methods; }
-
-    /// DesiredStateSource; emits PropertiesChanged when it changes.
+    /// DesiredStateSource (file names are bytes: made valid UTF-8 here); emits
+    /// PropertiesChanged when it changes.
     void set_sources(const std::vector<std::string>& sources);
     /// The daemon's own problems (config errors); emits PropertiesChanged when they change.
     void set_problems(const std::vector<Problem>& problems);
-    ~ManagerObject();
-
-    /// Set State ("starting", "running", "degraded"); emits PropertiesChanged when it changes.
+    /// State ("starting", "running", "degraded"); emits PropertiesChanged when it changes.
     void set_state(const std::string& state);
-    const std::string& state() const { return state_; }
+    const std::string& state() const { return state_.state; }
 
   private:
-    std::string Version() override;
-    std::string State() override { return state_; }
-    std::vector<sdbus::Struct<std::string, sdbus::ObjectPath>> ListDevices() override;
-    sdbus::ObjectPath GetDeviceByName(const std::string& name) override;
-    sdbus::ObjectPath GetLinkByName(const std::string& name) override;
-    std::string Describe() override;
-    std::vector<std::string> DesiredStateSource() override { return sources_; }
-    std::vector<sdbus::Struct<std::string, std::string, std::string>> Problems() override;
-    void Reconcile(sdbus::Result<std::vector<
-                       sdbus::Struct<std::string, std::string, std::string, std::string>>>&& result,
-                   bool dry_run) override;
-    void Reload(sdbus::Result<>&& result) override;
-    std::string sender();
+    void emit(const char* property);
 
-    const BusModel& model_;
-    const DescribeRenderer& describe_;
-    std::string state_ = "starting";
-    const Methods* methods_ = nullptr;
-    std::vector<std::string> sources_;
-    std::vector<Problem> problems_;
+    static int get(sd_bus*, const char* path, const char* iface, const char* property,
+                   sd_bus_message* reply, void* userdata, sd_bus_error* error);
+    static int list_devices(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int get_device_by_name(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int get_link_by_name(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int describe(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int reconcile(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int reload(sd_bus_message* m, void* userdata, sd_bus_error* error);
+
+    sd_bus* bus_;
+    const Objects& objects_;
+    Methods methods_;
+    ManagerState state_;
+    std::vector<sd_bus_vtable> vtable_;
+    // Registrations last: they go first.
+    SlotPtr object_manager_, vtable_slot_;
 };
 
 } // namespace rdmad

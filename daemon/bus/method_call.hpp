@@ -2,7 +2,7 @@
 //
 // The semantics every mutating method shares: check the arguments, ask polkit (or, without
 // it, the uid), do the work, reply exactly once; whatever is thrown on the way becomes a named
-// error reply, so no exception reaches sdbus-c++'s dispatch (which would end the daemon).
+// error reply, so no exception reaches sd-bus's dispatch (which would end the daemon).
 #pragma once
 
 #include "bus/authorizer.hpp"
@@ -11,8 +11,8 @@
 #include "util/log.hpp"
 
 #include <memory>
-#include <sdbus-c++/sdbus-c++.h>
 #include <string>
+#include <systemd/sd-bus.h>
 #include <utility>
 
 namespace rdmad {
@@ -25,65 +25,59 @@ struct Methods {
 
 namespace method_call {
 
-/// Send `error` as the reply; a reply that cannot be sent (the caller left) is only logged.
-template <typename Result> void reply_error(Result& result, const sdbus::Error& error) {
-    try {
-        result.returnError(error);
-    } catch (const std::exception& e) {
-        log::warning("cannot send the error reply {}: {}", error.getName(), e.what());
-    }
+/// A method call kept for its later reply.
+using Call = std::shared_ptr<sd_bus_message>;
+inline Call keep(sd_bus_message* m) { return Call(sd_bus_message_ref(m), sd_bus_message_unref); }
+
+/// Reply to `call` with the error `name`; a reply that cannot be sent (the caller left) is
+/// only logged.
+inline void reply_error(sd_bus_message* call, const char* name, std::string_view message) {
+    sd_bus_error e = SD_BUS_ERROR_NULL;
+    errors::set(&e, name, message);
+    if (int r = sd_bus_reply_method_error(call, &e); r < 0)
+        log::warning("cannot send the error reply {}: {}", name, std::strerror(-r));
+    sd_bus_error_free(&e);
 }
 
-/// Run `f`; when it throws, reply with the error it names and return false.
-template <typename Result, typename F> bool attempt(Result& result, F&& f) {
+/// Run `work(call)`, which sends the reply; when it throws, reply with the error it names.
+template <typename Work> void answer(sd_bus_message* call, Work& work) noexcept {
     try {
-        f();
-        return true;
-    } catch (const sdbus::Error& e) {
-        reply_error(result, e);
+        if (int r = work(call); r < 0)
+            log::warning("cannot send the reply: {}", std::strerror(-r));
     } catch (const MethodError& e) {
-        reply_error(result, errors::make(e.name(), e.message()));
+        reply_error(call, e.name(), e.message());
     } catch (const std::exception& e) {
-        reply_error(result, errors::make(errors::Failed, e.what()));
+        reply_error(call, errors::Failed, e.what());
+    } catch (...) {
+        reply_error(call, errors::Failed, "unexpected error");
     }
-    return false;
-}
-
-/// Reply with what `work()` returns (nothing for a method without results).
-template <typename... R, typename Work> void answer(sdbus::Result<R...>& result, Work& work) {
-    attempt(result, [&] {
-        if constexpr (sizeof...(R) == 0) {
-            work();
-            result.returnResults();
-        } else {
-            result.returnResults(work());
-        }
-    });
 }
 
 } // namespace method_call
 
-/// A mutating method called by `sender`: `check()` first (argument and object checks, which
-/// throw MethodError), then polkit, then `work()` on the loop once allowed; AccessDenied when
-/// denied. `work()` returns the method's result (nothing for a method without results).
-template <typename... R, typename Check, typename Work>
-void call_authorized(const Methods* methods, const std::string& sender,
-                     sdbus::Result<R...>&& result, Check check, Work work) {
-    auto reply = std::make_shared<sdbus::Result<R...>>(std::move(result));
-    if (!method_call::attempt(*reply, [&] {
-            if (!methods || !methods->controller || !methods->authorizer)
-                throw MethodError(api::kNotSupported, "not configurable");
-            check();
-        }))
-        return;
-    methods->authorizer->check(
-        sender, [reply, work = std::move(work)](bool allowed, const std::string& why) mutable {
+/// A mutating method: `check()` first (argument and object checks, which throw MethodError),
+/// then polkit for the caller, then `work(call)` on the loop once allowed, which replies
+/// (returning sd_bus_reply_method_return()'s result); AccessDenied when denied. Returns what
+/// the sd-bus handler returns: 1 (the reply comes later) or a negative errno with `error` set.
+template <typename Check, typename Work>
+int call_authorized(const Methods& methods, sd_bus_message* m, sd_bus_error* error, Check check,
+                    Work work) {
+    return errors::guard(error, [&] {
+        if (!methods.controller || !methods.authorizer)
+            throw MethodError(api::kNotSupported, "not configurable");
+        check();
+        const char* sender = sd_bus_message_get_sender(m);
+        method_call::Call call = method_call::keep(m);
+        methods.authorizer->check(sender ? sender : "", [call, work = std::move(work)](
+                                                            bool allowed, const std::string& why) mutable {
             if (!allowed) {
-                method_call::reply_error(*reply, errors::make(errors::AccessDenied, why));
+                method_call::reply_error(call.get(), errors::AccessDenied, why);
                 return;
             }
-            method_call::answer(*reply, work);
+            method_call::answer(call.get(), work);
         });
+        return 1;
+    });
 }
 
 } // namespace rdmad

@@ -1,238 +1,416 @@
 // SPDX-License-Identifier: MIT
 #include "bus/objects.hpp"
 
-#include "bus/errors.hpp"
-#include "inventory/problems.hpp"
+#include "bus/vtable.hpp"
+#include "inventory/object_path.hpp"
+#include "inventory/properties.hpp"
+#include "rdmad_api.hpp"
+#include "util/log.hpp"
 
 #include <algorithm>
-#include <iterator>
-#include <string>
-#include <vector>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
 
 namespace rdmad {
 namespace {
 
-/// Collects the names of properties whose value differs.
-class ChangeSet {
-  public:
-    template <typename T>
-    void compare(const char* name, const T& before, const T& after) {
-        if (!(before == after))
-            names_.emplace_back(name);
-    }
-    const std::vector<std::string>& names() const { return names_; }
-
-  private:
-    std::vector<std::string> names_;
-};
-
-} // namespace
-
-// ---- Port ---------------------------------------------------------------------------------
-
-PortObject::PortObject(sdbus::IConnection& connection, const PortView& view, const Methods* methods)
-    : AdaptorInterfaces(connection, view.path), view_(&view), methods_(methods) {
-    registerAdaptor();
+void check(int r, const char* what) {
+    if (r < 0)
+        throw std::system_error(-r, std::generic_category(), what);
 }
 
-PortObject::~PortObject() { unregisterAdaptor(); }
+/// A NULL-terminated array of malloc()ed strings, as sd-bus frees a node enumerator's answer.
+int to_strv(const std::vector<std::string>& paths, char*** out) {
+    char** v = static_cast<char**>(std::calloc(paths.size() + 1, sizeof(char*)));
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < paths.size(); ++i) {
+        v[i] = strdup(paths[i].c_str());
+        if (!v[i]) {
+            for (size_t k = 0; k < i; ++k)
+                std::free(v[k]);
+            std::free(v);
+            return -ENOMEM;
+        }
+    }
+    *out = v;
+    return 0;
+}
 
-std::vector<sdbus::Struct<uint32_t, std::string, std::string, std::string>> PortObject::GIDs() {
-    std::vector<sdbus::Struct<uint32_t, std::string, std::string, std::string>> out;
-    out.reserve(view_->state.gids.size());
-    for (const auto& g : view_->state.gids)
-        out.emplace_back(g.index, g.gid, g.type, g.netdev);
+/// The exported, changing rows of `table` among `names` (a change set's), in table order.
+template <typename State>
+std::vector<const char*> emitted(PropertyTable<State> table, const std::set<std::string>& names) {
+    std::vector<const char*> out;
+    for (const auto& row : table)
+        if (row.exported() && !row.constant && names.count(row.name))
+            out.push_back(row.name);
     return out;
 }
 
-sdbus::Struct<uint32_t, std::string, std::string, std::string, std::string>
-PortObject::RecommendedGID() {
-    const RecommendedGid& g = view_->state.recommended_gid;
-    return {g.index, g.gid, g.type, g.netdev, g.ip};
+} // namespace
+
+Objects::Objects(sd_bus* bus, const Methods& methods) : bus_(bus), methods_(methods) {
+    found_device_.self = found_port_.self = found_link_.self = this;
+    device_vtable_ = make_vtable(device_properties(), &Objects::get_device, {});
+    port_vtable_ = make_vtable(
+        port_properties(), &Objects::get_port,
+        {SD_BUS_METHOD_WITH_NAMES("SetPortType", "sb", SD_BUS_PARAM(type) SD_BUS_PARAM(persist),
+                                  "", , &Objects::set_port_type, kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("SetPFCNoDrop", "ayb",
+                                  SD_BUS_PARAM(priorities) SD_BUS_PARAM(persist), "", ,
+                                  &Objects::set_pfc_no_drop, kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("Revert", "s", SD_BUS_PARAM(setting), "", , &Objects::revert,
+                                  kMethodFlags)});
+    link_vtable_ = make_vtable(link_properties(), &Objects::get_link, {});
+
+    sd_bus_slot* slot = nullptr;
+    check(sd_bus_add_fallback_vtable(bus_, &slot, api::kDevicePrefix, api::kDeviceInterface,
+                                     device_vtable_.data(), &Objects::find_device, this),
+          "cannot register org.rdmad1.Device");
+    device_slot_.reset(slot);
+    check(sd_bus_add_fallback_vtable(bus_, &slot, api::kDevicePrefix, api::kPortInterface,
+                                     port_vtable_.data(), &Objects::find_port, this),
+          "cannot register org.rdmad1.Port");
+    port_slot_.reset(slot);
+    check(sd_bus_add_fallback_vtable(bus_, &slot, api::kLinkPrefix, api::kLinkInterface,
+                                     link_vtable_.data(), &Objects::find_link, this),
+          "cannot register org.rdmad1.Link");
+    link_slot_.reset(slot);
+    check(sd_bus_add_node_enumerator(bus_, &slot, api::kDevicePrefix, &Objects::enumerate_devices,
+                                     this),
+          "cannot register the device objects");
+    device_nodes_.reset(slot);
+    check(sd_bus_add_node_enumerator(bus_, &slot, api::kLinkPrefix, &Objects::enumerate_links,
+                                     this),
+          "cannot register the netdev objects");
+    link_nodes_.reset(slot);
 }
 
-void PortObject::update(const PortView& before, const PortView& v) {
-    const PortState& a = before.state;
-    const PortState& b = v.state;
-    ChangeSet c;
-    c.compare("State", a.state, b.state);
-    c.compare("PhysicalState", a.phys_state, b.phys_state);
-    c.compare("LinkLayer", a.link_layer, b.link_layer);
-    c.compare("Transport", a.transport, b.transport);
-    c.compare("RoCEVersions", a.roce_versions, b.roce_versions);
-    c.compare("RateGbps", a.rate_gbps, b.rate_gbps);
-    c.compare("Rate", a.rate, b.rate);
-    c.compare("LID", a.lid, b.lid);
-    c.compare("SMLID", a.sm_lid, b.sm_lid);
-    c.compare("GIDs", a.gids, b.gids);
-    c.compare("Link", before.link_path, v.link_path);
-    c.compare("PortType", a.port_type, b.port_type);
-    c.compare("DesiredPortType", a.desired_port_type, b.desired_port_type);
-    c.compare("PFCNoDrop", a.pfc_no_drop, b.pfc_no_drop);
-    c.compare("DesiredPFCNoDrop", a.desired_pfc_no_drop, b.desired_pfc_no_drop);
-    c.compare("InSync", a.in_sync, b.in_sync);
-    c.compare("NetdevMTU", a.netdev_mtu, b.netdev_mtu);
-    c.compare("ActiveMTU", a.active_mtu, b.active_mtu);
-    c.compare("RecommendedGID", a.recommended_gid, b.recommended_gid);
-    view_ = &v;
-    // sdbus-c++ 1.2 sends every property for an empty list: never emit empty.
-    if (!c.names().empty())
-        emitPropertiesChangedSignal(org::rdmad1::Port_adaptor::INTERFACE_NAME, c.names());
+// ---- lookups ------------------------------------------------------------------------------
+
+bool Objects::resolve_device(const char* path, Found& f) const {
+    if (!inventory_)
+        return false;
+    auto id = device_id_of_path(path);
+    if (!id || !shown_.count(*id))
+        return false;
+    const std::string& syspath = inventory_->syspath_of(*id);
+    const DeviceState* d = syspath.empty() ? nullptr : inventory_->device(syspath);
+    if (!d)
+        return false;
+    f.path = path;
+    f.id = std::move(*id);
+    f.device = d;
+    f.port = nullptr;
+    return true;
 }
 
-std::string PortObject::sender() {
-    const sdbus::Message* m = getObject().getCurrentlyProcessedMessage();
-    return m ? m->getSender() : std::string();
+bool Objects::resolve_port(const char* path, Found& f) const {
+    if (!inventory_)
+        return false;
+    auto key = port_of_path(path);
+    if (!key || !shown_.count(key->first))
+        return false;
+    const std::string& syspath = inventory_->syspath_of(key->first);
+    const DeviceState* d = syspath.empty() ? nullptr : inventory_->device(syspath);
+    if (!d)
+        return false;
+    auto p = std::find_if(d->ports.begin(), d->ports.end(),
+                          [&](const PortState& s) { return s.number == key->second; });
+    if (p == d->ports.end())
+        return false;
+    f.path = path;
+    f.id = std::move(key->first);
+    f.device = d;
+    f.port = &*p;
+    return true;
 }
 
-void PortObject::SetPortType(sdbus::Result<>&& result, std::string type, bool persist) {
-    const std::string syspath = view_->device_syspath;
-    const uint32_t port = view_->state.number;
-    call_authorized(
-        methods_, sender(), std::move(result),
+bool Objects::resolve_link(const char* path, Found& f) const {
+    if (!inventory_)
+        return false;
+    auto index = ifindex_of_path(path);
+    const LinkState* l = index ? inventory_->link(*index) : nullptr;
+    if (!l)
+        return false;
+    f.path = path;
+    f.link = l;
+    return true;
+}
+
+int Objects::find_device(sd_bus*, const char* path, const char*, void* userdata, void** found,
+                         sd_bus_error* error) {
+    auto* self = static_cast<Objects*>(userdata);
+    return errors::guard(error, [&] {
+        if (!self->resolve_device(path, self->found_device_))
+            return 0;
+        *found = &self->found_device_;
+        return 1;
+    });
+}
+
+int Objects::find_port(sd_bus*, const char* path, const char*, void* userdata, void** found,
+                       sd_bus_error* error) {
+    auto* self = static_cast<Objects*>(userdata);
+    return errors::guard(error, [&] {
+        if (!self->resolve_port(path, self->found_port_))
+            return 0;
+        *found = &self->found_port_;
+        return 1;
+    });
+}
+
+int Objects::find_link(sd_bus*, const char* path, const char*, void* userdata, void** found,
+                       sd_bus_error* error) {
+    auto* self = static_cast<Objects*>(userdata);
+    return errors::guard(error, [&] {
+        if (!self->resolve_link(path, self->found_link_))
+            return 0;
+        *found = &self->found_link_;
+        return 1;
+    });
+}
+
+int Objects::enumerate_devices(sd_bus*, const char*, void* userdata, char*** nodes,
+                               sd_bus_error* error) {
+    auto* self = static_cast<Objects*>(userdata);
+    return errors::guard(error, [&] {
+        std::vector<std::string> paths;
+        for (const auto& [id, ports] : self->shown_) {
+            paths.push_back(device_path(id));
+            for (const uint32_t n : ports)
+                paths.push_back(port_path(id, n));
+        }
+        return to_strv(paths, nodes);
+    });
+}
+
+int Objects::enumerate_links(sd_bus*, const char*, void* userdata, char*** nodes,
+                             sd_bus_error* error) {
+    auto* self = static_cast<Objects*>(userdata);
+    return errors::guard(error, [&] {
+        std::vector<std::string> paths;
+        if (self->inventory_)
+            for (const auto& [index, _] : self->inventory_->state().links)
+                paths.push_back(link_path(index));
+        return to_strv(paths, nodes);
+    });
+}
+
+// ---- getters ------------------------------------------------------------------------------
+// sd-bus calls the finder for a path right before the getters and methods of that path, so
+// `userdata` is what it found; the path is compared anyway, and looked up again if it differs.
+
+int Objects::get_device(sd_bus*, const char* path, const char*, const char* property,
+                        sd_bus_message* reply, void* userdata, sd_bus_error* error) {
+    auto* f = static_cast<Found*>(userdata);
+    if (f->path != path && !f->self->resolve_device(path, *f))
+        return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "no object %s", path);
+    return write_property(device_properties(), property, reply, *f->device,
+                          PropertyContext{*f->self->inventory_, f->device}, error);
+}
+
+int Objects::get_port(sd_bus*, const char* path, const char*, const char* property,
+                      sd_bus_message* reply, void* userdata, sd_bus_error* error) {
+    auto* f = static_cast<Found*>(userdata);
+    if (f->path != path && !f->self->resolve_port(path, *f))
+        return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "no object %s", path);
+    return write_property(port_properties(), property, reply, *f->port,
+                          PropertyContext{*f->self->inventory_, f->device}, error);
+}
+
+int Objects::get_link(sd_bus*, const char* path, const char*, const char* property,
+                      sd_bus_message* reply, void* userdata, sd_bus_error* error) {
+    auto* f = static_cast<Found*>(userdata);
+    if (f->path != path && !f->self->resolve_link(path, *f))
+        return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "no object %s", path);
+    return write_property(link_properties(), property, reply, *f->link,
+                          PropertyContext{*f->self->inventory_}, error);
+}
+
+// ---- Port's methods -----------------------------------------------------------------------
+
+int Objects::set_port_type(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* f = static_cast<Found*>(userdata);
+    const char* type = nullptr;
+    int persist = 0;
+    if (int r = sd_bus_message_read(m, "sb", &type, &persist); r < 0)
+        return r;
+    const std::string t = type;
+    const std::string syspath = f->device->syspath;
+    const uint32_t port = f->port->number;
+    const Methods& methods = f->self->methods_;
+    return call_authorized(
+        methods, m, error,
         [&] {
-            if (!api::valid_port_type(type))
+            if (!api::valid_port_type(t))
                 throw MethodError(api::kInvalidArgument,
                                   "port type must be \"ib\", \"eth\" or \"auto\"");
-            methods_->controller->check_port_type(syspath, port, type, persist);
+            methods.controller->check_port_type(syspath, port, t, persist);
         },
-        [c = methods_ ? methods_->controller : nullptr, syspath, port, type, persist] {
-            c->set_port_type(syspath, port, type, persist);
+        [c = methods.controller, syspath, port, t, persist](sd_bus_message* call) {
+            c->set_port_type(syspath, port, t, persist);
+            return sd_bus_reply_method_return(call, "");
         });
 }
 
-void PortObject::SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> priorities,
-                              bool persist) {
-    const std::string syspath = view_->device_syspath;
+int Objects::set_pfc_no_drop(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* f = static_cast<Found*>(userdata);
+    const void* data = nullptr;
+    size_t size = 0;
+    int persist = 0;
+    if (int r = sd_bus_message_read_array(m, 'y', &data, &size); r < 0)
+        return r;
+    if (int r = sd_bus_message_read(m, "b", &persist); r < 0)
+        return r;
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    std::vector<uint8_t> priorities(bytes, bytes + size);
     std::sort(priorities.begin(), priorities.end());
-    call_authorized(
-        methods_, sender(), std::move(result),
+    const std::string syspath = f->device->syspath;
+    const Methods& methods = f->self->methods_;
+    return call_authorized(
+        methods, m, error,
         [&] {
             // As in rdmad.conf(5): leaving PFC alone is the absence of a rule, not [].
             if (std::string why = api::pfc_priorities_error(priorities); !why.empty())
                 throw MethodError(api::kInvalidArgument, why);
-            methods_->controller->check_pfc(syspath);
+            methods.controller->check_pfc(syspath);
         },
-        [c = methods_ ? methods_->controller : nullptr, syspath, priorities, persist] {
+        [c = methods.controller, syspath, priorities, persist](sd_bus_message* call) {
             c->set_pfc(syspath, priorities, persist);
+            return sd_bus_reply_method_return(call, "");
         });
 }
 
-void PortObject::Revert(sdbus::Result<>&& result, std::string setting) {
-    const std::string syspath = view_->device_syspath;
-    const uint32_t port = view_->state.number;
-    call_authorized(
-        methods_, sender(), std::move(result),
+int Objects::revert(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* f = static_cast<Found*>(userdata);
+    const char* setting = nullptr;
+    if (int r = sd_bus_message_read(m, "s", &setting); r < 0)
+        return r;
+    const std::string s = setting;
+    const std::string syspath = f->device->syspath;
+    const uint32_t port = f->port->number;
+    return call_authorized(
+        f->self->methods_, m, error,
         [&] {
-            if (!api::valid_revert_setting(setting))
+            if (!api::valid_revert_setting(s))
                 throw MethodError(api::kInvalidArgument,
                                   "setting must be \"\" (every setting) or \"PortType\"");
         },
-        [c = methods_ ? methods_->controller : nullptr, syspath, port, setting] {
-            c->revert(syspath, port, setting);
+        [c = f->self->methods_.controller, syspath, port, s](sd_bus_message* call) {
+            c->revert(syspath, port, s);
+            return sd_bus_reply_method_return(call, "");
         });
 }
 
-// ---- Device -------------------------------------------------------------------------------
+// ---- change sets --------------------------------------------------------------------------
 
-DeviceObject::DeviceObject(sdbus::IConnection& connection, const DeviceView& view, const Methods*)
-    : AdaptorInterfaces(connection, view.path), view_(&view) {
-    registerAdaptor();
+void Objects::announce(const std::string& path) {
+    if (!announcing_)
+        return;
+    if (int r = sd_bus_emit_object_added(bus_, path.c_str()); r < 0)
+        log::warning("InterfacesAdded for {}: {}", path, std::strerror(-r));
 }
 
-DeviceObject::~DeviceObject() { unregisterAdaptor(); }
-
-std::vector<sdbus::ObjectPath> DeviceObject::Ports() {
-    std::vector<sdbus::ObjectPath> out;
-    for (const auto& p : view_->ports)
-        out.emplace_back(p.path);
-    return out;
+void Objects::retract(const std::string& path, const char* interface) {
+    // The object is gone from the Inventory, so sd_bus_emit_object_removed() would find no
+    // interface: name them, as sd_bus_emit_object_added() announced them.
+    if (int r = sd_bus_emit_interfaces_removed(bus_, path.c_str(), "org.freedesktop.DBus.Peer",
+                                               "org.freedesktop.DBus.Introspectable",
+                                               "org.freedesktop.DBus.Properties", interface,
+                                               nullptr);
+        r < 0)
+        log::warning("InterfacesRemoved for {}: {}", path, std::strerror(-r));
 }
 
-std::vector<sdbus::ObjectPath> DeviceObject::Links() {
-    return {view_->link_paths.begin(), view_->link_paths.end()};
+void Objects::retract_device(const std::string& id) {
+    auto it = shown_.find(id);
+    if (it == shown_.end())
+        return;
+    // Ports go before their device.
+    for (const uint32_t n : it->second)
+        retract(port_path(id, n), api::kPortInterface);
+    retract(device_path(id), api::kDeviceInterface);
+    shown_.erase(it);
 }
 
-std::vector<sdbus::Struct<std::string, std::string, std::string>> DeviceObject::Problems() {
-    std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
-    for (const auto& p : view_->state.problems)
-        if (in_problems_property(p))
-            out.emplace_back(p.code, p.severity, p.text);
-    return out;
+void Objects::announce_device(const std::string& id, const DeviceState& d) {
+    auto& ports = shown_[id];
+    ports.clear();
+    for (const auto& p : d.ports)
+        ports.push_back(p.number);
+    announce(device_path(id));
+    for (const auto& p : d.ports)
+        announce(port_path(id, p.number));
 }
 
-std::vector<sdbus::Struct<std::string, std::string, std::string, std::vector<std::string>,
-                          std::string, uint32_t>>
-DeviceObject::ProblemDetails() {
-    std::vector<sdbus::Struct<std::string, std::string, std::string, std::vector<std::string>,
-                              std::string, uint32_t>>
-        out;
-    for (const auto& p : view_->state.problems)
-        out.emplace_back(p.code, p.severity, p.text, p.evidence, p.remedy, p.port);
-    return out;
+void Objects::emit_changed(const std::string& path, const char* interface,
+                           const std::vector<const char*>& names) {
+    if (names.empty())
+        return;
+    std::vector<char*> strv;
+    for (const char* n : names)
+        strv.push_back(const_cast<char*>(n));
+    strv.push_back(nullptr);
+    if (int r = sd_bus_emit_properties_changed_strv(bus_, path.c_str(), interface, strv.data());
+        r < 0)
+        log::warning("PropertiesChanged for {}: {}", path, std::strerror(-r));
 }
 
-void DeviceObject::update(const DeviceView& before, const DeviceView& v) {
-    const DeviceState& a = before.state;
-    const DeviceState& b = v.state;
-    ChangeSet c;
-    c.compare("Name", a.name, b.name);
-    c.compare("NodeType", a.node_type, b.node_type);
-    c.compare("NodeGUID", a.node_guid, b.node_guid);
-    c.compare("SysImageGUID", a.sys_image_guid, b.sys_image_guid);
-    c.compare("FirmwareVersion", a.firmware_version, b.firmware_version);
-    c.compare("HCAType", a.hca_type, b.hca_type);
-    c.compare("BoardID", a.board_id, b.board_id);
-    c.compare("NodeDescription", a.node_description, b.node_description);
-    c.compare("PCIAddress", a.pci_address, b.pci_address);
-    c.compare("KernelDriver", a.kernel_driver, b.kernel_driver);
-    c.compare("Provider", a.provider, b.provider);
-    c.compare("ProviderInstalled", a.provider_installed, b.provider_installed);
-    c.compare("ProviderPackage", a.provider_package, b.provider_package);
-    c.compare("VerbsDevice", a.verbs_device, b.verbs_device);
-    c.compare("PhysicalFunction", before.pf_path, v.pf_path);
-    std::vector<std::string> ports_a, ports_b;
-    for (const auto& p : before.ports)
-        ports_a.push_back(p.path);
-    for (const auto& p : v.ports)
-        ports_b.push_back(p.path);
-    c.compare("Ports", ports_a, ports_b);
-    c.compare("Links", before.link_paths, v.link_paths);
-    std::vector<Problem> serious_a, serious_b;
-    std::copy_if(a.problems.begin(), a.problems.end(), std::back_inserter(serious_a),
-                 in_problems_property);
-    std::copy_if(b.problems.begin(), b.problems.end(), std::back_inserter(serious_b),
-                 in_problems_property);
-    c.compare("Problems", serious_a, serious_b);
-    c.compare("ProblemDetails", a.problems, b.problems);
-    view_ = &v;
-    if (!c.names().empty())
-        emitPropertiesChangedSignal(org::rdmad1::Device_adaptor::INTERFACE_NAME, c.names());
-}
-
-// ---- Link ---------------------------------------------------------------------------------
-
-LinkObject::LinkObject(sdbus::IConnection& connection, const LinkView& view, const Methods*)
-    : AdaptorInterfaces(connection, view.path), view_(&view) {
-    registerAdaptor();
-}
-
-LinkObject::~LinkObject() { unregisterAdaptor(); }
-
-void LinkObject::update(const LinkView& before, const LinkView& v) {
-    const LinkState& a = before.state;
-    const LinkState& b = v.state;
-    ChangeSet c;
-    c.compare("Name", a.name, b.name);
-    c.compare("PCIAddress", a.pci_address, b.pci_address);
-    c.compare("Driver", a.driver, b.driver);
-    c.compare("OperState", a.operstate, b.operstate);
-    c.compare("RdmaCapable", a.rdma_capable, b.rdma_capable);
-    c.compare("RdmaDevice", before.device_path, v.device_path);
-    c.compare("Hint", a.hint, b.hint);
-    view_ = &v;
-    if (!c.names().empty())
-        emitPropertiesChangedSignal(org::rdmad1::Link_adaptor::INTERFACE_NAME, c.names());
+void Objects::apply(const Inventory& inv, const ChangeSet& changes) {
+    inventory_ = &inv;
+    // What the finders found points into the Inventory before this change.
+    for (Found* f : {&found_device_, &found_port_, &found_link_}) {
+        f->path.clear();
+        f->device = nullptr;
+        f->port = nullptr;
+        f->link = nullptr;
+    }
+    describe_.changed(inv, changes);
+    auto device = [&](const std::string& id) -> const DeviceState* {
+        const std::string& syspath = inv.syspath_of(id);
+        return syspath.empty() ? nullptr : inv.device(syspath);
+    };
+    // Gone first: a device retracted and announced again (new port numbers, a new id) must
+    // not meet its old object.
+    for (const auto& id : changes.devices_removed)
+        retract_device(id);
+    for (const int32_t index : changes.links_removed)
+        retract(link_path(index), api::kLinkInterface);
+    // Devices (with their ports), then links: a link's RdmaDevice then names an announced
+    // device (a device's Links may name a link announced right after it in the same set).
+    std::set<std::string> reannounced;
+    for (const auto& id : changes.devices_added)
+        if (const DeviceState* d = device(id)) {
+            retract_device(id);
+            announce_device(id, *d);
+            reannounced.insert(id);
+        }
+    for (const auto& [id, names] : changes.devices_changed) {
+        if (reannounced.count(id))
+            continue;
+        const DeviceState* d = device(id);
+        if (!d)
+            continue;
+        if (names.count("Ports") || !shown_.count(id)) {
+            retract_device(id);
+            announce_device(id, *d);
+            reannounced.insert(id);
+            continue;
+        }
+        emit_changed(device_path(id), api::kDeviceInterface, emitted(device_properties(), names));
+    }
+    for (const auto& [key, names] : changes.ports_changed)
+        if (!reannounced.count(key.first) && shown_.count(key.first))
+            emit_changed(port_path(key.first, key.second), api::kPortInterface,
+                         emitted(port_properties(), names));
+    for (const int32_t index : changes.links_added)
+        if (inv.link(index))
+            announce(link_path(index));
+    for (const auto& [index, names] : changes.links_changed)
+        if (!changes.links_added.count(index) && inv.link(index))
+            emit_changed(link_path(index), api::kLinkInterface, emitted(link_properties(), names));
 }
 
 } // namespace rdmad

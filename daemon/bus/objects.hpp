@@ -1,126 +1,104 @@
 // SPDX-License-Identifier: MIT
 //
-// The D-Bus objects: one per RDMA device, port and netdev. Each shows a view that the
-// exporter's model holds (one copy of the state, not two) and, on update(), emits one
-// PropertiesChanged with only the properties that changed.
+// The device, port and netdev objects of org.rdmad1, served as systemd-networkd serves its
+// links: one sd-bus fallback vtable per interface under its path prefix, an object finder
+// that looks the path up in the Inventory, and a node enumerator. No object is registered one
+// by one and nothing is copied: getters write the Inventory's values through the property
+// tables (inventory/properties.hpp). apply() sends what a change set says, as it says it:
+// InterfacesAdded and InterfacesRemoved for the objects that came and went, PropertiesChanged
+// with the changed properties' names.
 #pragma once
 
+#include "bus/describe.hpp"
 #include "bus/method_call.hpp"
-#include "bus/views.hpp"
-#include "org.rdmad1.Device.adaptor.h"
-#include "org.rdmad1.Link.adaptor.h"
-#include "org.rdmad1.Port.adaptor.h"
+#include "bus/sd_bus_ptr.hpp"
+#include "inventory/inventory.hpp"
 
-#include <sdbus-c++/sdbus-c++.h>
+#include <map>
+#include <string>
+#include <systemd/sd-bus.h>
+#include <vector>
 
 namespace rdmad {
 
-class PortObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Port_adaptor,
-                                                         sdbus::ManagedObject_adaptor,
-                                                         sdbus::Properties_adaptor> {
+class Objects {
   public:
-    /// `view` must stay where it is until update() names its successor.
-    PortObject(sdbus::IConnection& connection, const PortView& view, const Methods* methods);
-    ~PortObject();
-    /// Show `now` (the model's new entry) instead of `before` (what was shown); emits
-    /// PropertiesChanged for the properties that differ, nothing when none does.
-    void update(const PortView& before, const PortView& now);
-    /// Emit InterfacesAdded once the object is fully built.
-    void announce() { emitInterfacesAddedSignal(); }
-    /// Emit InterfacesRemoved before the object goes.
-    void retract() { emitInterfacesRemovedSignal(); }
+    /// Register the Device, Port and Link interfaces on `bus`, which must outlive the
+    /// objects; mutating methods go to `methods`. Throws std::system_error when sd-bus refuses.
+    Objects(sd_bus* bus, const Methods& methods);
+    Objects(const Objects&) = delete;
+    Objects& operator=(const Objects&) = delete;
+
+    /// The objects now show `inventory` (which must outlive them, or the next apply());
+    /// send the signals `changes` means. A signal that cannot be sent is logged; the others
+    /// still go.
+    void apply(const Inventory& inventory, const ChangeSet& changes);
+
+    /// From now on, new objects are announced with InterfacesAdded. Until then (rdmad does
+    /// not own org.rdmad1 yet) they are not: a client matches rdmad's signals by that name,
+    /// so no client could receive them, and each would cost its properties marshalled and
+    /// relayed (at 1,024 devices, 3,000 signals). Clients read the first objects with
+    /// GetManagedObjects() or Describe() when NameOwnerChanged says rdmad took the name.
+    void start_announcing() { announcing_ = true; }
+
+    /// The Inventory shown, nullptr before the first apply().
+    const Inventory* inventory() const { return inventory_; }
+    const DescribeRenderer& describe() const { return describe_; }
 
   private:
-    uint32_t Number() override { return view_->state.number; }
-    std::string State() override { return view_->state.state; }
-    std::string PhysicalState() override { return view_->state.phys_state; }
-    std::string LinkLayer() override { return view_->state.link_layer; }
-    std::string Transport() override { return view_->state.transport; }
-    std::vector<std::string> RoCEVersions() override { return view_->state.roce_versions; }
-    double RateGbps() override { return view_->state.rate_gbps; }
-    std::string Rate() override { return view_->state.rate; }
-    uint16_t LID() override { return view_->state.lid; }
-    uint16_t SMLID() override { return view_->state.sm_lid; }
-    std::vector<sdbus::Struct<uint32_t, std::string, std::string, std::string>> GIDs() override;
-    sdbus::ObjectPath Link() override { return view_->link_path; }
-    std::string PortType() override { return view_->state.port_type; }
-    std::string DesiredPortType() override { return view_->state.desired_port_type; }
-    std::vector<uint8_t> PFCNoDrop() override { return view_->state.pfc_no_drop; }
-    std::vector<uint8_t> DesiredPFCNoDrop() override { return view_->state.desired_pfc_no_drop; }
-    bool InSync() override { return view_->state.in_sync; }
-    uint32_t NetdevMTU() override { return view_->state.netdev_mtu; }
-    uint32_t ActiveMTU() override { return view_->state.active_mtu; }
-    sdbus::Struct<uint32_t, std::string, std::string, std::string, std::string>
-    RecommendedGID() override;
-    void SetPortType(sdbus::Result<>&& result, std::string type, bool persist) override;
-    void SetPFCNoDrop(sdbus::Result<>&& result, std::vector<uint8_t> priorities,
-                      bool persist) override;
-    void Revert(sdbus::Result<>&& result, std::string setting) override;
-    std::string sender();
+    /// What a finder found for a path: the getters and methods of that path read it.
+    struct Found {
+        Objects* self = nullptr;
+        std::string path;
+        std::string id; ///< the device's Inventory id
+        const DeviceState* device = nullptr;
+        const PortState* port = nullptr;
+        const LinkState* link = nullptr;
+    };
 
-    const PortView* view_;
-    const Methods* methods_;
-};
+    bool resolve_device(const char* path, Found& f) const;
+    bool resolve_port(const char* path, Found& f) const;
+    bool resolve_link(const char* path, Found& f) const;
 
-class DeviceObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Device_adaptor,
-                                                           sdbus::ManagedObject_adaptor,
-                                                           sdbus::Properties_adaptor> {
-  public:
-    /// `view` must stay where it is until update() names its successor.
-    DeviceObject(sdbus::IConnection& connection, const DeviceView& view, const Methods* methods);
-    ~DeviceObject();
-    void update(const DeviceView& before, const DeviceView& now);
-    void announce() { emitInterfacesAddedSignal(); }
-    void retract() { emitInterfacesRemovedSignal(); }
+    static int find_device(sd_bus*, const char* path, const char* iface, void* userdata,
+                           void** found, sd_bus_error*);
+    static int find_port(sd_bus*, const char* path, const char* iface, void* userdata,
+                         void** found, sd_bus_error*);
+    static int find_link(sd_bus*, const char* path, const char* iface, void* userdata,
+                         void** found, sd_bus_error*);
+    static int enumerate_devices(sd_bus*, const char* prefix, void* userdata, char*** nodes,
+                                 sd_bus_error*);
+    static int enumerate_links(sd_bus*, const char* prefix, void* userdata, char*** nodes,
+                               sd_bus_error*);
+    static int get_device(sd_bus*, const char* path, const char* iface, const char* property,
+                          sd_bus_message* reply, void* userdata, sd_bus_error*);
+    static int get_port(sd_bus*, const char* path, const char* iface, const char* property,
+                        sd_bus_message* reply, void* userdata, sd_bus_error*);
+    static int get_link(sd_bus*, const char* path, const char* iface, const char* property,
+                        sd_bus_message* reply, void* userdata, sd_bus_error*);
+    static int set_port_type(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int set_pfc_no_drop(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int revert(sd_bus_message* m, void* userdata, sd_bus_error* error);
 
-  private:
-    std::string Name() override { return view_->state.name; }
-    std::string NodeType() override { return view_->state.node_type; }
-    std::string NodeGUID() override { return view_->state.node_guid; }
-    std::string SysImageGUID() override { return view_->state.sys_image_guid; }
-    std::string FirmwareVersion() override { return view_->state.firmware_version; }
-    std::string HCAType() override { return view_->state.hca_type; }
-    std::string BoardID() override { return view_->state.board_id; }
-    std::string NodeDescription() override { return view_->state.node_description; }
-    std::string PCIAddress() override { return view_->state.pci_address; }
-    std::string KernelDriver() override { return view_->state.kernel_driver; }
-    std::string Provider() override { return view_->state.provider; }
-    bool ProviderInstalled() override { return view_->state.provider_installed; }
-    std::string ProviderPackage() override { return view_->state.provider_package; }
-    std::string VerbsDevice() override { return view_->state.verbs_device; }
-    sdbus::ObjectPath PhysicalFunction() override { return view_->pf_path; }
-    std::vector<sdbus::ObjectPath> Ports() override;
-    std::vector<sdbus::ObjectPath> Links() override;
-    std::vector<sdbus::Struct<std::string, std::string, std::string>> Problems() override;
-    std::vector<sdbus::Struct<std::string, std::string, std::string, std::vector<std::string>,
-                              std::string, uint32_t>>
-    ProblemDetails() override;
+    void announce(const std::string& path);
+    void retract(const std::string& path, const char* interface);
+    void retract_device(const std::string& id);
+    void announce_device(const std::string& id, const DeviceState& d);
+    void emit_changed(const std::string& path, const char* interface,
+                      const std::vector<const char*>& names);
 
-    const DeviceView* view_;
-};
-
-class LinkObject final : public sdbus::AdaptorInterfaces<org::rdmad1::Link_adaptor,
-                                                         sdbus::ManagedObject_adaptor,
-                                                         sdbus::Properties_adaptor> {
-  public:
-    /// `view` must stay where it is until update() names its successor.
-    LinkObject(sdbus::IConnection& connection, const LinkView& view, const Methods* methods);
-    ~LinkObject();
-    void update(const LinkView& before, const LinkView& now);
-    void announce() { emitInterfacesAddedSignal(); }
-    void retract() { emitInterfacesRemovedSignal(); }
-
-  private:
-    std::string Name() override { return view_->state.name; }
-    int32_t Index() override { return view_->state.index; }
-    std::string PCIAddress() override { return view_->state.pci_address; }
-    std::string Driver() override { return view_->state.driver; }
-    std::string OperState() override { return view_->state.operstate; }
-    std::string RdmaCapable() override { return view_->state.rdma_capable; }
-    sdbus::ObjectPath RdmaDevice() override { return view_->device_path; }
-    std::string Hint() override { return view_->state.hint; }
-
-    const LinkView* view_;
+    sd_bus* bus_;
+    Methods methods_;
+    const Inventory* inventory_ = nullptr;
+    bool announcing_ = false;
+    /// The port numbers of every device object on the bus, by Inventory id: what
+    /// InterfacesRemoved must name once the Inventory has forgotten the device.
+    std::map<std::string, std::vector<uint32_t>> shown_;
+    DescribeRenderer describe_;
+    Found found_device_, found_port_, found_link_;
+    std::vector<sd_bus_vtable> device_vtable_, port_vtable_, link_vtable_;
+    // Registrations last: they go first.
+    SlotPtr device_slot_, port_slot_, link_slot_, device_nodes_, link_nodes_;
 };
 
 } // namespace rdmad

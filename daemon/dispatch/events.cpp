@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "dispatch/events.hpp"
 
-#include "bus/bus_model.hpp"
+#include "inventory/object_path.hpp"
 #include "inventory/problems.hpp"
 
 namespace rdmad::dispatch {
@@ -113,55 +113,78 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
         known.devices[id] = know_device(*d);
         out.push_back(device_event("device-added", id, known.devices[id], d, 0));
     }
-    std::set<std::string> changed;
-    for (const auto& [id, _] : changes.devices_changed)
-        changed.insert(id);
-    for (const auto& [port, _] : changes.ports_changed)
-        changed.insert(port.first);
-    for (const auto& id : changed) {
+    // What the change set names of each changed device: the transitions are read for those
+    // properties only (their value before is what the scripts were told, in `known`).
+    static const std::set<std::string> kNothing;
+    struct Named {
+        const std::set<std::string>* device = &kNothing;
+        std::map<uint32_t, const std::set<std::string>*> ports;
+    };
+    std::map<std::string, Named> changed;
+    for (const auto& [id, names] : changes.devices_changed)
+        changed[id].device = &names;
+    for (const auto& [port, names] : changes.ports_changed)
+        changed[port.first].ports[port.second] = &names;
+    for (const auto& [id, named] : changed) {
         if (changes.devices_added.count(id))
             continue;
         const DeviceState* d = inventory.device(inventory.syspath_of(id));
         auto it = known.devices.find(id);
         if (!d || it == known.devices.end())
             continue;
-        KnownDevice now = know_device(*d);
-        const KnownDevice& before = it->second;
+        KnownDevice& k = it->second;
+        k.name = d->name;
+        k.pci_address = d->pci_address;
+        if (!d->ports.empty())
+            k.transport = d->ports.front().transport;
+        auto names_of = [&](uint32_t n) -> const std::set<std::string>& {
+            auto p = named.ports.find(n);
+            return p == named.ports.end() ? kNothing : *p->second;
+        };
         std::set<uint32_t> went_down;
         for (bool up : {false, true})
-            for (const auto& [n, p] : now.ports) {
-                auto b = before.ports.find(n);
-                const bool was_active = b != before.ports.end() && b->second.active;
-                if (p.active != was_active && p.active == up) {
-                    out.push_back(device_event(up ? "port-up" : "port-down", id, now, d, n));
+            for (const auto& p : d->ports) {
+                if (!names_of(p.number).count("State"))
+                    continue;
+                const bool active = p.state == "ACTIVE";
+                KnownPort& before = k.ports[p.number];
+                if (active != before.active && active == up) {
+                    out.push_back(device_event(up ? "port-up" : "port-down", id, k, d, p.number));
                     if (!up)
-                        went_down.insert(n);
+                        went_down.insert(p.number);
+                    before.active = active;
                 }
             }
-        for (const auto& [code, port] : now.problems) {
-            // A port that went down says so (port-down); its port-not-active problem is that.
-            if (before.problems.count({code, port}) || (port && went_down.count(port)))
-                continue;
-            Event e = device_event("problem", id, now, d, port);
-            e.key += " problem " + code;
-            put(e.env, "RDMAD_PROBLEM", code);
-            for (const auto& p : d->problems)
-                if (p.code == code && p.port == port) {
-                    put(e.env, "RDMAD_PROBLEM_SEVERITY", p.severity);
-                    break;
-                }
-            out.push_back(std::move(e));
+        if (named.device->count("Problems")) {
+            const KnownDevice now = know_device(*d);
+            for (const auto& [code, port] : now.problems) {
+                // A port that went down says so (port-down); its port-not-active problem is that.
+                if (k.problems.count({code, port}) || (port && went_down.count(port)))
+                    continue;
+                Event e = device_event("problem", id, k, d, port);
+                e.key += " problem " + code;
+                put(e.env, "RDMAD_PROBLEM", code);
+                for (const auto& p : d->problems)
+                    if (p.code == code && p.port == port) {
+                        put(e.env, "RDMAD_PROBLEM_SEVERITY", p.severity);
+                        break;
+                    }
+                out.push_back(std::move(e));
+            }
+            k.problems = now.problems;
         }
-        for (const auto& [n, p] : now.ports) {
-            auto b = before.ports.find(n);
-            if (p.in_sync && b != before.ports.end() && !b->second.in_sync) {
+        for (const auto& p : d->ports) {
+            if (!names_of(p.number).count("InSync"))
+                continue;
+            KnownPort& before = k.ports[p.number];
+            if (p.in_sync && !before.in_sync) {
                 // One event per port, naming it: a script reacts to the port it was for.
-                Event e = device_event("reconciled", id, now, d, n);
+                Event e = device_event("reconciled", id, k, d, p.number);
                 e.key += " reconciled";
                 out.push_back(std::move(e));
             }
+            before.in_sync = p.in_sync;
         }
-        it->second = std::move(now);
     }
     return out;
 }

@@ -70,7 +70,8 @@ struct Known {
 Known know_all(const Inventory& inventory);
 
 /// The events `changes` (applied to `inventory`, which is the state after it) means, against
-/// `known`, which is brought up to date. Order: removed devices, removed links, added links,
+/// `known`, which is brought up to date. Only the properties the change set names are read
+/// (a port's State and InSync, a device's Problems): `known` holds their values as last told. Order: removed devices, removed links, added links,
 /// added devices, then per changed device (by id) its ports going down, up (by port number),
 /// its new problems (by code) and, when a port became in sync, `reconciled`. A port that turns
 /// ACTIVE is `port-up`, one that leaves ACTIVE `port-down`; a device that comes or goes says

@@ -2,6 +2,7 @@
 #include "inventory/inventory.hpp"
 
 #include "inventory/problems.hpp"
+#include "inventory/properties.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -13,100 +14,23 @@ namespace {
 const std::string kNone;
 
 /// Names of the device properties that differ between `a` and `b` (ports aside: they are
-/// objects of their own; "Ports" when their numbers differ). Internal facts the bus does not
-/// show are named by their field.
+/// objects of their own; "Ports" when their numbers differ), from the property table
+/// (inventory/properties.hpp): internal facts the bus does not show are named by their field.
 std::set<std::string> device_diff(const DeviceState& a, const DeviceState& b) {
     std::set<std::string> out;
-    auto cmp = [&](const auto& x, const auto& y, const char* name) {
-        if (x != y)
-            out.insert(name);
-    };
-    cmp(a.name, b.name, "Name");
-    cmp(a.node_type, b.node_type, "NodeType");
-    cmp(a.node_guid, b.node_guid, "NodeGUID");
-    cmp(a.sys_image_guid, b.sys_image_guid, "SysImageGUID");
-    cmp(a.firmware_version, b.firmware_version, "FirmwareVersion");
-    cmp(a.hca_type, b.hca_type, "HCAType");
-    cmp(a.board_id, b.board_id, "BoardID");
-    cmp(a.node_description, b.node_description, "NodeDescription");
-    cmp(a.pci_address, b.pci_address, "PCIAddress");
-    cmp(a.kernel_driver, b.kernel_driver, "KernelDriver");
-    cmp(a.provider, b.provider, "Provider");
-    cmp(a.provider_installed, b.provider_installed, "ProviderInstalled");
-    cmp(a.provider_package, b.provider_package, "ProviderPackage");
-    cmp(a.verbs_device, b.verbs_device, "VerbsDevice");
-    cmp(a.physical_function, b.physical_function, "PhysicalFunction");
-    // Problems shows all but the doctor's info findings; ProblemDetails every problem.
-    std::vector<Problem> serious_a, serious_b;
-    std::copy_if(a.problems.begin(), a.problems.end(), std::back_inserter(serious_a),
-                 in_problems_property);
-    std::copy_if(b.problems.begin(), b.problems.end(), std::back_inserter(serious_b),
-                 in_problems_property);
-    cmp(serious_a, serious_b, "Problems");
-    cmp(a.problems, b.problems, "ProblemDetails");
-    cmp(a.pcie_path, b.pcie_path, "pcie_path");
-    cmp(a.syspath, b.syspath, "syspath");
-    cmp(a.parent_netdev, b.parent_netdev, "parent_netdev");
-    bool same_ports = a.ports.size() == b.ports.size();
-    for (size_t i = 0; same_ports && i < a.ports.size(); ++i)
-        same_ports = a.ports[i].number == b.ports[i].number;
-    if (!same_ports)
-        out.insert("Ports");
+    add_differences(device_properties(), a, b, out);
     return out;
 }
 
 std::set<std::string> port_diff(const PortState& a, const PortState& b) {
     std::set<std::string> out;
-    auto cmp = [&](const auto& x, const auto& y, const char* name) {
-        if (x != y)
-            out.insert(name);
-    };
-    cmp(a.state, b.state, "State");
-    cmp(a.phys_state, b.phys_state, "PhysicalState");
-    cmp(a.link_layer, b.link_layer, "LinkLayer");
-    cmp(a.transport, b.transport, "Transport");
-    cmp(a.roce_versions, b.roce_versions, "RoCEVersions");
-    cmp(a.rate_gbps, b.rate_gbps, "RateGbps");
-    cmp(a.rate, b.rate, "Rate");
-    cmp(a.lid, b.lid, "LID");
-    cmp(a.sm_lid, b.sm_lid, "SMLID");
-    cmp(a.gids, b.gids, "GIDs");
-    cmp(a.netdev, b.netdev, "Link");
-    cmp(a.port_type, b.port_type, "PortType");
-    cmp(a.desired_port_type, b.desired_port_type, "DesiredPortType");
-    cmp(a.pfc_no_drop, b.pfc_no_drop, "PFCNoDrop");
-    cmp(a.desired_pfc_no_drop, b.desired_pfc_no_drop, "DesiredPFCNoDrop");
-    cmp(a.in_sync, b.in_sync, "InSync");
-    cmp(a.netdev_mtu, b.netdev_mtu, "NetdevMTU");
-    cmp(a.active_mtu, b.active_mtu, "ActiveMTU");
-    cmp(a.recommended_gid, b.recommended_gid, "RecommendedGID");
-    cmp(a.pfc, b.pfc, "pfc");
-    cmp(a.pkey0, b.pkey0, "pkey0");
+    add_differences(port_properties(), a, b, out);
     return out;
 }
 
 std::set<std::string> link_diff(const LinkState& a, const LinkState& b) {
     std::set<std::string> out;
-    auto cmp = [&](const auto& x, const auto& y, const char* name) {
-        if (x != y)
-            out.insert(name);
-    };
-    cmp(a.name, b.name, "Name");
-    cmp(a.pci_address, b.pci_address, "PCIAddress");
-    cmp(a.driver, b.driver, "Driver");
-    cmp(a.operstate, b.operstate, "OperState");
-    cmp(a.rdma_capable, b.rdma_capable, "RdmaCapable");
-    cmp(a.rdma_device, b.rdma_device, "RdmaDevice");
-    cmp(a.hint, b.hint, "Hint");
-    cmp(a.kind, b.kind, "kind");
-    cmp(a.lower_ifindex, b.lower_ifindex, "lower_ifindex");
-    cmp(a.syspath, b.syspath, "syspath");
-    cmp(a.master, b.master, "master");
-    cmp(a.dev_port, b.dev_port, "dev_port");
-    cmp(a.type, b.type, "type");
-    cmp(a.carrier, b.carrier, "carrier");
-    cmp(a.flags, b.flags, "flags");
-    cmp(a.mtu, b.mtu, "mtu");
+    add_differences(link_properties(), a, b, out);
     return out;
 }
 
@@ -266,26 +190,85 @@ void Inventory::index_link(const LinkState& l, bool add) {
         erase_from(links_of_, l.rdma_device, l.index);
 }
 
-void Inventory::device_relatives(const DeviceState& d, ChangeSet& cs) const {
+void Inventory::mark_device_relatives(const DeviceState& d) {
     // Links name their device by name (RdmaDevice); VFs their PF by PCI address.
     if (auto it = links_of_.find(d.name); it != links_of_.end())
-        for (const int32_t i : it->second)
-            cs.links_changed[i].insert("RdmaDevice");
+        unresolved_links_.insert(it->second.begin(), it->second.end());
     if (!d.pci_address.empty())
         if (auto it = vfs_of_.find(d.pci_address); it != vfs_of_.end())
-            for (const auto& vf : it->second)
-                if (vf != d.syspath)
-                    cs.devices_changed[id_of(vf)].insert("PhysicalFunction");
+            unresolved_devices_.insert(it->second.begin(), it->second.end());
+    unresolved_devices_.insert(d.syspath);
 }
 
-void Inventory::link_relatives(const LinkState& l, ChangeSet& cs) const {
+void Inventory::mark_link_relatives(const LinkState& l) {
     if (!l.rdma_device.empty())
         if (auto it = by_name_.find(l.rdma_device); it != by_name_.end())
-            for (const auto& syspath : it->second)
-                cs.devices_changed[id_of(syspath)].insert("Links");
+            unresolved_devices_.insert(it->second.begin(), it->second.end());
     if (auto it = ports_on_.find(l.name); it != ports_on_.end())
-        for (const auto& [syspath, number] : it->second)
-            cs.ports_changed[{id_of(syspath), number}].insert("Link");
+        for (const auto& [syspath, _] : it->second)
+            unresolved_devices_.insert(syspath);
+    unresolved_links_.insert(l.index);
+}
+
+ChangeSet Inventory::settle() {
+    ChangeSet cs;
+    for (const auto& syspath : unresolved_devices_) {
+        auto it = state_.devices.find(syspath);
+        if (it == state_.devices.end())
+            continue;
+        DeviceState& d = it->second;
+        const std::string& id = id_of(syspath);
+        std::vector<int32_t> links;
+        if (auto l = links_of_.find(d.name); l != links_of_.end())
+            links.assign(l->second.begin(), l->second.end());
+        if (links != d.link_indexes) {
+            d.link_indexes = std::move(links);
+            cs.devices_changed[id].insert("Links");
+        }
+        const DeviceState* pf = device_at_pci(d.physical_function);
+        std::string pf_id = pf && pf != &d ? id_of(pf->syspath) : kNone;
+        if (pf_id != d.pf_id) {
+            d.pf_id = std::move(pf_id);
+            cs.devices_changed[id].insert("PhysicalFunction");
+        }
+        for (auto& p : d.ports) {
+            const LinkState* l = p.netdev.empty() ? nullptr : link_named(p.netdev);
+            const int32_t index = l ? l->index : 0;
+            if (index != p.link_index) {
+                p.link_index = index;
+                cs.ports_changed[{id, p.number}].insert("Link");
+            }
+        }
+    }
+    for (const int32_t index : unresolved_links_) {
+        auto it = state_.links.find(index);
+        if (it == state_.links.end())
+            continue;
+        LinkState& l = it->second;
+        const DeviceState* d = l.rdma_device.empty() ? nullptr : device_named(l.rdma_device);
+        std::string id = d ? id_of(d->syspath) : kNone;
+        if (id != l.rdma_device_id) {
+            l.rdma_device_id = std::move(id);
+            cs.links_changed[index].insert("RdmaDevice");
+        }
+    }
+    unresolved_devices_.clear();
+    unresolved_links_.clear();
+    return cs;
+}
+
+ChangeSet Inventory::settled(ChangeSet cs) {
+    if (batch_ == 0)
+        cs.merge(settle());
+    return cs;
+}
+
+void Inventory::begin_batch() { ++batch_; }
+
+ChangeSet Inventory::end_batch() {
+    if (batch_ > 0 && --batch_ == 0)
+        return settle();
+    return {};
 }
 
 // ---- identity -----------------------------------------------------------------------------
@@ -324,7 +307,7 @@ bool Inventory::upgrade_id(const std::string& syspath, ChangeSet& cs) {
     id->second = g;
     syspath_by_id_[g] = syspath;
     moved.devices_added.insert(g);
-    device_relatives(*d, moved);
+    mark_device_relatives(*d);
     cs.merge(moved);
     return true;
 }
@@ -343,27 +326,38 @@ ChangeSet Inventory::put_device(DeviceState d) {
         syspath_by_id_[id] = syspath;
         cs.devices_added.insert(id);
         auto& stored = state_.devices.emplace(syspath, std::move(d)).first->second;
-        device_relatives(stored, cs);
-        return cs;
+        mark_device_relatives(stored);
+        return settled(std::move(cs));
     }
     DeviceState& old = it->second;
     const std::string& id = id_of(syspath);
+    // What the Inventory resolves stays until the names settle again.
+    d.link_indexes = old.link_indexes;
+    d.pf_id = old.pf_id;
+    for (auto& p : d.ports)
+        for (const auto& q : old.ports)
+            if (q.number == p.number)
+                p.link_index = q.link_index;
     std::set<std::string> props = device_diff(old, d);
     const bool ports_same = !props.count("Ports");
+    bool netdevs_moved = !ports_same;
     if (ports_same)
         for (size_t i = 0; i < d.ports.size(); ++i) {
             auto p = port_diff(old.ports[i], d.ports[i]);
+            netdevs_moved = netdevs_moved || p.count("netdev");
             if (!p.empty())
                 cs.ports_changed[{id, d.ports[i].number}] = std::move(p);
         }
     const bool relatives = props.count("Name") || props.count("PCIAddress");
     if (relatives)
-        device_relatives(old, cs);
+        mark_device_relatives(old);
     index_device(old, false);
     old = std::move(d);
     index_device(old, true);
     if (relatives)
-        device_relatives(old, cs);
+        mark_device_relatives(old);
+    if (netdevs_moved || props.count("physical_function"))
+        unresolved_devices_.insert(syspath);
     if (!props.empty())
         cs.devices_changed[id].insert(props.begin(), props.end());
     if (!ports_same) {
@@ -375,7 +369,7 @@ ChangeSet Inventory::put_device(DeviceState d) {
     }
     if (props.count("NodeGUID"))
         upgrade_id(syspath, cs);
-    return cs;
+    return settled(std::move(cs));
 }
 
 ChangeSet Inventory::remove_device(std::string syspath) {
@@ -385,13 +379,13 @@ ChangeSet Inventory::remove_device(std::string syspath) {
         return cs;
     const std::string id = ids_[syspath];
     index_device(it->second, false);
-    device_relatives(it->second, cs);
+    mark_device_relatives(it->second);
     state_.devices.erase(it);
     ids_.erase(syspath);
     syspath_by_id_.erase(id);
     cs.devices_removed.insert(id);
     cs.devices_changed.erase(id);
-    return cs;
+    return settled(std::move(cs));
 }
 
 void Inventory::rename_device(std::string old_syspath, std::string new_syspath) {
@@ -417,24 +411,25 @@ ChangeSet Inventory::put_link(LinkState l) {
     if (it == state_.links.end()) {
         index_link(l, true);
         cs.links_added.insert(l.index);
-        link_relatives(l, cs);
+        mark_link_relatives(l);
         state_.links.emplace(l.index, std::move(l));
-        return cs;
+        return settled(std::move(cs));
     }
     LinkState& old = it->second;
+    l.rdma_device_id = old.rdma_device_id; // until the names settle again
     auto props = link_diff(old, l);
     if (props.empty())
-        return cs;
-    const bool relatives = props.count("Name") || props.count("RdmaDevice");
+        return settled(std::move(cs));
+    const bool relatives = props.count("Name") || props.count("rdma_device");
     if (relatives)
-        link_relatives(old, cs);
+        mark_link_relatives(old);
     index_link(old, false);
     old = std::move(l);
     index_link(old, true);
     if (relatives)
-        link_relatives(old, cs);
+        mark_link_relatives(old);
     cs.links_changed[old.index].insert(props.begin(), props.end());
-    return cs;
+    return settled(std::move(cs));
 }
 
 ChangeSet Inventory::remove_link(int32_t ifindex) {
@@ -443,13 +438,15 @@ ChangeSet Inventory::remove_link(int32_t ifindex) {
     if (it == state_.links.end())
         return cs;
     index_link(it->second, false);
-    link_relatives(it->second, cs);
+    mark_link_relatives(it->second);
     state_.links.erase(it);
     cs.links_removed.insert(ifindex);
-    return cs;
+    return settled(std::move(cs));
 }
 
 ChangeSet Inventory::replace(HostState next) {
+    // One batch: the references settle once, against the whole new state.
+    begin_batch();
     ChangeSet cs;
     std::vector<std::string> gone_devices;
     for (const auto& [syspath, _] : state_.devices)
@@ -486,7 +483,7 @@ ChangeSet Inventory::replace(HostState next) {
         const std::string syspath = d->syspath;
         cs.devices_added.insert(ids_[syspath]);
         auto& stored = state_.devices.emplace(syspath, std::move(*d)).first->second;
-        device_relatives(stored, cs);
+        mark_device_relatives(stored);
         ++objects_compared_;
     }
     // A device whose GUID is now unique (its twin went) takes it as its id.
@@ -494,6 +491,7 @@ ChangeSet Inventory::replace(HostState next) {
         upgrade_id(syspath, cs);
     for (auto& [index, l] : next.links)
         cs.merge(put_link(std::move(l)));
+    cs.merge(end_batch());
     return cs;
 }
 

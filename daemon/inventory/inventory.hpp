@@ -78,6 +78,15 @@ class Inventory {
     /// what differs.
     ChangeSet replace(HostState next);
 
+    /// Updates until the matching end_batch() resolve the references between objects
+    /// (Port.Link, Device.Links and PhysicalFunction, Link.RdmaDevice: objects name each
+    /// other by name and PCI address) once, at end_batch(), whose change set names a
+    /// reference only when its value then differs from its value before the batch. A pass
+    /// that renames a device and the netdev naming it shows no reference change; outside a
+    /// batch every update settles its own. Batches nest; replace() is one.
+    void begin_batch();
+    ChangeSet end_batch();
+
     /// Properties derived again by put_device()/put_link() since construction (their diffs
     /// computed): what an update cost, for tests and benchmarks.
     uint64_t objects_compared() const { return objects_compared_; }
@@ -86,10 +95,15 @@ class Inventory {
     std::string choose_id(const DeviceState& d) const;
     void index_device(const DeviceState& d, bool add);
     void index_link(const LinkState& l, bool add);
-    /// Relatives of a device whose name or PCI address appeared or went.
-    void device_relatives(const DeviceState& d, ChangeSet& cs) const;
-    /// Relatives of a link whose name or RDMA device appeared or went.
-    void link_relatives(const LinkState& l, ChangeSet& cs) const;
+    /// Mark for resolution a device whose name or PCI address appeared or went, and the
+    /// objects that refer to it by them.
+    void mark_device_relatives(const DeviceState& d);
+    /// The same for a link whose name or RDMA device appeared or went.
+    void mark_link_relatives(const LinkState& l);
+    /// Resolve the references of the marked objects; the change set names those that moved.
+    ChangeSet settle();
+    /// `cs`, with settle()'s changes outside a batch.
+    ChangeSet settled(ChangeSet cs);
     /// When `syspath`'s id is not the GUID but could now be, move it.
     bool upgrade_id(const std::string& syspath, ChangeSet& cs);
 
@@ -109,6 +123,9 @@ class Inventory {
     /// netdev name -> (syspath, port number) of the ports on it
     std::map<std::string, std::set<std::pair<std::string, uint32_t>>> ports_on_;
     uint64_t objects_compared_ = 0;
+    std::set<std::string> unresolved_devices_; ///< syspaths whose references may have moved
+    std::set<int32_t> unresolved_links_;       ///< likewise, ifindexes
+    int batch_ = 0;
 };
 
 /// The node GUID as the 16 hex digits of a device id ("0002:c903:0031:78f0" ->

@@ -117,6 +117,9 @@ struct PortState {
     uint32_t active_mtu = 0; ///< RoCE: iboe_get_mtu(netdev_mtu); 0 otherwise or when unknown
     /// Derived from `gids` and the netdevs they name (doctor/gid_choice.hpp); RoCE ports only.
     RecommendedGid recommended_gid;
+    /// Filled by the Inventory, not read: the ifindex of the netdev named `netdev`, 0 when
+    /// none is known (Port.Link). Kept across puts; resolved when names settle.
+    int32_t link_index = 0;
     // Filled by the reconciler, not read from sysfs:
     std::string desired_port_type;            ///< "ib", "eth", "auto", "" when nothing asked
     std::vector<uint8_t> desired_pfc_no_drop; ///< empty when nothing asked
@@ -150,6 +153,9 @@ struct DeviceState {
     std::vector<PcieFunction> pcie_path;
     std::vector<PortState> ports;   ///< sorted by number
     std::vector<Problem> problems;
+    // Filled by the Inventory, not read (kept across puts, resolved when names settle):
+    std::vector<int32_t> link_indexes; ///< the netdevs whose rdma_device is this device, ascending
+    std::string pf_id;                 ///< the Inventory id of the SR-IOV PF's device, "" when none
     bool operator==(const DeviceState&) const = default;
 };
 
@@ -179,6 +185,9 @@ struct LinkState {
     std::string rdma_capable;       ///< "yes", "no", "module-not-loaded", "unknown"
     std::string rdma_device;        ///< name of the RDMA device that serves it, "" when none
     std::string hint;               ///< what to do, e.g. "load mlx5_ib"; "" when nothing
+    /// Filled by the Inventory, not read: the id of the device named `rdma_device`, "" when
+    /// none (Link.RdmaDevice). Kept across puts; resolved when names settle.
+    std::string rdma_device_id;
     bool operator==(const LinkState&) const = default;
 };
 

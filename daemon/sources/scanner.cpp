@@ -634,10 +634,12 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
         }
         if (!changes.full) {
             ChangeSet cs;
+            inventory.begin_batch();
             for (auto& [syspath, d] : devices)
                 cs.merge(inventory.put_device(std::move(d)));
             for (auto& [index, l] : links)
                 cs.merge(inventory.put_link(std::move(l)));
+            cs.merge(inventory.end_batch());
             return cs;
         }
     }

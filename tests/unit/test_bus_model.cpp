@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 //
-// Unit tests for the bus object model and Describe() (daemon/bus/bus_model.hpp,
-// daemon/bus/describe.hpp). Paths: sd_bus_path_encode (systemd bus-label escaping: every byte
+// Unit tests for the object paths and Describe() (daemon/inventory/object_path.hpp,
+// daemon/bus/describe.hpp), both written from the Inventory through the property tables. Paths: sd_bus_path_encode (systemd bus-label escaping: every byte
 // that is not [A-Za-z0-9], and a leading digit, becomes _xx) under the prefixes documented in
 // dbus/org.rdmad1.*.xml. The JSON keys below are copied by hand from the <property> names of
 // those XML files, so a property added to one side only fails here.
-#include "bus/bus_model.hpp"
 #include "bus/describe.hpp"
+#include "inventory/object_path.hpp"
+#include "rdmad_api.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -72,16 +73,41 @@ void add(HostState& inv, const LinkState& l) {
     inv.links[l.index] = l;
 }
 
-const DeviceView& view(const BusModel& m, const std::string& name) {
-    for (const auto& [_, d] : m.devices)
-        if (d.state.name == name)
+Inventory inventory_of(const HostState& h) {
+    Inventory inv;
+    inv.replace(h);
+    return inv;
+}
+
+ManagerState manager(const std::string& state = "running", std::vector<std::string> sources = {},
+                     std::vector<Problem> problems = {}) {
+    return {"0.1.0", state, std::move(sources), std::move(problems)};
+}
+
+/// Describe() of `inv`, parsed.
+json describe(const Inventory& inv) { return json::parse(describe_json(inv, manager())); }
+json describe(const HostState& h) { return describe(inventory_of(h)); }
+
+/// The device named `name` in a Describe() document.
+json view(const json& doc, const std::string& name) {
+    for (const auto& d : doc["Devices"])
+        if (d["Name"] == name)
             return d;
-    FAIL("no device view " << name);
+    FAIL("no device " << name);
+    throw 0;
+}
+
+/// The link with ifindex `index` in a Describe() document.
+json link_view(const json& doc, int index) {
+    for (const auto& l : doc["Links"])
+        if (l["Index"] == index)
+            return l;
+    FAIL("no link " << index);
     throw 0;
 }
 
 std::string device_path(const HostState& inv, const std::string& name) {
-    return view(build_bus_model(inv), name).path;
+    return view(describe(inv), name)["Path"];
 }
 
 std::set<std::string> keys(const json& object) {
@@ -145,12 +171,17 @@ const std::set<std::string> kManagerKeys{"Version", "State",   "DesiredStateSour
 // ---- paths ------------------------------------------------------------------------------
 
 TEST_CASE("a link's path is the sd-bus encoded decimal ifindex") {
-    CHECK(encode_path(kLinkPrefix, "1001") == "/org/rdmad1/link/_31001");
+    CHECK(encode_path(api::kLinkPrefix, "1001") == "/org/rdmad1/link/_31001");
+    CHECK(link_path(1001) == "/org/rdmad1/link/_31001");
+    CHECK(ifindex_of_path("/org/rdmad1/link/_31001") == 1001);
+    CHECK(!ifindex_of_path("/org/rdmad1/link/_31001/x"));
+    CHECK(!ifindex_of_path("/org/rdmad1/link/_301")); // a leading zero
+    CHECK(!ifindex_of_path("/org/rdmad1/link"));
     HostState inv;
     add(inv, link(1001, "ens1f0np0", "0000:3b:00.0", ""));
-    auto m = build_bus_model(inv);
-    REQUIRE(m.links.size() == 1);
-    CHECK(m.links.at(1001).path == "/org/rdmad1/link/_31001");
+    auto doc = describe(inv);
+    REQUIRE(doc["Links"].size() == 1);
+    CHECK(doc["Links"][0]["Path"] == "/org/rdmad1/link/_31001");
 }
 
 TEST_CASE("a device's path is the node GUID's hex digits, sd-bus encoded") {
@@ -213,9 +244,9 @@ TEST_CASE("device object paths are unique even when every identity collides") {
     b.syspath += "-2";
     add(inv, a);
     add(inv, b);
-    auto m = build_bus_model(inv);
-    REQUIRE(m.devices.size() == 2); // keyed by path: two paths
-    CHECK(m.devices.begin()->second.path != std::next(m.devices.begin())->second.path);
+    auto doc = describe(inv);
+    REQUIRE(doc["Devices"].size() == 2);
+    CHECK(doc["Devices"][0]["Path"] != doc["Devices"][1]["Path"]);
 }
 
 TEST_CASE("a port's path is its device's path + /port/<n>") {
@@ -223,11 +254,20 @@ TEST_CASE("a port's path is its device's path + /port/<n>") {
     auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     d.ports = {port(1, ""), port(2, "")};
     add(inv, d);
-    auto m = build_bus_model(inv);
-    const auto& v = view(m, "mlx5_0");
-    REQUIRE(v.ports.size() == 2);
-    CHECK(v.ports[0].path == "/org/rdmad1/device/_30002c90300f9bfa0/port/1");
-    CHECK(v.ports[1].path == "/org/rdmad1/device/_30002c90300f9bfa0/port/2");
+    auto v = view(describe(inv), "mlx5_0");
+    REQUIRE(v["Ports"].size() == 2);
+    CHECK(v["Ports"][0]["Path"] == "/org/rdmad1/device/_30002c90300f9bfa0/port/1");
+    CHECK(v["Ports"][1]["Path"] == "/org/rdmad1/device/_30002c90300f9bfa0/port/2");
+    const auto key = port_of_path("/org/rdmad1/device/_30002c90300f9bfa0/port/2");
+    REQUIRE(key);
+    CHECK(key->first == "0002c90300f9bfa0");
+    CHECK(key->second == 2);
+    CHECK(port_of_path("/org/rdmad1/device/x/port/0")->second == 0); // a switch's port 0
+    CHECK(!port_of_path("/org/rdmad1/device/x/port/01"));
+    CHECK(!port_of_path("/org/rdmad1/device/x/port/"));
+    CHECK(!port_of_path("/org/rdmad1/device/x"));
+    CHECK(device_id_of_path("/org/rdmad1/device/_30002c90300f9bfa0") == "0002c90300f9bfa0");
+    CHECK(!device_id_of_path("/org/rdmad1/device/_30002c90300f9bfa0/port/2"));
 }
 
 // ---- references -------------------------------------------------------------------------
@@ -239,14 +279,14 @@ TEST_CASE("a port's Link and a link's RdmaDevice resolve to each other's objects
     add(inv, d);
     add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
     add(inv, link(1, "lo", "", ""));
-    auto m = build_bus_model(inv);
-    const auto& v = view(m, "mlx5_0");
-    CHECK(v.ports.at(0).link_path == "/org/rdmad1/link/_34");
-    CHECK(v.link_paths == std::vector<std::string>{"/org/rdmad1/link/_34"});
-    REQUIRE(m.links.size() == 2);
-    CHECK(m.links.begin()->second.state.name == "lo"); // sorted by ifindex
-    CHECK(m.links.at(1).device_path == "/");
-    CHECK(m.links.at(4).device_path == "/org/rdmad1/device/_30002c90300f9bfa0");
+    auto doc = describe(inv);
+    const auto v = view(doc, "mlx5_0");
+    CHECK(v["Ports"][0]["Link"] == "/org/rdmad1/link/_34");
+    CHECK(v["Links"] == json::array({"/org/rdmad1/link/_34"}));
+    REQUIRE(doc["Links"].size() == 2);
+    CHECK(doc["Links"][0]["Name"] == "lo"); // sorted by ifindex
+    CHECK(link_view(doc, 1)["RdmaDevice"] == "/");
+    CHECK(link_view(doc, 4)["RdmaDevice"] == "/org/rdmad1/device/_30002c90300f9bfa0");
 }
 
 TEST_CASE("a port without a known netdev links to \"/\"") {
@@ -254,7 +294,7 @@ TEST_CASE("a port without a known netdev links to \"/\"") {
     auto d = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     d.ports = {port(1, "")};
     add(inv, d);
-    CHECK(view(build_bus_model(inv), "mlx5_0").ports.at(0).link_path == "/");
+    CHECK(view(describe(inv), "mlx5_0")["Ports"][0]["Link"] == "/");
 }
 
 TEST_CASE("a VF's device refers to its PF's device object; a PF refers to \"/\"") {
@@ -263,19 +303,24 @@ TEST_CASE("a VF's device refers to its PF's device object; a PF refers to \"/\""
     auto vf = device("mlx5_2", "0002:c903:00f9:bfb0", "0000:3b:00.2");
     vf.physical_function = "0000:3b:00.0";
     add(inv, vf);
-    auto m = build_bus_model(inv);
-    CHECK(view(m, "mlx5_2").pf_path == "/org/rdmad1/device/_30002c90300f9bfa0");
-    CHECK(view(m, "mlx5_0").pf_path == "/");
+    auto doc = describe(inv);
+    CHECK(view(doc, "mlx5_2")["PhysicalFunction"] == "/org/rdmad1/device/_30002c90300f9bfa0");
+    CHECK(view(doc, "mlx5_0")["PhysicalFunction"] == "/");
 }
 
 TEST_CASE("devices are listed by name") {
     HostState inv;
     add(inv, device("mlx5_1", "0002:c903:00f9:0002", "0000:3b:00.1"));
     add(inv, device("mlx5_0", "0002:c903:00f9:0001", "0000:af:00.0"));
-    auto m = build_bus_model(inv);
-    REQUIRE(m.devices.size() == 2);
-    CHECK(m.devices_by_name().at(0)->state.name == "mlx5_0");
-    CHECK(m.devices_by_name().at(1)->state.name == "mlx5_1");
+    auto doc = describe(inv);
+    REQUIRE(doc["Devices"].size() == 2);
+    CHECK(doc["Devices"][0]["Name"] == "mlx5_0");
+    CHECK(doc["Devices"][1]["Name"] == "mlx5_1");
+    const Inventory ids = inventory_of(inv);
+    const auto listed = devices_by_name(ids);
+    REQUIRE(listed.size() == 2);
+    CHECK(listed[0].first->name == "mlx5_0");
+    CHECK(*listed[0].second == "0002c90300f90001");
 }
 
 // ---- Describe() -------------------------------------------------------------------------
@@ -287,7 +332,7 @@ TEST_CASE("Describe() has exactly the keys of the org.rdmad1 D-Bus properties") 
     d.problems.push_back({"no-verbs-device", "warning", "load ib_uverbs"});
     add(inv, d);
     add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
-    auto doc = json::parse(describe_json(build_bus_model(inv), "0.1.0", "running"));
+    auto doc = describe(inv);
 
     CHECK(keys(doc) == kManagerKeys);
     CHECK(doc["Version"] == "0.1.0");
@@ -326,7 +371,7 @@ TEST_CASE("Describe(): Problems leaves out the doctor's info findings, ProblemDe
     unknown.details_only = true; // as device_problems() marks the doctor's info findings
     d.problems.push_back(unknown);
     add(inv, d);
-    auto doc = json::parse(describe_json(build_bus_model(inv), "0.1.0", "running"));
+    auto doc = describe(inv);
     const json& dev = doc["Devices"][0];
     REQUIRE(dev["Problems"].size() == 1);
     CHECK(dev["Problems"][0]["Code"] == "roce-mtu-2048");
@@ -345,7 +390,7 @@ TEST_CASE("Describe() gives object paths as strings, \"/\" for none") {
     add(inv, d);
     add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
     add(inv, link(1, "lo", "", ""));
-    auto doc = json::parse(describe_json(build_bus_model(inv), "0.1.0", "running"));
+    auto doc = describe(inv);
     const json& dev = doc["Devices"][0];
     CHECK(dev["Path"] == "/org/rdmad1/device/_30002c90300f9bfa0");
     CHECK(dev["PhysicalFunction"] == "/");
@@ -362,7 +407,7 @@ TEST_CASE("Describe() gives object paths as strings, \"/\" for none") {
 }
 
 TEST_CASE("Describe() of an empty inventory has empty Devices and Links arrays") {
-    auto doc = json::parse(describe_json(build_bus_model(HostState{}), "0.1.0", "starting"));
+    auto doc = json::parse(describe_json(Inventory{}, manager("starting")));
     CHECK(doc["Devices"].is_array());
     CHECK(doc["Devices"].empty());
     CHECK(doc["Links"].is_array());
@@ -376,7 +421,7 @@ TEST_CASE("invalid UTF-8 in a node description does not make Describe() throw") 
     d.board_id = "MT_\x80";
     add(inv, d);
     std::string text;
-    REQUIRE_NOTHROW(text = describe_json(build_bus_model(inv), "0.1.0", "running"));
+    REQUIRE_NOTHROW(text = describe_json(inventory_of(inv), manager()));
     json doc;
     REQUIRE_NOTHROW(doc = json::parse(text));
     std::string desc = doc["Devices"][0]["NodeDescription"];
@@ -389,21 +434,21 @@ TEST_CASE("a device first seen without its node GUID (a read error) gets the GUI
     Inventory inv;
     DeviceState d = device("mlx5_9", "", "0000:09:00.0");
     inv.put_device(d);
-    CHECK(view(build_bus_model(inv), "mlx5_9").path == "/org/rdmad1/device/_30000_3a09_3a00_2e0");
+    CHECK(view(describe(inv), "mlx5_9")["Path"] == "/org/rdmad1/device/_30000_3a09_3a00_2e0");
     d.node_guid = "0c42:a103:0099:0001";
     const ChangeSet cs = inv.put_device(d);
     const std::string by_guid = "/org/rdmad1/device/_30c42a10300990001";
-    CHECK(view(build_bus_model(inv), "mlx5_9").path == by_guid);
+    CHECK(view(describe(inv), "mlx5_9")["Path"] == by_guid);
     // The bus retracts the object at the old path and announces it at the new one.
     CHECK(cs.devices_removed == std::set<std::string>{"0000:09:00.0"});
     CHECK(cs.devices_added == std::set<std::string>{"0c42a10300990001"});
     HostState fresh;
     add(fresh, d);
-    CHECK(view(build_bus_model(fresh), "mlx5_9").path == by_guid); // a fresh start's path
+    CHECK(view(describe(fresh), "mlx5_9")["Path"] == by_guid); // a fresh start's path
     // A rename keeps it (the GUID is the id now).
     d.name = "rocep9s0f0";
     inv.put_device(d);
-    CHECK(view(build_bus_model(inv), "rocep9s0f0").path == by_guid);
+    CHECK(view(describe(inv), "rocep9s0f0")["Path"] == by_guid);
 }
 
 TEST_CASE("Describe() escapes quotes, backslashes and control characters, replaces invalid "
@@ -413,13 +458,13 @@ TEST_CASE("Describe() escapes quotes, backslashes and control characters, replac
     d.ports = {port(1, "ens1f0np0")};
     d.ports[0].rate_gbps = 2.5;
     add(inv, d);
-    // The Manager's own problems reach describe_json() as they are (the bus model has made
-    // device text valid already).
+    // The Manager's own problems reach describe_json() as they are (ManagerObject makes them
+    // valid before; the JSON writer keeps Describe() valid whatever reaches it).
     const std::vector<Problem> problems = {
         {"a", "warning", "say \"hi\"\\ now\n\t\x01 \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
         {"b", "error", "\xff\xc3(\xed\xa0\x80"}};
-    const std::string text = describe_json(build_bus_model(inv), "0.1.0", "running",
-                                           {"/etc/rdmad/rdmad.conf"}, problems);
+    const std::string text =
+        describe_json(inventory_of(inv), manager("running", {"/etc/rdmad/rdmad.conf"}, problems));
     CHECK(text.find("say \\\"hi\\\"\\\\ now\\n\\t\\u0001 ") != std::string::npos);
     const auto doc = json::parse(text);
     CHECK(doc["Problems"][0]["Text"] ==
@@ -438,64 +483,48 @@ TEST_CASE("Describe() escapes quotes, backslashes and control characters, replac
 
 // ---- Describe() kept rendered per object ------------------------------------------------
 
-namespace {
-
-/// Puts every object of `m` into `r`, as the exporter does when it shows them.
-void put_all(DescribeRenderer& r, const BusModel& m) {
-    for (const auto& [_, d] : m.devices)
-        r.put(d);
-    for (const auto& [_, l] : m.links)
-        r.put(l);
-}
-
-} // namespace
-
 TEST_CASE("Describe() kept per object equals a whole render, and a call renders nothing") {
-    HostState inv;
+    HostState h;
     auto a = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     a.ports = {port(1, "ens1f0np0")};
     a.problems.push_back({"no-verbs-device", "warning", "load ib_uverbs"});
-    add(inv, a);
+    add(h, a);
     auto b = device("mlx4_0", "0002:c903:00f9:bfa1", "0000:5e:00.0");
     b.ports = {port(1, "ens2"), port(2, "ib0")};
-    add(inv, b);
-    add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
-    add(inv, link(1, "lo", "", ""));
-    BusModel model = build_bus_model(inv);
+    add(h, b);
+    add(h, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
+    add(h, link(1, "lo", "", ""));
+    Inventory inv;
     DescribeRenderer r;
-    put_all(r, model);
+    r.changed(inv, inv.replace(h));
     CHECK(r.objects_rendered() == 4);
-    const std::vector<Problem> problems = {{"config-error", "error", "rdmad.conf:3: bad"}};
-    const std::vector<std::string> sources = {"/etc/rdmad/rdmad.conf"};
-    const std::string text = r.render(model, "0.1.0", "degraded", sources, problems);
-    CHECK(text == describe_json(model, "0.1.0", "degraded", sources, problems));
+    const auto m = manager("degraded", {"/etc/rdmad/rdmad.conf"},
+                           {{"config-error", "error", "rdmad.conf:3: bad"}});
+    const std::string text = r.render(inv, m);
+    CHECK(text == describe_json(inv, m));
     // Devices by name (mlx4_0 before mlx5_0), links by ifindex (lo first).
     const auto doc = json::parse(text);
     CHECK(doc["Devices"][0]["Name"] == "mlx4_0");
     CHECK(doc["Links"][0]["Name"] == "lo");
     // Two more calls: nothing is rendered again; the Manager's own members are always new.
-    CHECK(r.render(model, "0.1.0", "running", {}, {}) == describe_json(model, "0.1.0", "running"));
+    CHECK(r.render(inv, manager()) == describe_json(inv, manager()));
     CHECK(r.objects_rendered() == 4);
 }
 
-TEST_CASE("Describe() kept per object renders in place an object never put, and forgets a "
-          "dropped one") {
-    HostState inv;
+TEST_CASE("Describe() kept per object renders in place an object no change set named, and "
+          "forgets a removed one") {
+    HostState h;
     auto a = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     a.ports = {port(1, "ens1f0np0")};
-    add(inv, a);
-    add(inv, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
-    BusModel model = build_bus_model(inv);
+    add(h, a);
+    add(h, link(4, "ens1f0np0", "0000:3b:00.0", "mlx5_0"));
+    Inventory inv;
+    inv.replace(h);
     DescribeRenderer r;
-    CHECK(r.render(model, "0.1.0", "running", {}, {}) == describe_json(model, "0.1.0", "running"));
+    CHECK(r.render(inv, manager()) == describe_json(inv, manager()));
     CHECK(r.objects_rendered() == 2);
-    put_all(r, model);
-    const std::string path = model.devices.begin()->first;
-    model.devices.clear();
-    model.links.clear();
-    r.drop_device(path);
-    r.drop_link(4);
-    const auto doc = json::parse(r.render(model, "0.1.0", "running", {}, {}));
+    r.changed(inv, inv.replace(HostState{}));
+    const auto doc = json::parse(r.render(inv, manager()));
     CHECK(doc["Devices"].empty());
     CHECK(doc["Links"].empty());
 }
@@ -503,49 +532,35 @@ TEST_CASE("Describe() kept per object renders in place an object never put, and 
 TEST_CASE("Describe() kept per object equals a whole render after every step of 300 random "
           "changes, renames, additions and removals") {
     std::mt19937 rng(20261202); // fixed: a failure replays
-    BusModel model;
+    Inventory inv;
     DescribeRenderer r;
     for (int step = 0; step < 300; ++step) {
         CAPTURE(step);
         const int what = static_cast<int>(rng() % 5);
         if (what <= 1) {
-            // A device put: new, or changed under its path (a rename reorders the devices).
+            // A device put: new, or changed at its syspath (a rename reorders the devices).
             const int slot = static_cast<int>(rng() % 10);
-            DeviceView v;
-            v.path = "/org/rdmad1/device/d" + std::to_string(slot);
-            v.state =
+            DeviceState d =
                 device("dev" + std::to_string(rng() % 6), "", "0000:00:00." + std::to_string(slot));
-            v.kernel_name = v.state.name;
-            PortView p;
-            p.state = port(1, "eth" + std::to_string(rng() % 4));
-            p.state.in_sync = rng() % 2;
-            p.state.pfc_no_drop = {static_cast<uint8_t>(rng() % 8)};
-            p.path = v.path + "/port/1";
-            v.ports = {p};
+            d.syspath = "/sys/devices/d" + std::to_string(slot);
+            PortState p = port(1, "eth" + std::to_string(rng() % 4));
+            p.in_sync = rng() % 2;
+            p.pfc_no_drop = {static_cast<uint8_t>(rng() % 8)};
+            d.ports = {p};
             if (rng() % 3 == 0)
-                v.state.problems.push_back({"port-not-active", "warning", "port 1 is \"DOWN\""});
-            model.devices[v.path] = v;
-            r.put(model.devices[v.path]);
+                d.problems.push_back({"port-not-active", "warning", "port 1 is \"DOWN\""});
+            r.changed(inv, inv.put_device(d));
         } else if (what == 2) {
-            const std::string path = "/org/rdmad1/device/d" + std::to_string(rng() % 10);
-            model.devices.erase(path);
-            r.drop_device(path);
+            r.changed(inv, inv.remove_device("/sys/devices/d" + std::to_string(rng() % 10)));
         } else if (what == 3) {
-            LinkView l;
-            l.state = link(static_cast<int32_t>(1 + rng() % 8), "eth" + std::to_string(rng() % 5),
-                           "", rng() % 2 ? "dev1" : "");
-            l.path = link_path(l.state.index);
-            l.kernel_name = l.state.name;
-            model.links[l.state.index] = l;
-            r.put(model.links[l.state.index]);
+            LinkState l = link(static_cast<int32_t>(1 + rng() % 8), "eth" + std::to_string(rng() % 5),
+                               "", rng() % 2 ? "dev1" : "");
+            r.changed(inv, inv.put_link(l));
         } else {
-            const auto index = static_cast<int32_t>(1 + rng() % 8);
-            model.links.erase(index);
-            r.drop_link(index);
+            r.changed(inv, inv.remove_link(static_cast<int32_t>(1 + rng() % 8)));
         }
         const uint64_t before = r.objects_rendered();
-        REQUIRE(r.render(model, "0.1.0", "running", {}, {}) ==
-                describe_json(model, "0.1.0", "running"));
+        REQUIRE(r.render(inv, manager()) == describe_json(inv, manager()));
         CHECK(r.objects_rendered() == before);
     }
 }

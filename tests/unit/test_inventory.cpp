@@ -78,14 +78,39 @@ TEST_CASE("a rename keeps the id; the netdevs that name it are its relatives") {
     CHECK(cs.devices_added.empty());
     CHECK(cs.devices_removed.empty());
     REQUIRE(cs.devices_changed.count(id));
-    CHECK(cs.devices_changed.at(id) == Names{"Name"});
-    // Their RdmaDevice still says "mlx5_0" until the netdevs are classified again: the bus
-    // must look again (it resolves names to paths).
+    // Alone, the rename leaves the netdevs naming "mlx5_0", which no device is now: the
+    // device serves no netdev and they name no device, until they are classified again.
+    CHECK(cs.devices_changed.at(id) == Names{"Links", "Name"});
+    CHECK(inv.device(d.syspath)->link_indexes.empty());
     CHECK(cs.links_changed.at(4) == Names{"RdmaDevice"});
     CHECK(cs.links_changed.at(5) == Names{"RdmaDevice"});
     CHECK(!cs.links_changed.count(6));
+    CHECK(inv.link(4)->rdma_device_id.empty());
     CHECK(inv.device_named("rocep59s0f0") != nullptr);
     CHECK(inv.device_named("mlx5_0") == nullptr);
+}
+
+TEST_CASE("a rename and the netdevs classified again in one batch change Name only") {
+    Inventory inv = host();
+    DeviceState d = *inv.device_named("mlx5_0");
+    const std::string id = inv.id_of(d.syspath);
+    const std::vector<int32_t> served = d.link_indexes;
+    REQUIRE(served == std::vector<int32_t>{4, 5});
+    inv.begin_batch();
+    d.name = "rocep59s0f0";
+    ChangeSet cs = inv.put_device(d);
+    for (const int32_t index : served) {
+        LinkState l = *inv.link(index);
+        l.rdma_device = "rocep59s0f0";
+        cs.merge(inv.put_link(l));
+    }
+    cs.merge(inv.end_batch());
+    CHECK(cs.devices_changed.at(id) == Names{"Name"});
+    // The netdevs' own field changed, not the object they point at.
+    CHECK(cs.links_changed.at(4) == Names{"rdma_device"});
+    CHECK(cs.links_changed.at(5) == Names{"rdma_device"});
+    CHECK(inv.link(4)->rdma_device_id == id);
+    CHECK(inv.device(d.syspath)->link_indexes == served);
 }
 
 TEST_CASE("two devices that swap names are both found by their new names, in either order") {

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+#include "bus/manager_state.hpp"
+
+#include <utility>
+
+namespace rdmad {
+namespace {
+
+const Property<ManagerState> kManager[] = {
+    {"Version", "s", [](const ManagerState& a, const ManagerState& b) { return a.version == b.version; },
+     [](ValueWriter& w, const ManagerState& m, const PropertyContext&) { w.string(m.version); },
+     true},
+    {"State", "s", [](const ManagerState& a, const ManagerState& b) { return a.state == b.state; },
+     [](ValueWriter& w, const ManagerState& m, const PropertyContext&) { w.string(m.state); }},
+    {"DesiredStateSource", "as",
+     [](const ManagerState& a, const ManagerState& b) { return a.sources == b.sources; },
+     [](ValueWriter& w, const ManagerState& m, const PropertyContext&) {
+         w.begin_array("s");
+         for (const auto& s : m.sources)
+             w.string(s);
+         w.end_array();
+     }},
+    {"Problems", "a(sss)",
+     [](const ManagerState& a, const ManagerState& b) { return a.problems == b.problems; },
+     // Made valid and bounded when they are set (ManagerObject::set_problems()): as they are.
+     [](ValueWriter& w, const ManagerState& m, const PropertyContext&) {
+         w.begin_array("(sss)");
+         for (const auto& p : m.problems) {
+             w.begin_struct("sss");
+             for (auto [field, value] : {std::pair{"Code", &p.code}, {"Severity", &p.severity},
+                                         {"Text", &p.text}}) {
+                 w.field(field);
+                 w.string(*value);
+             }
+             w.end_struct();
+         }
+         w.end_array();
+     }},
+};
+
+} // namespace
+
+PropertyTable<ManagerState> manager_properties() { return kManager; }
+
+} // namespace rdmad
