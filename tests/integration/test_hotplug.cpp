@@ -16,6 +16,7 @@
 #include "harness.hpp"
 
 #include <catch2/catch.hpp>
+#include <gio/gio.h>
 
 #include <algorithm>
 #include <csignal>
@@ -1148,10 +1149,132 @@ struct SriovStep {
     int step; // 0 pci, 1 net add (ethN), 2 net move, 3 aux, 4 ib, 5 uverbs
 };
 
-void run_sriov(uint32_t seed) {
+/// What a GLib client following rdmad's ObjectManager holds: a GDBusObjectManagerClient on
+/// its own connection to the rig's bus (its signals wait in the main context until pump()).
+class GioCache {
+  public:
+    /// path -> interface -> property -> value as g_variant_print() prints it (org.rdmad1.*).
+    using Objects = std::map<std::string, std::map<std::string, std::map<std::string, std::string>>>;
+
+    explicit GioCache(const std::string& address) {
+        GError* error = nullptr;
+        conn_ = g_dbus_connection_new_for_address_sync(
+            address.c_str(),
+            GDBusConnectionFlags(G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+                                 G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION),
+            nullptr, nullptr, &error);
+        INFO((error ? error->message : ""));
+        REQUIRE(conn_);
+        manager_ = g_dbus_object_manager_client_new_sync(
+            conn_, G_DBUS_OBJECT_MANAGER_CLIENT_FLAGS_DO_NOT_AUTO_START, "org.rdmad1",
+            "/org/rdmad1", nullptr, nullptr, nullptr, nullptr, &error);
+        INFO((error ? error->message : ""));
+        REQUIRE(manager_);
+    }
+    ~GioCache() {
+        g_object_unref(manager_);
+        g_object_unref(conn_);
+    }
+    GioCache(const GioCache&) = delete;
+    GioCache& operator=(const GioCache&) = delete;
+
+    void pump() {
+        while (g_main_context_iteration(nullptr, FALSE)) {
+        }
+    }
+
+    Objects cached() {
+        Objects out;
+        GList* objects = g_dbus_object_manager_get_objects(manager_);
+        for (GList* o = objects; o; o = o->next) {
+            const std::string path = g_dbus_object_get_object_path(G_DBUS_OBJECT(o->data));
+            GList* ifaces = g_dbus_object_get_interfaces(G_DBUS_OBJECT(o->data));
+            for (GList* i = ifaces; i; i = i->next) {
+                GDBusProxy* proxy = G_DBUS_PROXY(i->data);
+                const std::string name = g_dbus_proxy_get_interface_name(proxy);
+                if (name.rfind("org.rdmad1.", 0) != 0)
+                    continue;
+                auto& props = out[path][name];
+                gchar** names = g_dbus_proxy_get_cached_property_names(proxy);
+                for (gchar** n = names; n && *n; ++n) {
+                    GVariant* v = g_dbus_proxy_get_cached_property(proxy, *n);
+                    gchar* text = g_variant_print(v, TRUE);
+                    props[*n] = text;
+                    g_free(text);
+                    g_variant_unref(v);
+                }
+                g_strfreev(names);
+            }
+            g_list_free_full(ifaces, g_object_unref);
+        }
+        g_list_free_full(objects, g_object_unref);
+        return out;
+    }
+
+    /// GetManagedObjects() now, in the same form.
+    Objects managed() {
+        Objects out;
+        GError* error = nullptr;
+        GVariant* reply = g_dbus_connection_call_sync(
+            conn_, "org.rdmad1", "/org/rdmad1", "org.freedesktop.DBus.ObjectManager",
+            "GetManagedObjects", nullptr, G_VARIANT_TYPE("(a{oa{sa{sv}}})"),
+            G_DBUS_CALL_FLAGS_NONE, 10000, nullptr, &error);
+        INFO((error ? error->message : ""));
+        REQUIRE(reply);
+        GVariantIter* objects = nullptr;
+        g_variant_get(reply, "(a{oa{sa{sv}}})", &objects);
+        const gchar* path = nullptr;
+        GVariantIter* ifaces = nullptr;
+        while (g_variant_iter_next(objects, "{&oa{sa{sv}}}", &path, &ifaces)) {
+            const gchar* iface = nullptr;
+            GVariantIter* props = nullptr;
+            while (g_variant_iter_next(ifaces, "{&sa{sv}}", &iface, &props)) {
+                if (std::string(iface).rfind("org.rdmad1.", 0) == 0) {
+                    auto& m = out[path][iface];
+                    const gchar* name = nullptr;
+                    GVariant* value = nullptr;
+                    while (g_variant_iter_next(props, "{&sv}", &name, &value)) {
+                        gchar* text = g_variant_print(value, TRUE);
+                        m[name] = text;
+                        g_free(text);
+                        g_variant_unref(value);
+                    }
+                }
+                g_variant_iter_free(props);
+            }
+            g_variant_iter_free(ifaces);
+        }
+        g_variant_iter_free(objects);
+        g_variant_unref(reply);
+        return out;
+    }
+
+  private:
+    GDBusConnection* conn_ = nullptr;
+    GDBusObjectManager* manager_ = nullptr;
+};
+
+/// Wait until `cache` equals GetManagedObjects(), pumping its signals.
+void check_cache_settles(GioCache& cache) {
+    GioCache::Objects managed, cached;
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    do {
+        cache.pump();
+        managed = cache.managed();
+        cached = cache.cached();
+        if (managed == cached)
+            break;
+        std::this_thread::sleep_for(50ms);
+    } while (std::chrono::steady_clock::now() < deadline);
+    CHECK(managed.size() > 3);
+    CHECK(cached == managed);
+}
+
+void run_sriov(uint32_t seed, int n = 8, GioCache* (*follow)(Rig&) = nullptr) {
     INFO("seed " << seed);
     Rig rig("constructed-sriov");
     SignalRecorder rec(*rig.client);
+    std::unique_ptr<GioCache> cache(follow ? follow(rig) : nullptr);
     const std::string root = rig.testbed.root();
     const std::string pf_dev = rig.device_path("mlx5_0");
 
@@ -1188,9 +1311,8 @@ void run_sriov(uint32_t seed) {
         CHECK(d["Links"].size() == 2);
     }
 
-    // ---- 0 -> 8 VFs, interleaved -----------------------------------------------------------
+    // ---- 0 -> n VFs, interleaved -----------------------------------------------------------
     const size_t mark = rec.size();
-    const int n = 8;
     rig.testbed.set_attr("/sys" + kPf, "sriov_numvfs", std::to_string(n) + "\n");
     std::vector<int> next(n, 0);
     std::vector<std::string> netname(n);
@@ -1290,6 +1412,8 @@ void run_sriov(uint32_t seed) {
     }
     for (auto& l : d["Links"])
         CHECK(l["Name"].get<std::string>().rfind("eth", 0) != 0);
+    if (cache)
+        check_cache_settles(*cache);
 
     // Bounded signals: each new object at most 3 (added + 2 changes), nothing else twice.
     {
@@ -1311,6 +1435,27 @@ void run_sriov(uint32_t seed) {
     CHECK(rec.quiet(800ms));
     check_signals(rec, before_hup, {});
     CHECK(rig.client->describe() == d);
+    if (cache) {
+        // The PF's RDMA device renamed, as udev's NAME_FALLBACK does: one object keeps its path.
+        const std::string pci = kPf;
+        const std::string old_sp = "/sys" + pci + "/infiniband/mlx5_0";
+        const std::string new_sp = "/sys" + pci + "/infiniband/rocep94s0f0";
+        rename_device(root, old_sp, new_sp, "infiniband");
+        send_uevent(root, new_sp, "infiniband", "move",
+                    {{"DEVPATH_OLD", old_sp.substr(4)}, {"NAME", "rocep94s0f0"}});
+        REQUIRE(rec.eventually(
+            [&] {
+                try {
+                    return rig.client->device_by_name("rocep94s0f0") == pf_dev;
+                } catch (const sdbus::Error&) {
+                    return false; // not seen yet
+                }
+            },
+            kWait));
+        check_cache_settles(*cache);
+        cache.reset();
+        d = rig.client->describe();
+    }
 
     // And a fresh daemon on the same testbed serves the same inventory.
     rig.client.reset();
@@ -1327,6 +1472,12 @@ TEST_CASE("hotplug: SR-IOV 2 -> 0 -> 8 VFs, random interleaving", "[hotplug][sri
     for (uint32_t seed : {1u, 20240607u, 777u}) {
         DYNAMIC_SECTION("seed " << seed) { run_sriov(seed); }
     }
+}
+
+TEST_CASE("hotplug: a GDBusObjectManagerClient following rdmad through SR-IOV 2 -> 0 -> 64 "
+          "VFs, netdev renames and an RDMA device rename ends equal to GetManagedObjects",
+          "[hotplug][sriov]") {
+    run_sriov(20261203u, 64, [](Rig& rig) { return new GioCache(rig.bus.address()); });
 }
 
 TEST_CASE("hotplug: 1,000 netdev add events in one burst", "[hotplug][burst]") {
