@@ -8,6 +8,7 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <csignal>
@@ -17,7 +18,29 @@
 
 namespace rdmad {
 
-Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
+namespace {
+
+/// The coalescer's clock: CLOCK_MONOTONIC now, not the loop's wake-up time (sd_event_now()),
+/// so that the window after a pass counts from the pass's end.
+uint64_t monotonic_usec() {
+    struct timespec ts {};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
+}
+
+/// Ring the oneshot timer `s` at `due`, or never.
+void arm(sd_event_source* s, std::optional<uint64_t> due) {
+    if (due)
+        sd_event_source_set_time(s, *due);
+    sd_event_source_set_enabled(s, due ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
+}
+
+} // namespace
+
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options)),
+      coalescer_(options_.coalesce, monotonic_usec,
+                 [this](std::optional<uint64_t> due) { arm(timer_, due); }) {
     if (sd_event_default(&event_) < 0)
         throw std::runtime_error("cannot create the sd-event loop");
     scanner_ = std::make_unique<Scanner>(options_.scan);
@@ -38,7 +61,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
                     inventory_.rename_device(renamed->first, renamed->second);
             }
             // A "change" is complete in itself; every other action starts a burst.
-            note_change(overflow || !ev || ev->action != "change");
+            coalescer_.note(overflow || !ev || ev->action != "change");
         });
     try {
         dcb_transport_ = std::make_unique<dcb::MnlTransport>();
@@ -51,7 +74,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
         RtnlMonitor::Handlers on;
         on.link = [this](int32_t ifindex) {
             scanner_->note_link(ifindex);
-            note_change(false);
+            coalescer_.note(false);
         };
         on.address = [this](int32_t ifindex) {
             // The kernel sends RTM_NEWADDR before its RoCE GID work runs (net/ipv4/devinet.c
@@ -61,18 +84,8 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
             // The read is due kAddressSettleUsec after the latest event (each one has its own
             // GID work to wait for), but at most kAddressMaxDelayUsec after the first of a
             // flood, so a steady stream of address changes cannot hold it off.
-            if (!scanner_->note_address(ifindex))
-                return;
-            uint64_t now = 0;
-            sd_event_now(event_, CLOCK_MONOTONIC, &now);
-            int enabled = SD_EVENT_OFF;
-            sd_event_source_get_enabled(address_timer_, &enabled);
-            if (enabled == SD_EVENT_OFF)
-                address_first_usec_ = now;
-            const uint64_t due =
-                std::min(now + kAddressSettleUsec, address_first_usec_ + kAddressMaxDelayUsec);
-            sd_event_source_set_time(address_timer_, due);
-            sd_event_source_set_enabled(address_timer_, SD_EVENT_ONESHOT);
+            if (scanner_->note_address(ifindex))
+                arm(address_timer_, address_window_.event(monotonic_usec()));
         };
         on.dcb = [this](const dcb::DcbNotification& n) {
             // Another tool (dcb, mlnx_qos, an LLDP agent) or the firmware changed a netdev's
@@ -83,12 +96,12 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
                       n.ifname, n.pfc ? fmt::format("{:#04x}", n.pfc->pfc_en) : "to be read");
             if (reconciler_)
                 reconciler_->pfc_changed(n.ifname);
-            note_change(false);
+            coalescer_.note(false);
         };
         on.overflow = [this] {
             scanner_->note_link(0);
             scanner_->note_pfc_lost();
-            note_change(true);
+            coalescer_.note(true);
         };
         rtnl_ = std::make_unique<RtnlMonitor>(event_, std::move(on));
     } catch (const std::exception& e) {
@@ -96,7 +109,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     }
     verbs_ = std::make_unique<VerbsEvents>(event_, [this](const std::string& device) {
         scanner_->note_device(device);
-        note_change(false);
+        coalescer_.note(false);
     });
     reconciler_ = std::make_unique<Reconciler>(options_.reconcile, dcb_.get());
     bus_ = std::make_unique<Bus>(event_, *this);
@@ -119,8 +132,9 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
             event_, &address_timer_, CLOCK_MONOTONIC, UINT64_MAX, 1000,
             [](sd_event_source*, uint64_t, void* self) {
                 auto* d = static_cast<Daemon*>(self);
+                d->address_window_.close();
                 d->scanner_->take_address_devices();
-                d->note_change(false);
+                d->coalescer_.note(false);
                 return 0;
             },
             this) < 0)
@@ -169,68 +183,12 @@ Daemon::~Daemon() {
     sd_event_unref(event_);
 }
 
-void Daemon::schedule_pass(uint64_t delay_usec) {
-    uint64_t now = 0;
-    sd_event_now(event_, CLOCK_MONOTONIC, &now);
-    const uint64_t at = now + delay_usec;
-    int enabled = SD_EVENT_OFF;
-    sd_event_source_get_enabled(timer_, &enabled);
-    uint64_t due = 0;
-    if (enabled != SD_EVENT_OFF && sd_event_source_get_time(timer_, &due) >= 0 && due <= at)
-        return; // a pass is already due by then; this joins it
-    sd_event_source_set_time(timer_, at);
-    sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT);
-}
-
-void Daemon::note_change(bool starts_burst) {
-    if (draining_)
-        return; // the pass being run takes it
-    uint64_t now = 0;
-    sd_event_now(event_, CLOCK_MONOTONIC, &now);
-    int enabled = SD_EVENT_OFF;
-    sd_event_source_get_enabled(timer_, &enabled);
-    if (starts_burst) {
-        // An add, remove, move or (un)bind comes with its relatives (a PCI function's
-        // auxiliary device, netdev, RDMA device, uverbs device): gather them for a window,
-        // even when an isolated change had its pass due sooner.
-        // The window is counted from the burst's latest event, not its first: the relatives
-        // of a device come within milliseconds of each other on a real host, but a busy
-        // machine may deliver the tail of a burst later (a split burst announces a netdev
-        // before the RDMA device that serves it). A burst that never pauses still gets a
-        // pass every burst_max_usec.
-        if (enabled == SD_EVENT_OFF || lead_pending_ || !burst_first_usec_)
-            burst_first_usec_ = now;
-        lead_pending_ = false;
-        sd_event_source_set_time(timer_,
-                                 std::min(now + options_.coalesce_usec,
-                                          std::max(burst_first_usec_ + options_.burst_max_usec,
-                                                   burst_first_usec_ + options_.coalesce_usec)));
-        sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT);
-        return;
-    }
-    if (enabled != SD_EVENT_OFF)
-        return; // a pass is due: this joins it
-    if (last_pass_usec_ && now < last_pass_usec_ + options_.coalesce_usec) {
-        // Changes in quick succession (a storm of carrier flaps): one pass per window.
-        schedule_pass(last_pass_usec_ + options_.coalesce_usec - now);
-        return;
-    }
-    schedule_pass(options_.lead_usec); // an isolated change: at once
-    lead_pending_ = true;
-}
-
 void Daemon::pass() {
-    lead_pending_ = false;
-    burst_first_usec_ = 0;
-    // Uevents queued since the timer was set join this pass rather than start the next one.
-    draining_ = true;
-    try {
+    {
+        // Uevents queued since the timer was set join this pass rather than start the next one.
+        auto draining = coalescer_.begin_pass();
         monitor_->drain();
-    } catch (...) {
-        draining_ = false;
-        throw;
     }
-    draining_ = false;
     bool incomplete = false;
     ScanChanges changes;
     if (full_resync_) {
@@ -240,11 +198,9 @@ void Daemon::pass() {
         changes = scanner_->refresh(&incomplete);
     }
     publish(std::move(changes));
-    struct timespec ts {};
-    clock_gettime(CLOCK_MONOTONIC, &ts); // the end of this pass, not the loop's wake-up time
-    last_pass_usec_ = uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
+    coalescer_.end_pass();
     if (incomplete)
-        schedule_pass(options_.retry_usec);
+        coalescer_.schedule(options_.retry_usec);
 }
 
 ChangeList Daemon::publish(ScanChanges changes) {
@@ -345,7 +301,7 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
         if (read_back)
             plan = reconciler_->plan(inventory_.state(), only);
         if (acted)
-            schedule_pass(options_.coalesce_usec);
+            coalescer_.schedule(options_.coalesce.window_usec);
     }
     // (object, setting, from, to) of every difference, for Manager.Reconcile().
     ChangeList changes;
@@ -407,7 +363,7 @@ void Daemon::publish_now() {
     } catch (const std::exception& e) {
         log::error("publish failed: {}", e.what());
         full_resync_ = true;
-        schedule_pass(0);
+        coalescer_.schedule(0);
     }
 }
 
@@ -501,7 +457,7 @@ void Daemon::reload() {
     // Launchers come and go without an event rdmad follows: Reload reads them again (SIGHUP's
     // full resync does too). Their doctor findings follow in the pass this schedules.
     scanner_->reread_memlock(reconciler_->memlock_launchers());
-    note_change(false);
+    coalescer_.note(false);
     publish_now();
     if (err)
         throw MethodError(api::kInvalidArgument, err->to_string());
@@ -533,7 +489,7 @@ int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void*
         log::info("SIGHUP: rereading the configuration and the hardware");
         self->reload_config();
         self->full_resync_ = true;
-        self->schedule_pass(0);
+        self->coalescer_.schedule(0);
         return 0;
     }
     self->notifier_.send("STOPPING=1");

@@ -11,6 +11,7 @@
 #include "export/export_writer.hpp"
 #include "inventory/inventory.hpp"
 #include "reconcile/reconciler.hpp"
+#include "sources/coalescer.hpp"
 #include "sources/rtnl_monitor.hpp"
 #include "sources/scanner.hpp"
 #include "sources/udev_monitor.hpp"
@@ -26,12 +27,8 @@ namespace rdmad {
 struct DaemonOptions {
     ScanOptions scan;
     ReconcilerOptions reconcile;
-    uint64_t coalesce_usec = 50'000; ///< window that turns an event burst into one pass
-    /// A burst whose events keep coming within coalesce_usec of each other gets its pass
-    /// when they pause, but no later than this after its first event.
-    uint64_t burst_max_usec = 500'000;
-    uint64_t lead_usec = 0;          ///< wait before the pass of an isolated change
-    uint64_t retry_usec = 100'000;   ///< wait before re-reading an incomplete device
+    CoalescerTiming coalesce;      ///< when changes get their pass (sources/coalescer.hpp)
+    uint64_t retry_usec = 100'000; ///< wait before re-reading an incomplete device
 };
 
 class Daemon final : public Controller {
@@ -59,14 +56,6 @@ class Daemon final : public Controller {
                 const std::string& setting) override;
 
   private:
-    /// Run a pass `delay_usec` from now, or earlier if one is due earlier.
-    void schedule_pass(uint64_t delay_usec);
-    /// A source noted a change. An isolated change (a "change" uevent, a carrier change, a
-    /// verbs event) gets its pass at once (lead_usec); changes in quick succession get one pass
-    /// when the window the last pass opened ends. An event that `starts_burst` (add, remove,
-    /// move, bind, unbind) gets its pass a window (coalesce_usec) after the last event of its
-    /// burst (its relatives), at most burst_max_usec after the first.
-    void note_change(bool starts_burst);
     /// Plan against the Inventory, run the plan (unless `dry_run`), take the executor's
     /// verified read-backs into the Inventory and put the desired-state parts of each device
     /// there (port Desired*, PFCNoDrop, InSync, problems), merging what that changed into
@@ -113,7 +102,8 @@ class Daemon final : public Controller {
     std::unique_ptr<exports::ExportWriter> exports_;
     std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
     Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
-    sd_event_source* timer_ = nullptr;
+    sd_event_source* timer_ = nullptr; ///< rings when coalescer_'s pass is due
+    Coalescer coalescer_;
     std::string export_error_; ///< the export writer's last error, "" when it writes
     /// Armed by an address event; when it fires, the GID tables under that netdev are read.
     sd_event_source* address_timer_ = nullptr;
@@ -121,16 +111,13 @@ class Daemon final : public Controller {
     static constexpr uint64_t kAddressSettleUsec = 100'000;
     /// The longest a flood of address events delays the read, from its first event.
     static constexpr uint64_t kAddressMaxDelayUsec = 1'000'000;
-    uint64_t address_first_usec_ = 0; ///< CLOCK_MONOTONIC of the first event the timer waits for
+    /// The address events the timer waits for: it rings kAddressSettleUsec after the latest,
+    /// at most kAddressMaxDelayUsec after the first.
+    SettleWindow address_window_{kAddressSettleUsec, kAddressMaxDelayUsec};
     sd_event_source* watchdog_ = nullptr; ///< WATCHDOG=1, only when systemd asks for it
     uint64_t watchdog_period_usec_ = 0;
     sd_event_source* signals_[3] = {};
     bool full_resync_ = false;
-    bool lead_pending_ = false;  ///< the pass due is an isolated change's (lead_usec)
-    uint64_t burst_first_usec_ =
-        0;                       ///< CLOCK_MONOTONIC of the first event of the burst due, 0 = none
-    bool draining_ = false;      ///< in pass(), taking the queued uevents: no new pass for them
-    uint64_t last_pass_usec_ = 0; ///< CLOCK_MONOTONIC end of the last pass, 0 before the first
 };
 
 } // namespace rdmad
