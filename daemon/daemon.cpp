@@ -5,6 +5,7 @@
 #include "doctor/lossless.hpp"
 #include "rdmad_api.hpp"
 #include "util/log.hpp"
+#include "util/loop_edge.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -29,10 +30,23 @@ uint64_t monotonic_usec() {
 }
 
 /// Ring the oneshot timer `s` at `due`, or never.
-void arm(sd_event_source* s, std::optional<uint64_t> due) {
+void arm(const EventSource& s, std::optional<uint64_t> due) {
     if (due)
-        sd_event_source_set_time(s, *due);
-    sd_event_source_set_enabled(s, due ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
+        sd_event_source_set_time(s.get(), *due);
+    sd_event_source_set_enabled(s.get(), due ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
+}
+
+/// A oneshot CLOCK_MONOTONIC timer on `event`, off until armed. Accuracy 1 ms: 0 would mean
+/// sd-event's default slack of 250 ms (sd_event_add_time(3)), which turned the 50 ms
+/// coalescing window into ~250 ms.
+EventSource add_timer(sd_event* event, sd_event_time_handler_t handler, void* userdata,
+                      const char* what) {
+    EventSource timer;
+    if (sd_event_add_time(event, into(timer), CLOCK_MONOTONIC, UINT64_MAX, 1000, handler,
+                          userdata) < 0)
+        throw std::runtime_error(std::string("cannot add the ") + what);
+    sd_event_source_set_enabled(timer.get(), SD_EVENT_OFF);
+    return timer;
 }
 
 } // namespace
@@ -41,13 +55,15 @@ Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options)),
       coalescer_(options_.coalesce, monotonic_usec,
                  [this](std::optional<uint64_t> due) { arm(timer_, due); }) {
-    if (sd_event_default(&event_) < 0)
+    sd_event* event = nullptr;
+    if (sd_event_default(&event) < 0)
         throw std::runtime_error("cannot create the sd-event loop");
+    event_.reset(event);
     scanner_ = std::make_unique<Scanner>(options_.scan);
     // Monitor before enumerate: an add racing the first scan is then seen by the rescan it
     // triggers, and the rescan's result is the same inventory (no duplicate objects).
     monitor_ = std::make_unique<UdevMonitor>(
-        scanner_->udev_context(), event_, [this](const Uevent* ev, bool overflow) {
+        scanner_->udev_context(), event, [this](const Uevent* ev, bool overflow) {
             if (overflow || !ev) {
                 full_resync_ = true; // events were lost: the next pass reads everything
             } else {
@@ -103,43 +119,28 @@ Daemon::Daemon(DaemonOptions options)
             scanner_->note_pfc_lost();
             coalescer_.note(true);
         };
-        rtnl_ = std::make_unique<RtnlMonitor>(event_, std::move(on));
+        rtnl_ = std::make_unique<RtnlMonitor>(event, std::move(on));
     } catch (const std::exception& e) {
         log::warning("{}: netdev carrier changes are seen through uevents only", e.what());
     }
-    verbs_ = std::make_unique<VerbsEvents>(event_, [this](const std::string& device) {
+    verbs_ = std::make_unique<VerbsEvents>(event, [this](const std::string& device) {
         scanner_->note_device(device);
         coalescer_.note(false);
     });
     reconciler_ = std::make_unique<Reconciler>(options_.reconcile, dcb_.get());
-    bus_ = std::make_unique<Bus>(event_, *this);
+    bus_ = std::make_unique<Bus>(event, *this);
     exports::WriterOptions export_options;
     export_options.on_error = [this](const std::string& error) {
         export_error_ = error;
         bus_->set_problems(manager_problems());
     };
     exports_ = std::make_unique<exports::ExportWriter>(
-        event_, [this] { return reconciler_->export_config(); }, export_options);
+        event, [this] { return reconciler_->export_config(); }, export_options);
     dispatcher_ = std::make_unique<dispatch::Dispatcher>(
-        event_, [this] { return reconciler_->dispatcher_config(); });
+        event, [this] { return reconciler_->dispatcher_config(); });
 
-    // Accuracy 1 ms: 0 would mean sd-event's default slack of 250 ms (sd_event_add_time(3)),
-    // which turned the 50 ms coalescing window into ~250 ms.
-    if (sd_event_add_time(event_, &timer_, CLOCK_MONOTONIC, UINT64_MAX, 1000, on_timer, this) < 0)
-        throw std::runtime_error("cannot add the coalescing timer");
-    sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
-    if (sd_event_add_time(
-            event_, &address_timer_, CLOCK_MONOTONIC, UINT64_MAX, 1000,
-            [](sd_event_source*, uint64_t, void* self) {
-                auto* d = static_cast<Daemon*>(self);
-                d->address_window_.close();
-                d->scanner_->take_address_devices();
-                d->coalescer_.note(false);
-                return 0;
-            },
-            this) < 0)
-        throw std::runtime_error("cannot add the address timer");
-    sd_event_source_set_enabled(address_timer_, SD_EVENT_OFF);
+    timer_ = add_timer(event, on_timer, this, "coalescing timer");
+    address_timer_ = add_timer(event, on_address_timer, this, "address timer");
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -150,7 +151,7 @@ Daemon::Daemon(DaemonOptions options)
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     const int sigs[3] = {SIGTERM, SIGINT, SIGHUP};
     for (int i = 0; i < 3; ++i)
-        if (sd_event_add_signal(event_, &signals_[i], sigs[i], on_signal, this) < 0)
+        if (sd_event_add_signal(event, into(signals_[i]), sigs[i], on_signal, this) < 0)
             throw std::runtime_error("cannot add signal handlers");
     // WATCHDOG=1 at half of WATCHDOG_USEC when systemd asks for it, sent like every other
     // notification without blocking (util/notify.hpp): sd_event_set_watchdog() would send it
@@ -158,29 +159,11 @@ Daemon::Daemon(DaemonOptions options)
     uint64_t watchdog_usec = 0;
     if (sd_watchdog_enabled(false, &watchdog_usec) > 0 && watchdog_usec > 0) {
         watchdog_period_usec_ = watchdog_usec / 2;
-        if (sd_event_add_time_relative(event_, &watchdog_, CLOCK_MONOTONIC, watchdog_period_usec_,
-                                       watchdog_period_usec_ / 10, on_watchdog, this) < 0)
+        if (sd_event_add_time_relative(event, into(watchdog_), CLOCK_MONOTONIC,
+                                       watchdog_period_usec_, watchdog_period_usec_ / 10,
+                                       on_watchdog, this) < 0)
             throw std::runtime_error("cannot add the watchdog timer");
     }
-}
-
-Daemon::~Daemon() {
-    dispatcher_.reset();
-    exports_.reset();
-    for (auto* s : signals_)
-        sd_event_source_disable_unref(s);
-    sd_event_source_disable_unref(timer_);
-    sd_event_source_disable_unref(address_timer_);
-    sd_event_source_disable_unref(watchdog_);
-    bus_.reset();
-    reconciler_.reset();
-    verbs_.reset();
-    rtnl_.reset();
-    dcb_.reset();
-    dcb_transport_.reset();
-    monitor_.reset();
-    scanner_.reset();
-    sd_event_unref(event_);
 }
 
 void Daemon::pass() {
@@ -475,25 +458,34 @@ int Daemon::on_timer(sd_event_source*, uint64_t, void* userdata) {
     return 0;
 }
 
+int Daemon::on_address_timer(sd_event_source*, uint64_t, void* userdata) {
+    auto* self = static_cast<Daemon*>(userdata);
+    self->address_window_.close();
+    return at_loop_edge("reading the GID tables after address changes", [&] {
+        self->scanner_->take_address_devices();
+        self->coalescer_.note(false);
+    });
+}
+
 int Daemon::on_watchdog(sd_event_source* s, uint64_t, void* userdata) {
     auto* self = static_cast<Daemon*>(userdata);
-    self->notifier_.send("WATCHDOG=1");
+    // Rearmed first: a failed send must not stop the keep-alives.
     sd_event_source_set_time_relative(s, self->watchdog_period_usec_);
     sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-    return 0;
+    return at_loop_edge("watchdog", [&] { self->notifier_.send("WATCHDOG=1"); });
 }
 
 int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void* userdata) {
     auto* self = static_cast<Daemon*>(userdata);
-    if (si->ssi_signo == SIGHUP) {
-        log::info("SIGHUP: rereading the configuration and the hardware");
-        self->reload_config();
-        self->full_resync_ = true;
-        self->coalescer_.schedule(0);
-        return 0;
-    }
+    if (si->ssi_signo == SIGHUP)
+        return at_loop_edge("SIGHUP", [&] {
+            log::info("SIGHUP: rereading the configuration and the hardware");
+            self->reload_config();
+            self->full_resync_ = true;
+            self->coalescer_.schedule(0);
+        });
     self->notifier_.send("STOPPING=1");
-    sd_event_exit(self->event_, 0);
+    sd_event_exit(self->event_.get(), 0);
     return 0;
 }
 
@@ -511,7 +503,7 @@ int Daemon::run() {
         sd_notify(false, "READY=1"); // a full queue: READY=1 must not be lost, so wait
     // The first inventory is no burst of device-added: scripts run for what changes from now.
     dispatcher_->start(inventory_);
-    int r = sd_event_loop(event_);
+    int r = sd_event_loop(event_.get());
     return r < 0 ? 1 : r;
 }
 

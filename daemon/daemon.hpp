@@ -16,6 +16,7 @@
 #include "sources/scanner.hpp"
 #include "sources/udev_monitor.hpp"
 #include "sources/verbs_events.hpp"
+#include "util/event_source.hpp"
 #include "util/notify.hpp"
 
 #include <memory>
@@ -36,7 +37,9 @@ class Daemon final : public Controller {
     /// Opens the udev monitor, then the system bus (DBUS_SYSTEM_BUS_ADDRESS when set).
     /// Throws on failure to get either.
     explicit Daemon(DaemonOptions options);
-    ~Daemon() override;
+    ~Daemon() override = default;
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
 
     /// Scan, export, take the bus name, send READY=1, and run until SIGTERM/SIGINT.
     /// Returns the exit status.
@@ -85,28 +88,30 @@ class Daemon final : public Controller {
     /// an export that cannot be written ("export-failed").
     std::vector<Problem> manager_problems() const;
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
+    static int on_address_timer(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_watchdog(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_signal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
 
+    // Teardown runs up this list: the export writer and the dispatcher first, then the
+    // daemon's own sources (their callbacks use everything above them), the bus, the sources
+    // that feed the inventory, the inventory, and the loop last.
     DaemonOptions options_;
     Notifier notifier_;
-    sd_event* event_ = nullptr;
+    EventLoop event_;
+    Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
     std::unique_ptr<Scanner> scanner_;
     std::unique_ptr<UdevMonitor> monitor_;
-    std::unique_ptr<RtnlMonitor> rtnl_;
-    std::unique_ptr<VerbsEvents> verbs_;
     std::unique_ptr<dcb::NetlinkTransport> dcb_transport_; ///< null without netlink
     std::unique_ptr<dcb::DcbClient> dcb_;                  ///< PFC reads (scanner), SETs
+    std::unique_ptr<RtnlMonitor> rtnl_;
+    std::unique_ptr<VerbsEvents> verbs_;
     std::unique_ptr<Reconciler> reconciler_;
     std::unique_ptr<Bus> bus_;
-    std::unique_ptr<exports::ExportWriter> exports_;
-    std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
-    Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
-    sd_event_source* timer_ = nullptr; ///< rings when coalescer_'s pass is due
+    EventSource timer_; ///< rings when coalescer_'s pass is due
     Coalescer coalescer_;
     std::string export_error_; ///< the export writer's last error, "" when it writes
     /// Armed by an address event; when it fires, the GID tables under that netdev are read.
-    sd_event_source* address_timer_ = nullptr;
+    EventSource address_timer_;
     /// How long after an address event the kernel's RoCE GID update is taken as done.
     static constexpr uint64_t kAddressSettleUsec = 100'000;
     /// The longest a flood of address events delays the read, from its first event.
@@ -114,10 +119,12 @@ class Daemon final : public Controller {
     /// The address events the timer waits for: it rings kAddressSettleUsec after the latest,
     /// at most kAddressMaxDelayUsec after the first.
     SettleWindow address_window_{kAddressSettleUsec, kAddressMaxDelayUsec};
-    sd_event_source* watchdog_ = nullptr; ///< WATCHDOG=1, only when systemd asks for it
+    EventSource watchdog_; ///< WATCHDOG=1, only when systemd asks for it
     uint64_t watchdog_period_usec_ = 0;
-    sd_event_source* signals_[3] = {};
+    EventSource signals_[3];
     bool full_resync_ = false;
+    std::unique_ptr<exports::ExportWriter> exports_;
+    std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
 };
 
 } // namespace rdmad

@@ -8,9 +8,11 @@
 #pragma once
 
 #include "actuators/dcb_message.hpp"
+#include "util/event_source.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <systemd/sd-event.h>
 
 struct mnl_socket;
@@ -32,16 +34,20 @@ class RtnlMonitor {
 
     /// Throws std::runtime_error when the socket cannot be opened or bound.
     RtnlMonitor(sd_event* event, Handlers handlers);
-    ~RtnlMonitor();
     RtnlMonitor(const RtnlMonitor&) = delete;
     RtnlMonitor& operator=(const RtnlMonitor&) = delete;
 
   private:
     static int on_io(sd_event_source* s, int fd, uint32_t revents, void* userdata);
+    /// Every datagram queued on `fd`, to the handlers.
+    void receive(int fd);
 
-    mnl_socket* socket_ = nullptr;
-    sd_event_source* source_ = nullptr;
+    struct SocketClose {
+        void operator()(mnl_socket* s) const;
+    };
     Handlers handlers_;
+    std::unique_ptr<mnl_socket, SocketClose> socket_;
+    EventSource source_; ///< reads socket_: goes first
 };
 
 } // namespace rdmad
