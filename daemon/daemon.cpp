@@ -3,6 +3,7 @@
 
 #include "bus/bus_model.hpp"
 #include "doctor/lossless.hpp"
+#include "inventory/driver_capabilities.hpp"
 #include "rdmad_api.hpp"
 #include "util/log.hpp"
 #include "util/loop_edge.hpp"
@@ -196,11 +197,12 @@ ChangeList Daemon::publish(ScanChanges changes) {
     // force) covers the devices re-read, unless one is mlx4, whose module options are
     // host-wide.
     const bool local =
-        !changes.full && std::none_of(changes.devices.begin(), changes.devices.end(),
-                                      [&](const std::string& syspath) {
-                                          const DeviceState* d = inventory_.device(syspath);
-                                          return d && d->kernel_driver == "mlx4_core";
-                                      });
+        !changes.full &&
+        std::none_of(changes.devices.begin(), changes.devices.end(),
+                     [&](const std::string& syspath) {
+                         const DeviceState* d = inventory_.device(syspath);
+                         return d && driver_capabilities(d->kernel_driver).host_wide_pfc_option;
+                     });
     if (local) {
         if (!reconciler_->idle() && !changes.devices.empty())
             reconcile_into(&cs, false, &changes.devices);
@@ -374,7 +376,7 @@ void Daemon::check_port_type(const std::string& syspath, uint32_t port, const st
     const DeviceState& d = device_for_call(syspath);
     // mlx4 (ConnectX-3 VPI) switches in sysfs; ConnectX-4 and later in firmware, where rdmad
     // reports the remedy. Others have no port type.
-    if (d.kernel_driver != "mlx4_core" && d.kernel_driver != "mlx5_core")
+    if (!driver_capabilities(d.kernel_driver).vpi())
         throw MethodError(api::kNotSupported,
                           d.name + " (" + d.kernel_driver + ") has no port type switch");
     try { // refuse a bad pair before asking polkit
@@ -403,7 +405,7 @@ void Daemon::check_pfc(const std::string& syspath) {
     const DeviceState& d = device_for_call(syspath);
     // PFC is an Ethernet (802.1Qbb) setting. A VPI adapter (mlx4, mlx5) may get Ethernet
     // ports later; an InfiniBand- or OPA-only one (hfi1, qib) never does.
-    const bool vpi = d.kernel_driver == "mlx4_core" || d.kernel_driver == "mlx5_core";
+    const bool vpi = driver_capabilities(d.kernel_driver).vpi();
     const bool ethernet = std::any_of(d.ports.begin(), d.ports.end(), [](const PortState& p) {
         return p.link_layer == "Ethernet";
     });

@@ -7,6 +7,7 @@
 #include "config/file_read.hpp"
 #include "config/mlx4_conf.hpp"
 #include "config/pfc.hpp"
+#include "inventory/driver_capabilities.hpp"
 #include "util/atomic_file.hpp"
 #include "util/log.hpp"
 #include "util/sysfs.hpp"
@@ -172,7 +173,7 @@ std::vector<std::string> Reconciler::port_types_with(const HostState& inv, const
         if (t.empty())
             t = "auto";
     types[port - 1] = type;
-    if (d.kernel_driver == "mlx4_core")
+    if (driver_capabilities(d.kernel_driver).port_type == PortTypeSwitch::sysfs)
         if (uint32_t bad = invalid_mlx4_port(types))
             throw std::invalid_argument(fmt::format(
                 "port {} must be eth while port 1 is eth (mlx4); it would be {}{}", bad,
@@ -481,21 +482,22 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
         return p;
     }
     const bool any_mlx4 = std::any_of(inv.devices.begin(), inv.devices.end(), [](const auto& d) {
-        return d.second.kernel_driver == "mlx4_core";
+        return driver_capabilities(d.second.kernel_driver).host_wide_pfc_option;
     });
     // A rule that asks PFC and does not name another driver may be meant for an mlx4 device
     // that is not matched now; a config error hides rules. Either keeps the file.
     const DesiredConfig all = rules(true);
-    mlx4.keep_file = etc_error_ || state_error_ ||
-                     std::any_of(all.rules.begin(), all.rules.end(), [](const Rule& r) {
-                         return r.pfc_no_drop &&
-                                (r.match.driver.empty() || r.match.driver == "mlx4_core");
-                     });
+    mlx4.keep_file =
+        etc_error_ || state_error_ ||
+        std::any_of(all.rules.begin(), all.rules.end(), [](const Rule& r) {
+            return r.pfc_no_drop && (r.match.driver.empty() ||
+                                     driver_capabilities(r.match.driver).host_wide_pfc_option);
+        });
     // Read the module options only when the plan can use them: an mlx4 device asks PFC (set
     // the file, pending-reload), or the file may be removed. Not on every pass of every host.
     const bool mlx4_pfc = std::any_of(want.begin(), want.end(), [&](const auto& w) {
         return !w.second.pfc_no_drop.empty() &&
-               inv.devices.at(w.first).kernel_driver == "mlx4_core";
+               driver_capabilities(inv.devices.at(w.first).kernel_driver).host_wide_pfc_option;
     });
     if (any_mlx4 && (mlx4_pfc || !mlx4.keep_file))
         mlx4.file_pfctx = read_mlx4_modprobe(options_.modprobe_dir);
