@@ -140,6 +140,10 @@ Daemon::Daemon(DaemonOptions options)
     dispatcher_ = std::make_unique<dispatch::Dispatcher>(
         event, [this] { return reconciler_->dispatcher_config(); });
 
+    config_loader_ =
+        std::make_unique<ConfigLoader>(event, [this](std::optional<Reconciler::Loaded> loaded) {
+            take_config(std::move(loaded));
+        });
     timer_ = add_timer(event, on_timer, this, "coalescing timer");
     address_timer_ = add_timer(event, on_address_timer, this, "address timer");
 
@@ -364,6 +368,20 @@ void Daemon::reload_config() {
     }
 }
 
+void Daemon::reload_config_off_loop() {
+    config_loader_->start(reconciler_->options());
+}
+
+void Daemon::take_config(std::optional<Reconciler::Loaded> loaded) {
+    if (loaded) {
+        reconciler_->take(std::move(*loaded));
+        scanner_->set_memlock_launchers(reconciler_->memlock_launchers());
+    }
+    // SIGHUP reads the hardware again too, with the rules now in force.
+    full_resync_ = true;
+    coalescer_.schedule(0);
+}
+
 const DeviceState& Daemon::device_for_call(const std::string& syspath) const {
     const DeviceState* d = inventory_.device(syspath);
     if (!d)
@@ -438,6 +456,9 @@ ChangeList Daemon::reconcile(bool dry_run) {
 }
 
 void Daemon::reload() {
+    // Manager.Reload is answered with the result, so it reads on the loop (Controller::reload
+    // returns it); what a SIGHUP's worker is reading meanwhile is older than this: dropped.
+    config_loader_->discard();
     auto err = reconciler_->reload();
     // Launchers come and go without an event rdmad follows: Reload reads them again (SIGHUP's
     // full resync does too). Their doctor findings follow in the pass this schedules.
@@ -482,9 +503,7 @@ int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void*
     if (si->ssi_signo == SIGHUP)
         return at_loop_edge("SIGHUP", [&] {
             log::info("SIGHUP: rereading the configuration and the hardware");
-            self->reload_config();
-            self->full_resync_ = true;
-            self->coalescer_.schedule(0);
+            self->reload_config_off_loop();
         });
     self->notifier_.send("STOPPING=1");
     sd_event_exit(self->event_.get(), 0);

@@ -10,6 +10,7 @@
 #include "dispatch/dispatcher.hpp"
 #include "export/export_writer.hpp"
 #include "inventory/inventory.hpp"
+#include "reconcile/config_loader.hpp"
 #include "reconcile/reconciler.hpp"
 #include "sources/coalescer.hpp"
 #include "sources/rtnl_monitor.hpp"
@@ -67,7 +68,12 @@ class Daemon final : public Controller {
     /// (object, setting, from, to).
     ChangeList reconcile_into(ChangeSet* changes, bool dry_run,
                               const std::set<std::string>* only = nullptr);
+    /// At start-up: read the configuration, on the loop (nothing waits for it yet).
     void reload_config();
+    /// SIGHUP: read the configuration on config_loader_'s worker; the result is taken on the
+    /// loop by take_config(), then everything is read again.
+    void reload_config_off_loop();
+    void take_config(std::optional<Reconciler::Loaded> loaded);
     /// publish() at once (after a D-Bus call changed the desired state), errors logged.
     void publish_now();
     /// The device a method call names; MethodError(NoSuchObject) when it is gone.
@@ -123,6 +129,7 @@ class Daemon final : public Controller {
     uint64_t watchdog_period_usec_ = 0;
     EventSource signals_[3];
     bool full_resync_ = false;
+    std::unique_ptr<ConfigLoader> config_loader_; ///< SIGHUP's reads of the configuration
     std::unique_ptr<exports::ExportWriter> exports_;
     std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
 };
