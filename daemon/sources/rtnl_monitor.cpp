@@ -16,10 +16,6 @@
 
 namespace rdmad {
 
-void RtnlMonitor::SocketClose::operator()(mnl_socket* s) const {
-    mnl_socket_close(s);
-}
-
 RtnlMonitor::RtnlMonitor(sd_event* event, Handlers handlers) : handlers_(std::move(handlers)) {
     socket_.reset(mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!socket_)

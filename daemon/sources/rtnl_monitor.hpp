@@ -9,13 +9,11 @@
 
 #include "actuators/dcb_message.hpp"
 #include "util/event_source.hpp"
+#include "util/mnl_socket.hpp"
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <systemd/sd-event.h>
-
-struct mnl_socket;
 
 namespace rdmad {
 
@@ -42,11 +40,8 @@ class RtnlMonitor {
     /// Every datagram queued on `fd`, to the handlers.
     void receive(int fd);
 
-    struct SocketClose {
-        void operator()(mnl_socket* s) const;
-    };
     Handlers handlers_;
-    std::unique_ptr<mnl_socket, SocketClose> socket_;
+    MnlSocket socket_;
     EventSource source_; ///< reads socket_: goes first
 };
 

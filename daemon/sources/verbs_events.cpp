@@ -94,14 +94,17 @@ void VerbsEvents::open_wanted() {
         return;
     // libibverbs lists only devices it can serve: a provider, an accessible uverbs node and a
     // matching ABI (DOMAIN.md §4.1).
+    struct FreeList {
+        void operator()(ibv_device** l) const { ibv_free_device_list(l); }
+    };
     int count = 0;
-    ibv_device** list = ibv_get_device_list(&count);
+    const std::unique_ptr<ibv_device*[], FreeList> list(ibv_get_device_list(&count));
     for (const auto& name : wanted) {
         ibv_device* match = nullptr;
         for (int i = 0; list && i < count; ++i)
             if (name == ibv_get_device_name(list[i]))
                 match = list[i];
-        ibv_context* ctx = match ? ibv_open_device(match) : nullptr;
+        std::unique_ptr<ibv_context, CloseDevice> ctx(match ? ibv_open_device(match) : nullptr);
         if (!ctx) {
             unopenable_.insert(name);
             if (!fallback_logged_) {
@@ -114,20 +117,19 @@ void VerbsEvents::open_wanted() {
             }
             continue;
         }
+        const int fd = ctx->async_fd;
         Context& c = open_[name];
-        c.context.reset(ctx);
+        c.context = std::move(ctx);
         c.owner = this;
         c.name = name;
-        int flags = fcntl(ctx->async_fd, F_GETFL);
-        fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
-        if (sd_event_add_io(event_, into(c.source), ctx->async_fd, EPOLLIN, on_io, &c) < 0) {
+        int flags = fcntl(fd, F_GETFL);
+        fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+        if (sd_event_add_io(event_, into(c.source), fd, EPOLLIN, on_io, &c) < 0) {
             close(c);
             open_.erase(name);
             unopenable_.insert(name);
         }
     }
-    if (list)
-        ibv_free_device_list(list);
 }
 
 int VerbsEvents::on_io(sd_event_source*, int, uint32_t, void* userdata) {
