@@ -869,7 +869,7 @@ def main():
     ap.add_argument("--pace-us", type=float, default=0,
                     help="sleep between burst uevents (default 0: as fast as umockdev sends)")
     ap.add_argument("--window-ms", type=float, default=50,
-                    help="rdmad's coalescing window (DaemonOptions::coalesce_usec, 50 ms)")
+                    help="rdmad's coalescing window (CoalescerTiming::window_usec, 50 ms)")
     ap.add_argument("--idle-sizes", default="",
                     help="RDMA devices on the idle testbed, comma-separated (default: none)")
     ap.add_argument("--idle-seconds", type=float, default=60)

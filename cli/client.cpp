@@ -27,9 +27,9 @@ constexpr std::string_view kFailed = rdmad::api::kFailed;
 constexpr std::string_view kNotSupported = rdmad::api::kNotSupported;
 constexpr std::string_view kAccessDenied = rdmad::api::kAccessDenied;
 
-constexpr const char* kManagerInterface = "org.rdmad1.Manager";
-constexpr const char* kPortInterface = "org.rdmad1.Port";
-constexpr const char* kConfigureAction = "org.rdmad1.configure";
+using rdmad::api::kConfigureAction;
+using rdmad::api::kManagerInterface;
+using rdmad::api::kPortInterface;
 
 // How long a configuring call may take: polkit may be asking the user for a password
 // (auth_admin_keep), and an mlx4 port type change re-creates the device. Well above

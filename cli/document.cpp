@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "document.hpp"
 
+#include "rdmad_api.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -224,7 +226,7 @@ std::pair<const json*, const json*> find_port(const json& doc, const std::string
 }
 
 std::string object_label(const json& doc, const std::string& path) {
-    if (path == "/org/rdmad1")
+    if (path == rdmad::api::kManagerPath)
         return "rdmad";
     if (auto [dev, port] = find_port(doc, path); port)
         return fmt::format("{} port {}", str(*dev, "Name"), integer(*port, "Number"));

@@ -6,6 +6,7 @@
 // evidence too. Exit status kExitProblems when one is an error or a warning ("info" ones are
 // shown but do not count).
 #include "document.hpp"
+#include "rdmad_api.hpp"
 #include "table.hpp"
 #include "terminal.hpp"
 #include "verbs.hpp"
@@ -47,10 +48,10 @@ json doctor_list(const json& doc, const std::string& device) {
     json list = json::array();
     if (device.empty()) {
         for (const auto& p : doc::array(doc, "Problems"))
-            list.push_back(entry("rdmad", "/org/rdmad1", p));
+            list.push_back(entry("rdmad", rdmad::api::kManagerPath, p));
         // A degraded daemon without a problem to show still deserves a line.
         if (doc::str(doc, "State") == "degraded" && doc::array(doc, "Problems").empty())
-            list.push_back(entry("rdmad", "/org/rdmad1",
+            list.push_back(entry("rdmad", rdmad::api::kManagerPath,
                                  json{{"Code", "degraded"},
                                       {"Severity", "warning"},
                                       {"Text", "rdmad runs on a partial view of the hardware"}}));

@@ -38,8 +38,10 @@ namespace {
 using nlohmann::json;
 
 using rdmad::api::kBusName;
+using rdmad::api::kInterfacePrefix;
 constexpr const char* kRoot = rdmad::api::kManagerPath;
-constexpr std::string_view kInterfacePrefix = "org.rdmad1.";
+/// "/port/": what stands between a device's path and its port number.
+const std::string kPortInfix = std::string("/") + rdmad::api::kPortElement + "/";
 
 // ---- Reading any D-Bus value into JSON ----------------------------------------------------
 
@@ -220,13 +222,13 @@ const char* kind_name(Kind k) {
 }
 
 Kind kind_of_interface(std::string_view iface) {
-    if (iface == "org.rdmad1.Manager")
+    if (iface == rdmad::api::kManagerInterface)
         return Kind::Daemon;
-    if (iface == "org.rdmad1.Device")
+    if (iface == rdmad::api::kDeviceInterface)
         return Kind::Device;
-    if (iface == "org.rdmad1.Port")
+    if (iface == rdmad::api::kPortInterface)
         return Kind::Port;
-    if (iface == "org.rdmad1.Link")
+    if (iface == rdmad::api::kLinkInterface)
         return Kind::Link;
     return Kind::Other;
 }
@@ -234,11 +236,15 @@ Kind kind_of_interface(std::string_view iface) {
 Kind kind_of_path(std::string_view path) {
     if (path == kRoot)
         return Kind::Daemon;
-    if (path.find("/port/") != std::string_view::npos)
+    auto under = [&](const char* prefix) {
+        const std::string_view p(prefix);
+        return path.size() > p.size() && path.substr(0, p.size()) == p && path[p.size()] == '/';
+    };
+    if (path.find(kPortInfix) != std::string_view::npos)
         return Kind::Port;
-    if (path.rfind("/org/rdmad1/device/", 0) == 0)
+    if (under(rdmad::api::kDevicePrefix))
         return Kind::Device;
-    if (path.rfind("/org/rdmad1/link/", 0) == 0)
+    if (under(rdmad::api::kLinkPrefix))
         return Kind::Link;
     return Kind::Other;
 }
@@ -323,13 +329,14 @@ std::string Monitor::label(const std::string& path) const {
         return name.empty() ? path : name;
     }
     case Kind::Port: {
-        const auto slash = path.rfind("/port/");
+        const auto slash = path.rfind(kPortInfix);
         if (slash == std::string::npos)
             return path;
         std::string device = name_of(path.substr(0, slash));
         std::int64_t number =
             it != objects_.end() ? doc::integer(it->second.props, "Number", -1) : -1;
-        std::string n = number >= 0 ? std::to_string(number) : path.substr(slash + 6);
+        std::string n =
+            number >= 0 ? std::to_string(number) : path.substr(slash + kPortInfix.size());
         return device.empty() ? path : device + " port " + n;
     }
     case Kind::Other:
@@ -654,11 +661,8 @@ void Monitor::subscribe() {
                              "member='PropertiesChanged'",
                              kRoot),
         guarded(&Monitor::on_properties_changed)));
-    slots_.push_back(bus.addMatch(
-        fmt::format("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                    "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='{}'",
-                    kBusName),
-        guarded(&Monitor::on_name_owner_changed)));
+    slots_.push_back(
+        bus.addMatch(rdmad::api::kNameOwnerChangedMatch, guarded(&Monitor::on_name_owner_changed)));
 }
 
 int Monitor::run() {

@@ -3,11 +3,14 @@
 
 #include "inventory/object_path.hpp"
 #include "doctor/lossless.hpp"
+#include "inventory/driver_capabilities.hpp"
 #include "rdmad_api.hpp"
 #include "util/log.hpp"
+#include "util/loop_edge.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <csignal>
@@ -17,14 +20,51 @@
 
 namespace rdmad {
 
-Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
-    if (sd_event_default(&event_) < 0)
+namespace {
+
+/// The coalescer's clock: CLOCK_MONOTONIC now, not the loop's wake-up time (sd_event_now()),
+/// so that the window after a pass counts from the pass's end.
+uint64_t monotonic_usec() {
+    struct timespec ts {};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
+}
+
+/// Ring the oneshot timer `s` at `due`, or never.
+void arm(const EventSource& s, std::optional<uint64_t> due) {
+    if (due)
+        sd_event_source_set_time(s.get(), *due);
+    sd_event_source_set_enabled(s.get(), due ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
+}
+
+/// A oneshot CLOCK_MONOTONIC timer on `event`, off until armed. Accuracy 1 ms: 0 would mean
+/// sd-event's default slack of 250 ms (sd_event_add_time(3)), which turned the 50 ms
+/// coalescing window into ~250 ms.
+EventSource add_timer(sd_event* event, sd_event_time_handler_t handler, void* userdata,
+                      const char* what) {
+    EventSource timer;
+    if (sd_event_add_time(event, into(timer), CLOCK_MONOTONIC, UINT64_MAX, 1000, handler,
+                          userdata) < 0)
+        throw std::runtime_error(std::string("cannot add the ") + what);
+    sd_event_source_set_enabled(timer.get(), SD_EVENT_OFF);
+    return timer;
+}
+
+} // namespace
+
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options)),
+      coalescer_(options_.coalesce, monotonic_usec,
+                 [this](std::optional<uint64_t> due) { arm(timer_, due); }) {
+    sd_event* event = nullptr;
+    if (sd_event_default(&event) < 0)
         throw std::runtime_error("cannot create the sd-event loop");
+    event_.reset(event);
     scanner_ = std::make_unique<Scanner>(options_.scan);
     // Monitor before enumerate: an add racing the first scan is then seen by the rescan it
     // triggers, and the rescan's result is the same inventory (no duplicate objects).
     monitor_ = std::make_unique<UdevMonitor>(
-        scanner_->udev_context(), event_, [this](const Uevent* ev, bool overflow) {
+        scanner_->udev_context(), event, [this](const Uevent* ev, bool overflow) {
             if (overflow || !ev) {
                 full_resync_ = true; // events were lost: the next pass reads everything
             } else {
@@ -38,7 +78,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
                     inventory_.rename_device(renamed->first, renamed->second);
             }
             // A "change" is complete in itself; every other action starts a burst.
-            note_change(overflow || !ev || ev->action != "change");
+            coalescer_.note(overflow || !ev || ev->action != "change");
         });
     try {
         dcb_transport_ = std::make_unique<dcb::MnlTransport>();
@@ -51,7 +91,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
         RtnlMonitor::Handlers on;
         on.link = [this](int32_t ifindex) {
             scanner_->note_link(ifindex);
-            note_change(false);
+            coalescer_.note(false);
         };
         on.address = [this](int32_t ifindex) {
             // The kernel sends RTM_NEWADDR before its RoCE GID work runs (net/ipv4/devinet.c
@@ -61,18 +101,8 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
             // The read is due kAddressSettleUsec after the latest event (each one has its own
             // GID work to wait for), but at most kAddressMaxDelayUsec after the first of a
             // flood, so a steady stream of address changes cannot hold it off.
-            if (!scanner_->note_address(ifindex))
-                return;
-            uint64_t now = 0;
-            sd_event_now(event_, CLOCK_MONOTONIC, &now);
-            int enabled = SD_EVENT_OFF;
-            sd_event_source_get_enabled(address_timer_, &enabled);
-            if (enabled == SD_EVENT_OFF)
-                address_first_usec_ = now;
-            const uint64_t due =
-                std::min(now + kAddressSettleUsec, address_first_usec_ + kAddressMaxDelayUsec);
-            sd_event_source_set_time(address_timer_, due);
-            sd_event_source_set_enabled(address_timer_, SD_EVENT_ONESHOT);
+            if (scanner_->note_address(ifindex))
+                arm(address_timer_, address_window_.event(monotonic_usec()));
         };
         on.dcb = [this](const dcb::DcbNotification& n) {
             // Another tool (dcb, mlnx_qos, an LLDP agent) or the firmware changed a netdev's
@@ -83,49 +113,39 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
                       n.ifname, n.pfc ? fmt::format("{:#04x}", n.pfc->pfc_en) : "to be read");
             if (reconciler_)
                 reconciler_->pfc_changed(n.ifname);
-            note_change(false);
+            coalescer_.note(false);
         };
         on.overflow = [this] {
             scanner_->note_link(0);
             scanner_->note_pfc_lost();
-            note_change(true);
+            coalescer_.note(true);
         };
-        rtnl_ = std::make_unique<RtnlMonitor>(event_, std::move(on));
+        rtnl_ = std::make_unique<RtnlMonitor>(event, std::move(on));
     } catch (const std::exception& e) {
         log::warning("{}: netdev carrier changes are seen through uevents only", e.what());
     }
-    verbs_ = std::make_unique<VerbsEvents>(event_, [this](const std::string& device) {
+    verbs_ = std::make_unique<VerbsEvents>(event, [this](const std::string& device) {
         scanner_->note_device(device);
-        note_change(false);
+        coalescer_.note(false);
     });
     reconciler_ = std::make_unique<Reconciler>(options_.reconcile, dcb_.get());
-    bus_ = std::make_unique<Bus>(event_, *this);
+    bus_ = std::make_unique<Bus>(event, *this);
     exports::WriterOptions export_options;
     export_options.on_error = [this](const std::string& error) {
         export_error_ = error;
         bus_->set_problems(manager_problems());
     };
     exports_ = std::make_unique<exports::ExportWriter>(
-        event_, [this] { return reconciler_->export_config(); }, export_options);
+        event, [this] { return reconciler_->export_config(); }, export_options);
     dispatcher_ = std::make_unique<dispatch::Dispatcher>(
-        event_, [this] { return reconciler_->dispatcher_config(); });
+        event, [this] { return reconciler_->dispatcher_config(); });
 
-    // Accuracy 1 ms: 0 would mean sd-event's default slack of 250 ms (sd_event_add_time(3)),
-    // which turned the 50 ms coalescing window into ~250 ms.
-    if (sd_event_add_time(event_, &timer_, CLOCK_MONOTONIC, UINT64_MAX, 1000, on_timer, this) < 0)
-        throw std::runtime_error("cannot add the coalescing timer");
-    sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
-    if (sd_event_add_time(
-            event_, &address_timer_, CLOCK_MONOTONIC, UINT64_MAX, 1000,
-            [](sd_event_source*, uint64_t, void* self) {
-                auto* d = static_cast<Daemon*>(self);
-                d->scanner_->take_address_devices();
-                d->note_change(false);
-                return 0;
-            },
-            this) < 0)
-        throw std::runtime_error("cannot add the address timer");
-    sd_event_source_set_enabled(address_timer_, SD_EVENT_OFF);
+    config_loader_ =
+        std::make_unique<ConfigLoader>(event, [this](std::optional<Reconciler::Loaded> loaded) {
+            take_config(std::move(loaded));
+        });
+    timer_ = add_timer(event, on_timer, this, "coalescing timer");
+    address_timer_ = add_timer(event, on_address_timer, this, "address timer");
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -136,7 +156,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     const int sigs[3] = {SIGTERM, SIGINT, SIGHUP};
     for (int i = 0; i < 3; ++i)
-        if (sd_event_add_signal(event_, &signals_[i], sigs[i], on_signal, this) < 0)
+        if (sd_event_add_signal(event, into(signals_[i]), sigs[i], on_signal, this) < 0)
             throw std::runtime_error("cannot add signal handlers");
     // WATCHDOG=1 at half of WATCHDOG_USEC when systemd asks for it, sent like every other
     // notification without blocking (util/notify.hpp): sd_event_set_watchdog() would send it
@@ -144,93 +164,19 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {
     uint64_t watchdog_usec = 0;
     if (sd_watchdog_enabled(false, &watchdog_usec) > 0 && watchdog_usec > 0) {
         watchdog_period_usec_ = watchdog_usec / 2;
-        if (sd_event_add_time_relative(event_, &watchdog_, CLOCK_MONOTONIC, watchdog_period_usec_,
-                                       watchdog_period_usec_ / 10, on_watchdog, this) < 0)
+        if (sd_event_add_time_relative(event, into(watchdog_), CLOCK_MONOTONIC,
+                                       watchdog_period_usec_, watchdog_period_usec_ / 10,
+                                       on_watchdog, this) < 0)
             throw std::runtime_error("cannot add the watchdog timer");
     }
 }
 
-Daemon::~Daemon() {
-    dispatcher_.reset();
-    exports_.reset();
-    for (auto* s : signals_)
-        sd_event_source_disable_unref(s);
-    sd_event_source_disable_unref(timer_);
-    sd_event_source_disable_unref(address_timer_);
-    sd_event_source_disable_unref(watchdog_);
-    bus_.reset();
-    reconciler_.reset();
-    verbs_.reset();
-    rtnl_.reset();
-    dcb_.reset();
-    dcb_transport_.reset();
-    monitor_.reset();
-    scanner_.reset();
-    sd_event_unref(event_);
-}
-
-void Daemon::schedule_pass(uint64_t delay_usec) {
-    uint64_t now = 0;
-    sd_event_now(event_, CLOCK_MONOTONIC, &now);
-    const uint64_t at = now + delay_usec;
-    int enabled = SD_EVENT_OFF;
-    sd_event_source_get_enabled(timer_, &enabled);
-    uint64_t due = 0;
-    if (enabled != SD_EVENT_OFF && sd_event_source_get_time(timer_, &due) >= 0 && due <= at)
-        return; // a pass is already due by then; this joins it
-    sd_event_source_set_time(timer_, at);
-    sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT);
-}
-
-void Daemon::note_change(bool starts_burst) {
-    if (draining_)
-        return; // the pass being run takes it
-    uint64_t now = 0;
-    sd_event_now(event_, CLOCK_MONOTONIC, &now);
-    int enabled = SD_EVENT_OFF;
-    sd_event_source_get_enabled(timer_, &enabled);
-    if (starts_burst) {
-        // An add, remove, move or (un)bind comes with its relatives (a PCI function's
-        // auxiliary device, netdev, RDMA device, uverbs device): gather them for a window,
-        // even when an isolated change had its pass due sooner.
-        // The window is counted from the burst's latest event, not its first: the relatives
-        // of a device come within milliseconds of each other on a real host, but a busy
-        // machine may deliver the tail of a burst later (a split burst announces a netdev
-        // before the RDMA device that serves it). A burst that never pauses still gets a
-        // pass every burst_max_usec.
-        if (enabled == SD_EVENT_OFF || lead_pending_ || !burst_first_usec_)
-            burst_first_usec_ = now;
-        lead_pending_ = false;
-        sd_event_source_set_time(timer_,
-                                 std::min(now + options_.coalesce_usec,
-                                          std::max(burst_first_usec_ + options_.burst_max_usec,
-                                                   burst_first_usec_ + options_.coalesce_usec)));
-        sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT);
-        return;
-    }
-    if (enabled != SD_EVENT_OFF)
-        return; // a pass is due: this joins it
-    if (last_pass_usec_ && now < last_pass_usec_ + options_.coalesce_usec) {
-        // Changes in quick succession (a storm of carrier flaps): one pass per window.
-        schedule_pass(last_pass_usec_ + options_.coalesce_usec - now);
-        return;
-    }
-    schedule_pass(options_.lead_usec); // an isolated change: at once
-    lead_pending_ = true;
-}
-
 void Daemon::pass() {
-    lead_pending_ = false;
-    burst_first_usec_ = 0;
-    // Uevents queued since the timer was set join this pass rather than start the next one.
-    draining_ = true;
-    try {
+    {
+        // Uevents queued since the timer was set join this pass rather than start the next one.
+        auto draining = coalescer_.begin_pass();
         monitor_->drain();
-    } catch (...) {
-        draining_ = false;
-        throw;
     }
-    draining_ = false;
     bool incomplete = false;
     ScanChanges changes;
     if (full_resync_) {
@@ -240,11 +186,9 @@ void Daemon::pass() {
         changes = scanner_->refresh(&incomplete);
     }
     publish(std::move(changes));
-    struct timespec ts {};
-    clock_gettime(CLOCK_MONOTONIC, &ts); // the end of this pass, not the loop's wake-up time
-    last_pass_usec_ = uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
+    coalescer_.end_pass();
     if (incomplete)
-        schedule_pass(options_.retry_usec);
+        coalescer_.schedule(options_.retry_usec);
 }
 
 ChangeList Daemon::publish(ScanChanges changes) {
@@ -257,11 +201,12 @@ ChangeList Daemon::publish(ScanChanges changes) {
     // force) covers the devices re-read, unless one is mlx4, whose module options are
     // host-wide.
     const bool local =
-        !changes.full && std::none_of(changes.devices.begin(), changes.devices.end(),
-                                      [&](const std::string& syspath) {
-                                          const DeviceState* d = inventory_.device(syspath);
-                                          return d && d->kernel_driver == "mlx4_core";
-                                      });
+        !changes.full &&
+        std::none_of(changes.devices.begin(), changes.devices.end(),
+                     [&](const std::string& syspath) {
+                         const DeviceState* d = inventory_.device(syspath);
+                         return d && driver_capabilities(d->kernel_driver).host_wide_pfc_option;
+                     });
     if (local) {
         if (!reconciler_->idle() && !changes.devices.empty())
             reconcile_into(&cs, false, &changes.devices);
@@ -345,7 +290,7 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
         if (read_back)
             plan = reconciler_->plan(inventory_.state(), only);
         if (acted)
-            schedule_pass(options_.coalesce_usec);
+            coalescer_.schedule(options_.coalesce.window_usec);
     }
     // (object, setting, from, to) of every difference, for Manager.Reconcile().
     ChangeList changes;
@@ -407,7 +352,7 @@ void Daemon::publish_now() {
     } catch (const std::exception& e) {
         log::error("publish failed: {}", e.what());
         full_resync_ = true;
-        schedule_pass(0);
+        coalescer_.schedule(0);
     }
 }
 
@@ -423,6 +368,20 @@ void Daemon::reload_config() {
     }
 }
 
+void Daemon::reload_config_off_loop() {
+    config_loader_->start(reconciler_->options());
+}
+
+void Daemon::take_config(std::optional<Reconciler::Loaded> loaded) {
+    if (loaded) {
+        reconciler_->take(std::move(*loaded));
+        scanner_->set_memlock_launchers(reconciler_->memlock_launchers());
+    }
+    // SIGHUP reads the hardware again too, with the rules now in force.
+    full_resync_ = true;
+    coalescer_.schedule(0);
+}
+
 const DeviceState& Daemon::device_for_call(const std::string& syspath) const {
     const DeviceState* d = inventory_.device(syspath);
     if (!d)
@@ -435,7 +394,7 @@ void Daemon::check_port_type(const std::string& syspath, uint32_t port, const st
     const DeviceState& d = device_for_call(syspath);
     // mlx4 (ConnectX-3 VPI) switches in sysfs; ConnectX-4 and later in firmware, where rdmad
     // reports the remedy. Others have no port type.
-    if (d.kernel_driver != "mlx4_core" && d.kernel_driver != "mlx5_core")
+    if (!driver_capabilities(d.kernel_driver).vpi())
         throw MethodError(api::kNotSupported,
                           d.name + " (" + d.kernel_driver + ") has no port type switch");
     try { // refuse a bad pair before asking polkit
@@ -464,7 +423,7 @@ void Daemon::check_pfc(const std::string& syspath) {
     const DeviceState& d = device_for_call(syspath);
     // PFC is an Ethernet (802.1Qbb) setting. A VPI adapter (mlx4, mlx5) may get Ethernet
     // ports later; an InfiniBand- or OPA-only one (hfi1, qib) never does.
-    const bool vpi = d.kernel_driver == "mlx4_core" || d.kernel_driver == "mlx5_core";
+    const bool vpi = driver_capabilities(d.kernel_driver).vpi();
     const bool ethernet = std::any_of(d.ports.begin(), d.ports.end(), [](const PortState& p) {
         return p.link_layer == "Ethernet";
     });
@@ -497,11 +456,14 @@ ChangeList Daemon::reconcile(bool dry_run) {
 }
 
 void Daemon::reload() {
+    // Manager.Reload is answered with the result, so it reads on the loop (Controller::reload
+    // returns it); what a SIGHUP's worker is reading meanwhile is older than this: dropped.
+    config_loader_->discard();
     auto err = reconciler_->reload();
     // Launchers come and go without an event rdmad follows: Reload reads them again (SIGHUP's
     // full resync does too). Their doctor findings follow in the pass this schedules.
     scanner_->reread_memlock(reconciler_->memlock_launchers());
-    note_change(false);
+    coalescer_.note(false);
     publish_now();
     if (err)
         throw MethodError(api::kInvalidArgument, err->to_string());
@@ -519,25 +481,32 @@ int Daemon::on_timer(sd_event_source*, uint64_t, void* userdata) {
     return 0;
 }
 
+int Daemon::on_address_timer(sd_event_source*, uint64_t, void* userdata) {
+    auto* self = static_cast<Daemon*>(userdata);
+    self->address_window_.close();
+    return at_loop_edge("reading the GID tables after address changes", [&] {
+        self->scanner_->take_address_devices();
+        self->coalescer_.note(false);
+    });
+}
+
 int Daemon::on_watchdog(sd_event_source* s, uint64_t, void* userdata) {
     auto* self = static_cast<Daemon*>(userdata);
-    self->notifier_.send("WATCHDOG=1");
+    // Rearmed first: a failed send must not stop the keep-alives.
     sd_event_source_set_time_relative(s, self->watchdog_period_usec_);
     sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-    return 0;
+    return at_loop_edge("watchdog", [&] { self->notifier_.send("WATCHDOG=1"); });
 }
 
 int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void* userdata) {
     auto* self = static_cast<Daemon*>(userdata);
-    if (si->ssi_signo == SIGHUP) {
-        log::info("SIGHUP: rereading the configuration and the hardware");
-        self->reload_config();
-        self->full_resync_ = true;
-        self->schedule_pass(0);
-        return 0;
-    }
+    if (si->ssi_signo == SIGHUP)
+        return at_loop_edge("SIGHUP", [&] {
+            log::info("SIGHUP: rereading the configuration and the hardware");
+            self->reload_config_off_loop();
+        });
     self->notifier_.send("STOPPING=1");
-    sd_event_exit(self->event_, 0);
+    sd_event_exit(self->event_.get(), 0);
     return 0;
 }
 
@@ -555,7 +524,7 @@ int Daemon::run() {
         sd_notify(false, "READY=1"); // a full queue: READY=1 must not be lost, so wait
     // The first inventory is no burst of device-added: scripts run for what changes from now.
     dispatcher_->start(inventory_);
-    int r = sd_event_loop(event_);
+    int r = sd_event_loop(event_.get());
     return r < 0 ? 1 : r;
 }
 

@@ -10,11 +10,14 @@
 #include "dispatch/dispatcher.hpp"
 #include "export/export_writer.hpp"
 #include "inventory/inventory.hpp"
+#include "reconcile/config_loader.hpp"
 #include "reconcile/reconciler.hpp"
+#include "sources/coalescer.hpp"
 #include "sources/rtnl_monitor.hpp"
 #include "sources/scanner.hpp"
 #include "sources/udev_monitor.hpp"
 #include "sources/verbs_events.hpp"
+#include "util/event_source.hpp"
 #include "util/notify.hpp"
 
 #include <memory>
@@ -26,12 +29,8 @@ namespace rdmad {
 struct DaemonOptions {
     ScanOptions scan;
     ReconcilerOptions reconcile;
-    uint64_t coalesce_usec = 50'000; ///< window that turns an event burst into one pass
-    /// A burst whose events keep coming within coalesce_usec of each other gets its pass
-    /// when they pause, but no later than this after its first event.
-    uint64_t burst_max_usec = 500'000;
-    uint64_t lead_usec = 0;          ///< wait before the pass of an isolated change
-    uint64_t retry_usec = 100'000;   ///< wait before re-reading an incomplete device
+    CoalescerTiming coalesce;      ///< when changes get their pass (sources/coalescer.hpp)
+    uint64_t retry_usec = 100'000; ///< wait before re-reading an incomplete device
 };
 
 class Daemon final : public Controller {
@@ -39,7 +38,9 @@ class Daemon final : public Controller {
     /// Opens the udev monitor, then the system bus (DBUS_SYSTEM_BUS_ADDRESS when set).
     /// Throws on failure to get either.
     explicit Daemon(DaemonOptions options);
-    ~Daemon() override;
+    ~Daemon() override = default;
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
 
     /// Scan, export, take the bus name, send READY=1, and run until SIGTERM/SIGINT.
     /// Returns the exit status.
@@ -59,14 +60,6 @@ class Daemon final : public Controller {
                 const std::string& setting) override;
 
   private:
-    /// Run a pass `delay_usec` from now, or earlier if one is due earlier.
-    void schedule_pass(uint64_t delay_usec);
-    /// A source noted a change. An isolated change (a "change" uevent, a carrier change, a
-    /// verbs event) gets its pass at once (lead_usec); changes in quick succession get one pass
-    /// when the window the last pass opened ends. An event that `starts_burst` (add, remove,
-    /// move, bind, unbind) gets its pass a window (coalesce_usec) after the last event of its
-    /// burst (its relatives), at most burst_max_usec after the first.
-    void note_change(bool starts_burst);
     /// Plan against the Inventory, run the plan (unless `dry_run`), take the executor's
     /// verified read-backs into the Inventory and put the desired-state parts of each device
     /// there (port Desired*, PFCNoDrop, InSync, problems), merging what that changed into
@@ -75,7 +68,12 @@ class Daemon final : public Controller {
     /// (object, setting, from, to).
     ChangeList reconcile_into(ChangeSet* changes, bool dry_run,
                               const std::set<std::string>* only = nullptr);
+    /// At start-up: read the configuration, on the loop (nothing waits for it yet).
     void reload_config();
+    /// SIGHUP: read the configuration on config_loader_'s worker; the result is taken on the
+    /// loop by take_config(), then everything is read again.
+    void reload_config_off_loop();
+    void take_config(std::optional<Reconciler::Loaded> loaded);
     /// publish() at once (after a D-Bus call changed the desired state), errors logged.
     void publish_now();
     /// The device a method call names; MethodError(NoSuchObject) when it is gone.
@@ -96,41 +94,44 @@ class Daemon final : public Controller {
     /// an export that cannot be written ("export-failed").
     std::vector<Problem> manager_problems() const;
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
+    static int on_address_timer(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_watchdog(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_signal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
 
+    // Teardown runs up this list: the export writer and the dispatcher first, then the
+    // daemon's own sources (their callbacks use everything above them), the bus, the sources
+    // that feed the inventory, the inventory, and the loop last.
     DaemonOptions options_;
     Notifier notifier_;
-    sd_event* event_ = nullptr;
+    EventLoop event_;
+    Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
     std::unique_ptr<Scanner> scanner_;
     std::unique_ptr<UdevMonitor> monitor_;
-    std::unique_ptr<RtnlMonitor> rtnl_;
-    std::unique_ptr<VerbsEvents> verbs_;
     std::unique_ptr<dcb::NetlinkTransport> dcb_transport_; ///< null without netlink
     std::unique_ptr<dcb::DcbClient> dcb_;                  ///< PFC reads (scanner), SETs
+    std::unique_ptr<RtnlMonitor> rtnl_;
+    std::unique_ptr<VerbsEvents> verbs_;
     std::unique_ptr<Reconciler> reconciler_;
     std::unique_ptr<Bus> bus_;
-    std::unique_ptr<exports::ExportWriter> exports_;
-    std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
-    Inventory inventory_; ///< the actual state (and desired-state results), as on the bus
-    sd_event_source* timer_ = nullptr;
+    EventSource timer_; ///< rings when coalescer_'s pass is due
+    Coalescer coalescer_;
     std::string export_error_; ///< the export writer's last error, "" when it writes
     /// Armed by an address event; when it fires, the GID tables under that netdev are read.
-    sd_event_source* address_timer_ = nullptr;
+    EventSource address_timer_;
     /// How long after an address event the kernel's RoCE GID update is taken as done.
     static constexpr uint64_t kAddressSettleUsec = 100'000;
     /// The longest a flood of address events delays the read, from its first event.
     static constexpr uint64_t kAddressMaxDelayUsec = 1'000'000;
-    uint64_t address_first_usec_ = 0; ///< CLOCK_MONOTONIC of the first event the timer waits for
-    sd_event_source* watchdog_ = nullptr; ///< WATCHDOG=1, only when systemd asks for it
+    /// The address events the timer waits for: it rings kAddressSettleUsec after the latest,
+    /// at most kAddressMaxDelayUsec after the first.
+    SettleWindow address_window_{kAddressSettleUsec, kAddressMaxDelayUsec};
+    EventSource watchdog_; ///< WATCHDOG=1, only when systemd asks for it
     uint64_t watchdog_period_usec_ = 0;
-    sd_event_source* signals_[3] = {};
+    EventSource signals_[3];
     bool full_resync_ = false;
-    bool lead_pending_ = false;  ///< the pass due is an isolated change's (lead_usec)
-    uint64_t burst_first_usec_ =
-        0;                       ///< CLOCK_MONOTONIC of the first event of the burst due, 0 = none
-    bool draining_ = false;      ///< in pass(), taking the queued uevents: no new pass for them
-    uint64_t last_pass_usec_ = 0; ///< CLOCK_MONOTONIC end of the last pass, 0 before the first
+    std::unique_ptr<ConfigLoader> config_loader_; ///< SIGHUP's reads of the configuration
+    std::unique_ptr<exports::ExportWriter> exports_;
+    std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
 };
 
 } // namespace rdmad

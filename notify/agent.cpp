@@ -375,11 +375,8 @@ void Agent::subscribe() {
                              "member='PropertiesChanged'",
                              api::kManagerPath),
         guarded(&Agent::on_properties_changed)));
-    slots_.push_back(system_.addMatch(
-        fmt::format("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                    "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='{}'",
-                    api::kBusName),
-        guarded(&Agent::on_name_owner_changed)));
+    slots_.push_back(
+        system_.addMatch(api::kNameOwnerChangedMatch, guarded(&Agent::on_name_owner_changed)));
     // A new notification server (a desktop shell restarted, another daemon took the name).
     slots_.push_back(session_.addMatch(
         fmt::format("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"

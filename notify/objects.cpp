@@ -4,6 +4,7 @@
 #include "org.rdmad1.Device.proxy.h"
 #include "org.rdmad1.Manager.proxy.h"
 #include "org.rdmad1.Port.proxy.h"
+#include "rdmad_api.hpp"
 
 #include <tuple>
 
@@ -53,7 +54,8 @@ DeviceState device_from(const Properties& props) {
 
 PortState port_from(const std::string& path, const Properties& props) {
     PortState p;
-    const auto at = path.rfind("/port/");
+    const std::string infix = std::string("/") + api::kPortElement + "/";
+    const auto at = path.rfind(infix);
     p.device_path = at == std::string::npos ? std::string() : path.substr(0, at);
     p.number = get<uint32_t>(props, "Number").value_or(0);
     p.state = get<std::string>(props, "State").value_or("");

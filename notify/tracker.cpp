@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "tracker.hpp"
 
+#include "rdmad_api.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -295,7 +297,7 @@ std::vector<Notification> Tracker::flush() {
     // New error-level problems of rdmad and of the devices that stayed.
     std::vector<NewProblem> problems;
     for (const auto& p : new_errors(told_.manager_problems, now_.manager_problems))
-        problems.push_back({"/org/rdmad1#" + p.code, "rdmad", p});
+        problems.push_back({std::string(api::kManagerPath) + "#" + p.code, "rdmad", p});
     for (const auto& [path, dev] : now_.devices) {
         auto before = told_.devices.find(path);
         if (before == told_.devices.end())

@@ -28,25 +28,20 @@ MnlTransport::MnlTransport(int recv_timeout_ms) : nl_(mnl_socket_open(NETLINK_RO
     struct timeval tv {};
     tv.tv_sec = recv_timeout_ms / 1000;
     tv.tv_usec = (recv_timeout_ms % 1000) * 1000;
-    if (setsockopt(mnl_socket_get_fd(nl_), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
-        mnl_socket_bind(nl_, 0, MNL_SOCKET_AUTOPID) < 0) {
+    if (setsockopt(mnl_socket_get_fd(nl_.get()), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
+        mnl_socket_bind(nl_.get(), 0, MNL_SOCKET_AUTOPID) < 0) {
         int e = errno;
-        mnl_socket_close(nl_);
         throw std::system_error(e, std::generic_category(), "binding the DCB netlink socket");
     }
 }
 
-MnlTransport::~MnlTransport() {
-    mnl_socket_close(nl_);
-}
-
 ssize_t MnlTransport::send(std::span<const uint8_t> bytes) {
-    ssize_t n = mnl_socket_sendto(nl_, bytes.data(), bytes.size());
+    ssize_t n = mnl_socket_sendto(nl_.get(), bytes.data(), bytes.size());
     return n < 0 ? -errno : n;
 }
 
 ssize_t MnlTransport::recv(std::span<uint8_t> buffer) {
-    ssize_t n = mnl_socket_recvfrom(nl_, buffer.data(), buffer.size());
+    ssize_t n = mnl_socket_recvfrom(nl_.get(), buffer.data(), buffer.size());
     if (n >= 0)
         return n;
     // SO_RCVTIMEO expiry reads as EAGAIN; say what it means.
@@ -54,7 +49,7 @@ ssize_t MnlTransport::recv(std::span<uint8_t> buffer) {
 }
 
 uint32_t MnlTransport::port_id() const {
-    return mnl_socket_get_portid(nl_);
+    return mnl_socket_get_portid(nl_.get());
 }
 
 // --- DcbClient

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "actuators/dcb_message.hpp"
+#include "util/mnl_socket.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -17,8 +18,6 @@
 #include <string_view>
 
 #include <sys/types.h>
-
-struct mnl_socket;
 
 namespace rdmad::dcb {
 
@@ -41,7 +40,6 @@ class MnlTransport final : public NetlinkTransport {
     /// Throws std::system_error when the socket cannot be opened or bound. A receive timeout
     /// (default 5 s) keeps a missing reply from blocking the daemon forever.
     explicit MnlTransport(int recv_timeout_ms = 5000);
-    ~MnlTransport() override;
     MnlTransport(const MnlTransport&) = delete;
     MnlTransport& operator=(const MnlTransport&) = delete;
 
@@ -50,7 +48,7 @@ class MnlTransport final : public NetlinkTransport {
     uint32_t port_id() const override;
 
   private:
-    struct mnl_socket* nl_;
+    MnlSocket nl_;
 };
 
 /// The outcome of one client call.

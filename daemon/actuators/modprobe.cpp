@@ -5,6 +5,7 @@
 #include "inventory/attributes.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sysfs.hpp"
+#include "util/unique_fd.hpp"
 
 #include <cerrno>
 #include <charconv>
@@ -118,11 +119,8 @@ void remove_mlx4_modprobe(const std::string& modprobe_dir) {
             return;
         throw std::system_error(errno, std::generic_category(), "cannot remove " + path);
     }
-    const int dfd = ::open(modprobe_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
+    if (const UniqueFd dir(::open(modprobe_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); dir)
+        ::fsync(dir.get());
 }
 
 } // namespace rdmad

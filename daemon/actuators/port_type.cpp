@@ -3,6 +3,7 @@
 #include "rdmad_api.hpp"
 
 #include "inventory/attributes.hpp"
+#include "util/unique_fd.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -18,14 +19,14 @@ WriteResult write_mlx4_port_type(const std::string& pci_address, uint32_t port,
         return {EINVAL, "invalid port type request"};
     const std::string path = fmt::format("/sys/bus/pci/devices/{}/mlx4_port{}", pci_address, port);
     const std::string value = type + "\n"; // without the newline the kernel answers EINVAL
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!fd) {
         int e = errno;
         return {e, fmt::format("{}: {}", path, std::strerror(e))};
     }
-    ssize_t n = ::write(fd, value.data(), value.size());
+    ssize_t n = ::write(fd.get(), value.data(), value.size());
     int e = n < 0 ? errno : (static_cast<size_t>(n) == value.size() ? 0 : EIO);
-    ::close(fd);
+    fd.reset();
     if (e)
         return {e, fmt::format("{}: {}", path, std::strerror(e))};
     return {};

@@ -2,6 +2,8 @@
 #include "dispatch/dispatcher.hpp"
 
 #include "util/log.hpp"
+#include "util/loop_edge.hpp"
+#include "util/unique_fd.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -45,20 +47,18 @@ log::Fields fields_of(const Event& e, const Script& s) {
 
 Dispatcher::Dispatcher(sd_event* event, std::function<DispatcherConfig()> config, size_t max_queue)
     : event_(event), config_(std::move(config)), max_queue_(max_queue) {
-    if (sd_event_add_defer(event_, &kick_, on_kick, this) < 0)
+    if (sd_event_add_defer(event_, into(kick_), on_kick, this) < 0)
         throw std::runtime_error("cannot add the dispatcher's event source");
-    sd_event_source_set_enabled(kick_, SD_EVENT_OFF);
+    sd_event_source_set_enabled(kick_.get(), SD_EVENT_OFF);
 }
 
 Dispatcher::~Dispatcher() {
     if (pid_ > 0) {
         kill(-pid_, SIGKILL);
         kill(pid_, SIGKILL);
-        sd_event_source_disable_unref(child_); // before reaping: sd-event must not wait for it
+        child_.reset(); // before reaping: sd-event must not wait for it
         waitpid(pid_, nullptr, 0);
     }
-    sd_event_source_disable_unref(timer_);
-    sd_event_source_disable_unref(kick_);
 }
 
 void Dispatcher::start(const Inventory& inventory) {
@@ -88,12 +88,11 @@ void Dispatcher::changed(const Inventory& inventory, const ChangeSet& changes) {
 
 void Dispatcher::kick() {
     if (pid_ < 0)
-        sd_event_source_set_enabled(kick_, SD_EVENT_ONESHOT);
+        sd_event_source_set_enabled(kick_.get(), SD_EVENT_ONESHOT);
 }
 
 int Dispatcher::on_kick(sd_event_source*, void* userdata) {
-    static_cast<Dispatcher*>(userdata)->next();
-    return 0;
+    return at_loop_edge("dispatcher", [&] { static_cast<Dispatcher*>(userdata)->next(); });
 }
 
 void Dispatcher::log_listing(const Listing& listing) {
@@ -156,15 +155,15 @@ bool Dispatcher::spawn(const Script& script) {
     char* argv[] = {path.data(), object.data(), name.data(), nullptr};
 
     // The script's output goes to the journal under its own identifier, else nowhere.
-    int out = sd_journal_stream_fd("rdmad-dispatcher", LOG_INFO, 1);
-    if (out < 0)
-        out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    UniqueFd out(sd_journal_stream_fd("rdmad-dispatcher", LOG_INFO, 1));
+    if (!out)
+        out.reset(open("/dev/null", O_WRONLY | O_CLOEXEC));
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (out >= 0) {
-        posix_spawn_file_actions_adddup2(&fa, out, 1);
-        posix_spawn_file_actions_adddup2(&fa, out, 2);
+    if (out) {
+        posix_spawn_file_actions_adddup2(&fa, out.get(), 1);
+        posix_spawn_file_actions_adddup2(&fa, out.get(), 2);
     }
     posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     posix_spawnattr_t attr;
@@ -181,15 +180,14 @@ bool Dispatcher::spawn(const Script& script) {
     const int rc = posix_spawn(&pid, path.c_str(), &fa, &attr, argv, envp.data());
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
-    if (out >= 0)
-        close(out);
+    out.reset();
     if (rc != 0) {
         log::with(log::Level::warning, fields_of(e, script),
                   "dispatcher: cannot run {} ({} {}): {}", script.path, e.object, e.name,
                   std::strerror(rc));
         return false;
     }
-    if (sd_event_add_child(event_, &child_, pid, WEXITED, on_child, this) < 0) {
+    if (sd_event_add_child(event_, into(child_), pid, WEXITED, on_child, this) < 0) {
         log::error("dispatcher: cannot watch {} (pid {}); killed", script.path, pid);
         kill(-pid, SIGKILL);
         waitpid(pid, nullptr, 0);
@@ -199,7 +197,7 @@ bool Dispatcher::spawn(const Script& script) {
     running_ = script;
     timed_out_ = false;
     started_usec_ = now_usec(event_);
-    sd_event_add_time(event_, &timer_, CLOCK_MONOTONIC,
+    sd_event_add_time(event_, into(timer_), CLOCK_MONOTONIC,
                       started_usec_ + uint64_t(timeout_sec_) * 1'000'000, 10'000, on_timeout, this);
     log::with(log::Level::debug, fields_of(e, script), "dispatcher: {} {} {} (pid {})", script.path,
               e.object, e.name, pid);
@@ -218,34 +216,37 @@ int Dispatcher::on_timeout(sd_event_source*, uint64_t, void* userdata) {
 
 int Dispatcher::on_child(sd_event_source*, const siginfo_t* si, void* userdata) {
     auto* self = static_cast<Dispatcher*>(userdata);
-    const Event& e = *self->current_;
-    const Script& s = self->running_;
-    const double secs = double(now_usec(self->event_) - self->started_usec_) / 1e6;
     // What the script left running in its process group ends with it: a script is a step,
     // not a way to start daemons (a systemd unit is). Its pid is not reaped yet, so the group
     // id is still its own.
     kill(-self->pid_, SIGKILL);
-    if (self->timed_out_) {
-        log::with(log::Level::warning, fields_of(e, s),
-                  "dispatcher: {} ({} {}) killed after its time limit of {} s", s.path, e.object,
-                  e.name, self->timeout_sec_);
-    } else if (si->si_code == CLD_EXITED && si->si_status == 0) {
-        log::with(log::Level::debug, fields_of(e, s), "dispatcher: {} ({} {}) done in {:.3f} s",
-                  s.path, e.object, e.name, secs);
-    } else if (si->si_code == CLD_EXITED) {
-        log::with(log::Level::warning, fields_of(e, s),
-                  "dispatcher: {} ({} {}) failed with exit status {}", s.path, e.object, e.name,
-                  si->si_status);
-    } else {
-        log::with(log::Level::warning, fields_of(e, s), "dispatcher: {} ({} {}) killed by {}",
-                  s.path, e.object, e.name, strsignal(si->si_status));
-    }
+    // The sources below must go whatever the log does.
+    at_loop_edge("dispatcher", [&] {
+        const Event& e = *self->current_;
+        const Script& s = self->running_;
+        const double secs = double(now_usec(self->event_) - self->started_usec_) / 1e6;
+        if (self->timed_out_) {
+            log::with(log::Level::warning, fields_of(e, s),
+                      "dispatcher: {} ({} {}) killed after its time limit of {} s", s.path,
+                      e.object, e.name, self->timeout_sec_);
+        } else if (si->si_code == CLD_EXITED && si->si_status == 0) {
+            log::with(log::Level::debug, fields_of(e, s), "dispatcher: {} ({} {}) done in {:.3f} s",
+                      s.path, e.object, e.name, secs);
+        } else if (si->si_code == CLD_EXITED) {
+            log::with(log::Level::warning, fields_of(e, s),
+                      "dispatcher: {} ({} {}) failed with exit status {}", s.path, e.object, e.name,
+                      si->si_status);
+        } else {
+            log::with(log::Level::warning, fields_of(e, s), "dispatcher: {} ({} {}) killed by {}",
+                      s.path, e.object, e.name, strsignal(si->si_status));
+        }
+    });
     // sd-event reaps the child after this callback (WEXITED); the sources go now.
-    self->child_ = sd_event_source_unref(self->child_);
-    self->timer_ = sd_event_source_disable_unref(self->timer_);
+    // Unreferenced, not disabled: the child is not reaped yet.
+    sd_event_source_unref(self->child_.release());
+    self->timer_.reset();
     self->pid_ = -1;
-    self->next();
-    return 0;
+    return at_loop_edge("dispatcher", [&] { self->next(); });
 }
 
 } // namespace rdmad::dispatch

@@ -16,6 +16,7 @@
 #include "dispatch/events.hpp"
 #include "dispatch/script_dir.hpp"
 #include "inventory/inventory.hpp"
+#include "util/event_source.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -59,7 +60,7 @@ class Dispatcher {
     Known known_;
     std::deque<Event> queue_;
     bool overflowed_ = false; ///< logged; reset when the queue empties
-    sd_event_source* kick_ = nullptr;
+    EventSource kick_;
     // The event being dispatched and the script running for it.
     std::optional<Event> current_;
     std::vector<Script> scripts_;
@@ -69,8 +70,8 @@ class Dispatcher {
     uint64_t started_usec_ = 0;
     uint32_t timeout_sec_ = 0;
     bool timed_out_ = false;
-    sd_event_source* child_ = nullptr;
-    sd_event_source* timer_ = nullptr;
+    EventSource child_;
+    EventSource timer_;
     std::map<std::string, std::string> refused_logged_; ///< path -> Refused::version logged
     std::vector<std::string> errors_logged_;
 };

@@ -5,6 +5,7 @@
 #include "export/prometheus.hpp"
 #include "util/atomic_file.hpp"
 #include "util/log.hpp"
+#include "util/loop_edge.hpp"
 
 #include <cerrno>
 #include <ctime>
@@ -49,22 +50,20 @@ ExportWriter::ExportWriter(sd_event* event, std::function<ExportConfig()> config
                            WriterOptions options)
     : event_(event), config_(std::move(config)), options_(options) {
     // Accuracy 1 ms (0 would be sd-event's default slack of 250 ms); the NFD renewal a minute.
-    int r = sd_event_add_time(event_, &timer_, CLOCK_MONOTONIC, 0, 1000, on_timer, this);
+    int r = sd_event_add_time(event_, into(timer_), CLOCK_MONOTONIC, 0, 1000, on_timer, this);
     if (r >= 0)
-        r = sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
+        r = sd_event_source_set_enabled(timer_.get(), SD_EVENT_OFF);
     // After everything else that is due: the D-Bus signals of the pass that asked for the
     // write leave first (at 1,024 devices a write renders 1.1 MB and fsyncs it).
     if (r >= 0)
-        r = sd_event_source_set_priority(timer_, SD_EVENT_PRIORITY_IDLE);
+        r = sd_event_source_set_priority(timer_.get(), SD_EVENT_PRIORITY_IDLE);
     if (r >= 0)
-        r = sd_event_add_time(event_, &refresh_, CLOCK_MONOTONIC, 0, 60'000'000, on_refresh, this);
+        r = sd_event_add_time(event_, into(refresh_), CLOCK_MONOTONIC, 0, 60'000'000, on_refresh,
+                              this);
     if (r >= 0)
-        r = sd_event_source_set_enabled(refresh_, SD_EVENT_OFF);
-    if (r < 0) {
-        sd_event_source_unref(timer_);
-        sd_event_source_unref(refresh_);
+        r = sd_event_source_set_enabled(refresh_.get(), SD_EVENT_OFF);
+    if (r < 0)
         throw std::system_error(-r, std::generic_category(), "export timer");
-    }
 }
 
 ExportWriter::~ExportWriter() {
@@ -74,8 +73,6 @@ ExportWriter::~ExportWriter() {
     for (const std::string* path : {&prom_path_, &nfd_path_})
         if (!path->empty())
             ::unlink(path->c_str());
-    sd_event_source_disable_unref(timer_);
-    sd_event_source_disable_unref(refresh_);
 }
 
 void ExportWriter::changed(const Inventory& inventory, const ChangeSet& changes,
@@ -99,8 +96,8 @@ void ExportWriter::changed(const Inventory& inventory, const ChangeSet& changes,
 }
 
 void ExportWriter::arm(uint64_t at_usec) {
-    if (sd_event_source_set_time(timer_, at_usec) >= 0 &&
-        sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT) >= 0)
+    if (sd_event_source_set_time(timer_.get(), at_usec) >= 0 &&
+        sd_event_source_set_enabled(timer_.get(), SD_EVENT_ONESHOT) >= 0)
         armed_ = true;
     else
         write_pending(); // no timer: write now rather than never
@@ -109,17 +106,17 @@ void ExportWriter::arm(uint64_t at_usec) {
 int ExportWriter::on_timer(sd_event_source*, uint64_t, void* userdata) {
     auto* self = static_cast<ExportWriter*>(userdata);
     self->armed_ = false;
-    if (self->pending_)
-        self->write_pending();
-    return 0;
+    return at_loop_edge("exports", [&] {
+        if (self->pending_)
+            self->write_pending();
+    });
 }
 
 int ExportWriter::on_refresh(sd_event_source*, uint64_t, void* userdata) {
     auto* self = static_cast<ExportWriter*>(userdata);
     self->nfd_labels_.clear(); // a new expiry-time is due: rewrite even if nothing changed
     self->pending_ = true;
-    self->write_pending();
-    return 0;
+    return at_loop_edge("exports", [&] { self->write_pending(); });
 }
 
 void ExportWriter::write_pending() {
@@ -175,15 +172,16 @@ void ExportWriter::write_pending() {
                 nfd_path_ = path;
                 nfd_labels_ = std::move(labels);
                 // Renew the expiry halfway through its life, whether or not labels change.
-                sd_event_source_set_time(refresh_, last_write_usec_ + options_.nfd_ttl_usec / 2);
-                sd_event_source_set_enabled(refresh_, SD_EVENT_ONESHOT);
+                sd_event_source_set_time(refresh_.get(),
+                                         last_write_usec_ + options_.nfd_ttl_usec / 2);
+                sd_event_source_set_enabled(refresh_.get(), SD_EVENT_ONESHOT);
             } catch (const std::system_error& e) {
                 // Both files may fail in one pass: say both.
                 error += (error.empty() ? "" : "; ") + std::string(e.what());
             }
         }
     } else {
-        sd_event_source_set_enabled(refresh_, SD_EVENT_OFF);
+        sd_event_source_set_enabled(refresh_.get(), SD_EVENT_OFF);
     }
     if (error == last_error_)
         return;

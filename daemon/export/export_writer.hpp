@@ -18,6 +18,7 @@
 #include "export/prometheus.hpp"
 #include "inventory/inventory.hpp"
 #include "inventory/model.hpp"
+#include "util/event_source.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -66,8 +67,8 @@ class ExportWriter {
     sd_event* event_;
     std::function<ExportConfig()> config_;
     WriterOptions options_;
-    sd_event_source* timer_ = nullptr;   ///< the burst timer, off unless a change waits
-    sd_event_source* refresh_ = nullptr; ///< renews the NFD expiry, off without an NFD file
+    EventSource timer_;   ///< the burst timer, off unless a change waits
+    EventSource refresh_; ///< renews the NFD expiry, off without an NFD file
     const Inventory* inventory_ = nullptr;
     PrometheusRenderer prometheus_; ///< rdmad.prom, kept rendered object by object
     ManagerFacts facts_;

@@ -2,6 +2,7 @@
 #include "reconcile/plan.hpp"
 
 #include "config/pfc.hpp"
+#include "inventory/driver_capabilities.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -148,13 +149,12 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
 
         // ---- port type ----
         if (!want.port_type.empty()) {
-            const bool mlx4 = dev.kernel_driver == "mlx4_core";
-            const bool mlx5 = dev.kernel_driver == "mlx5_core";
-            // mlx4 checks the pair the card would end up with: a port nothing is asked of
-            // keeps its type (mlx4-setup.sh skips a dual-port card whose line names port 1
-            // only; rdmad writes it when the result is a valid pair).
+            const PortTypeSwitch where = driver_capabilities(dev.kernel_driver).port_type;
+            // mlx4 (a switch in sysfs) checks the pair the card would end up with: a port
+            // nothing is asked of keeps its type (mlx4-setup.sh skips a dual-port card whose
+            // line names port 1 only; rdmad writes it when the result is a valid pair).
             const std::vector<std::string> resulting = resulting_port_types(dev, want.port_type);
-            if (mlx4 && invalid_mlx4_port(resulting)) {
+            if (where == PortTypeSwitch::sysfs && invalid_mlx4_port(resulting)) {
                 for (const auto& port : dev.ports)
                     if (port.number >= 1 && port.number <= want.port_type.size()) {
                         PortPlan& pp = ports[port.number];
@@ -175,7 +175,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                     const std::string& type = want.port_type[port.number - 1];
                     PortPlan& pp = ports[port.number];
                     pp.desired_port_type = type;
-                    if (mlx4) {
+                    if (where == PortTypeSwitch::sysfs) {
                         if (port_type_satisfied(type, port.port_type))
                             continue;
                         pp.in_sync = false;
@@ -185,7 +185,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                         writes.push_back(std::move(a));
                     } else if (!link_layer_satisfies(type, port.link_layer)) {
                         pp.in_sync = false;
-                        if (!mlx5) {
+                        if (where != PortTypeSwitch::firmware) {
                             problems.push_back(
                                 {"port-type-unsupported", "warning",
                                  fmt::format("port {} is {} but {} is asked: {} has no port type "
@@ -281,7 +281,7 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                                             port.netdev, "", *mask, "PFCNoDrop",
                                             join(now.priorities), join(want.pfc_no_drop)});
             }
-            if (dev.kernel_driver == "mlx4_core")
+            if (driver_capabilities(dev.kernel_driver).host_wide_pfc_option)
                 mlx4_masks[syspath] = *mask;
         }
 
@@ -305,8 +305,9 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
     // there yet (rdmad started first) will read it when it loads, and not while a rule might
     // still ask it (Mlx4ModuleState::keep_file).
     const bool mlx4_present =
-        std::any_of(actual.devices.begin(), actual.devices.end(),
-                    [](const auto& d) { return d.second.kernel_driver == "mlx4_core"; });
+        std::any_of(actual.devices.begin(), actual.devices.end(), [](const auto& d) {
+            return driver_capabilities(d.second.kernel_driver).host_wide_pfc_option;
+        });
     if (!mlx4_mask && mlx4_present && mlx4.file_pfctx && !mlx4.keep_file)
         plan.actions.push_back({Action::Kind::mlx4_modprobe_remove, "", "", 0, "", "", "", 0,
                                 "mlx4_en pfctx/pfcrx", fmt::format("{:#04x}", *mlx4.file_pfctx),
@@ -319,7 +320,8 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
                                     fmt::format("{:#04x}", *mlx4_mask)});
         if (mlx4.loaded_pfctx && mlx4.loaded_pfctx != mlx4_mask)
             for (const auto& [syspath, dev] : actual.devices)
-                if (dev.kernel_driver == "mlx4_core" && desired.count(syspath))
+                if (driver_capabilities(dev.kernel_driver).host_wide_pfc_option &&
+                    desired.count(syspath))
                     plan.problems[syspath].push_back(
                         {"pending-reload", "warning",
                          fmt::format("mlx4_en runs with pfctx {:#04x}; {:#04x} takes effect when "

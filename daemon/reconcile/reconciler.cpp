@@ -7,6 +7,7 @@
 #include "config/file_read.hpp"
 #include "config/mlx4_conf.hpp"
 #include "config/pfc.hpp"
+#include "inventory/driver_capabilities.hpp"
 #include "util/atomic_file.hpp"
 #include "util/log.hpp"
 #include "util/sysfs.hpp"
@@ -79,38 +80,50 @@ Reconciler::Reconciler(ReconcilerOptions options, dcb::DcbClient* dcb)
 }
 
 std::optional<ConfigError> Reconciler::reload() {
+    return take(load(options_));
+}
+
+Reconciler::Loaded Reconciler::load(const ReconcilerOptions& options) {
+    Loaded l;
     // rdmad's own state file (persisted D-Bus overrides, winning over /etc) is read on its own:
     // a broken /etc file must not keep it from applying, and a persist must never rewrite it
     // from a list that was not read from it.
-    const std::string state_path = options_.state_dir + "/state.conf";
-    const FileRead state = read_config_file(state_path, kMaxConfigFileBytes, /*no_follow=*/true);
-    std::optional<ConfigError> state_error;
+    const std::string state_path = options.state_dir + "/state.conf";
+    FileRead state = read_config_file(state_path, kMaxConfigFileBytes, /*no_follow=*/true);
+    l.state_status = state.status;
     if (state.status == FileRead::Status::failed) {
-        state_error = ConfigError{state_path, 0, 0, state.error};
-    } else if (state.status == FileRead::Status::missing) {
-        persisted_.clear();
-        state_on_disk_.reset();
-    } else {
+        l.state_error = ConfigError{state_path, 0, 0, state.error};
+    } else if (state.status == FileRead::Status::ok) {
         auto parsed = parse_config_text(state.text, state_path);
         if (auto* err = std::get_if<ConfigError>(&parsed)) {
-            state_error = *err;
+            l.state_error = *err;
         } else {
-            persisted_ = std::move(std::get<ConfigFile>(parsed).rules);
-            state_on_disk_ = state.text;
+            l.persisted = std::move(std::get<ConfigFile>(parsed).rules);
+            l.state_text = std::move(state.text);
         }
     }
-    state_error_ = state_error;
+    l.legacy = load_mlx4_conf(options.legacy_mlx4_conf, &l.legacy_warnings);
+    l.etc = load_config(options.config_dir + "/rdmad.conf", options.config_dir + "/conf.d");
+    return l;
+}
 
-    std::vector<ConfigError> warnings;
-    std::vector<Rule> legacy = load_mlx4_conf(options_.legacy_mlx4_conf, &warnings);
-    auto loaded = load_config(options_.config_dir + "/rdmad.conf", options_.config_dir + "/conf.d");
-    if (auto* err = std::get_if<ConfigError>(&loaded)) {
+std::optional<ConfigError> Reconciler::take(Loaded l) {
+    if (l.state_status == FileRead::Status::missing) {
+        persisted_.clear();
+        state_on_disk_.reset();
+    } else if (l.state_status == FileRead::Status::ok && !l.state_error) {
+        persisted_ = std::move(l.persisted);
+        state_on_disk_ = std::move(l.state_text);
+    }
+    state_error_ = l.state_error;
+
+    if (auto* err = std::get_if<ConfigError>(&l.etc)) {
         etc_error_ = *err;
     } else {
         etc_error_.reset();
-        config_ = std::move(std::get<DesiredConfig>(loaded));
-        legacy_rules_ = std::move(legacy);
-        legacy_warnings_ = std::move(warnings);
+        config_ = std::move(std::get<DesiredConfig>(l.etc));
+        legacy_rules_ = std::move(l.legacy);
+        legacy_warnings_ = std::move(l.legacy_warnings);
         for (const auto& w : legacy_warnings_)
             log::warning("{}", w.to_string());
     }
@@ -122,6 +135,7 @@ std::optional<ConfigError> Reconciler::reload() {
     // glibc keeps the pages freed by the parse and the replaced rules (100,000 rules: ~85 MB)
     // resident; hand them back. A reload is rare (SIGHUP, Reload()); the trim costs about a
     // millisecond, ~70 ms when it gives back those 85 MB (bench/rules.py).
+    l = Loaded{};
     ::malloc_trim(0);
     return config_error_;
 }
@@ -172,7 +186,7 @@ std::vector<std::string> Reconciler::port_types_with(const HostState& inv, const
         if (t.empty())
             t = "auto";
     types[port - 1] = type;
-    if (d.kernel_driver == "mlx4_core")
+    if (driver_capabilities(d.kernel_driver).port_type == PortTypeSwitch::sysfs)
         if (uint32_t bad = invalid_mlx4_port(types))
             throw std::invalid_argument(fmt::format(
                 "port {} must be eth while port 1 is eth (mlx4); it would be {}{}", bad,
@@ -481,21 +495,22 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
         return p;
     }
     const bool any_mlx4 = std::any_of(inv.devices.begin(), inv.devices.end(), [](const auto& d) {
-        return d.second.kernel_driver == "mlx4_core";
+        return driver_capabilities(d.second.kernel_driver).host_wide_pfc_option;
     });
     // A rule that asks PFC and does not name another driver may be meant for an mlx4 device
     // that is not matched now; a config error hides rules. Either keeps the file.
     const DesiredConfig all = rules(true);
-    mlx4.keep_file = etc_error_ || state_error_ ||
-                     std::any_of(all.rules.begin(), all.rules.end(), [](const Rule& r) {
-                         return r.pfc_no_drop &&
-                                (r.match.driver.empty() || r.match.driver == "mlx4_core");
-                     });
+    mlx4.keep_file =
+        etc_error_ || state_error_ ||
+        std::any_of(all.rules.begin(), all.rules.end(), [](const Rule& r) {
+            return r.pfc_no_drop && (r.match.driver.empty() ||
+                                     driver_capabilities(r.match.driver).host_wide_pfc_option);
+        });
     // Read the module options only when the plan can use them: an mlx4 device asks PFC (set
     // the file, pending-reload), or the file may be removed. Not on every pass of every host.
     const bool mlx4_pfc = std::any_of(want.begin(), want.end(), [&](const auto& w) {
         return !w.second.pfc_no_drop.empty() &&
-               inv.devices.at(w.first).kernel_driver == "mlx4_core";
+               driver_capabilities(inv.devices.at(w.first).kernel_driver).host_wide_pfc_option;
     });
     if (any_mlx4 && (mlx4_pfc || !mlx4.keep_file))
         mlx4.file_pfctx = read_mlx4_modprobe(options_.modprobe_dir);

@@ -9,6 +9,7 @@
 #include "actuators/dcb_client.hpp"
 #include "config/config_file.hpp"
 #include "config/desired.hpp"
+#include "config/file_read.hpp"
 #include "reconcile/plan.hpp"
 
 #include <functional>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace rdmad {
@@ -46,6 +48,24 @@ class Reconciler {
     /// returned and kept in config_error(). Warnings about the legacy mlx4.conf go to
     /// legacy_warnings().
     std::optional<ConfigError> reload();
+    /// What reload() reads: the files parsed, nothing taken yet.
+    struct Loaded {
+        FileRead::Status state_status = FileRead::Status::missing;
+        std::optional<ConfigError> state_error;
+        std::vector<Rule> persisted; ///< state.conf's rules, when it parsed
+        std::string state_text;      ///< state.conf as read, when it parsed
+        std::vector<ConfigError> legacy_warnings;
+        std::vector<Rule> legacy;
+        std::variant<DesiredConfig, ConfigError> etc;
+    };
+    /// reload()'s reading and parsing: reads the files `options` names and nothing else, so
+    /// it may run on a thread of its own (a Reload of many megabytes of drop-ins must not hold
+    /// the loop).
+    static Loaded load(const ReconcilerOptions& options);
+    /// reload()'s second half, on the loop: put in force what load() read, as reload()
+    /// describes. Returns the first error.
+    std::optional<ConfigError> take(Loaded loaded);
+    const ReconcilerOptions& options() const { return options_; }
     const std::optional<ConfigError>& config_error() const { return config_error_; }
     /// Every standing error: /etc's, then state.conf's (at most one each).
     std::vector<ConfigError> config_errors() const {

@@ -2,6 +2,7 @@
 #include "sources/device_reader.hpp"
 
 #include "inventory/attributes.hpp"
+#include "inventory/driver_capabilities.hpp"
 #include "inventory/transport.hpp"
 #include "sources/device_paths.hpp"
 #include "util/sysfs.hpp"
@@ -191,8 +192,9 @@ DeviceState read_device(const std::string& syspath) {
         PortState port = read_port(sp, n, &has_gid_attrs);
         port.transport = classify_transport(d.node_type, port.link_layer, d.kernel_driver);
         port.roce_versions = roce_versions(port.transport, port.gids, has_gid_attrs);
-        // VPI port type: mlx4 only (kernel drivers/net/ethernet/mellanox/mlx4/main.c).
-        if (d.kernel_driver == "mlx4_core" && !pci_syspath.empty())
+        // A VPI port type that sysfs shows (and switches): mlx4_port<n>.
+        if (driver_capabilities(d.kernel_driver).port_type == PortTypeSwitch::sysfs &&
+            !pci_syspath.empty())
             if (auto t = sysfs::read_text(pci_syspath, "mlx4_port" + std::to_string(n)))
                 port.port_type = parse_mlx4_port_type(*t).value_or("");
         d.ports.push_back(std::move(port));

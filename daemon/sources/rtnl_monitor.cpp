@@ -3,6 +3,7 @@
 
 #include "sources/rtnl_message.hpp"
 #include "util/log.hpp"
+#include "util/loop_edge.hpp"
 
 #include <cerrno>
 #include <libmnl/libmnl.h>
@@ -16,7 +17,7 @@
 namespace rdmad {
 
 RtnlMonitor::RtnlMonitor(sd_event* event, Handlers handlers) : handlers_(std::move(handlers)) {
-    socket_ = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    socket_.reset(mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!socket_)
         throw std::runtime_error("cannot open an rtnetlink socket");
     // RTMGRP_LINK, the address groups and RTNLGRP_DCB (23, so bit 22 of the legacy group
@@ -24,24 +25,30 @@ RtnlMonitor::RtnlMonitor(sd_event* event, Handlers handlers) : handlers_(std::mo
     // (rtnetlink is NL_CFG_F_NONROOT_RECV).
     const unsigned groups =
         RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | (1u << (RTNLGRP_DCB - 1));
-    if (mnl_socket_bind(socket_, groups, MNL_SOCKET_AUTOPID) < 0) {
-        mnl_socket_close(socket_);
+    if (mnl_socket_bind(socket_.get(), groups, MNL_SOCKET_AUTOPID) < 0)
         throw std::runtime_error("cannot bind the rtnetlink socket");
-    }
-    if (sd_event_add_io(event, &source_, mnl_socket_get_fd(socket_), EPOLLIN, on_io, this) < 0) {
-        mnl_socket_close(socket_);
+    if (sd_event_add_io(event, into(source_), mnl_socket_get_fd(socket_.get()), EPOLLIN, on_io,
+                        this) < 0)
         throw std::runtime_error("sd_event_add_io (rtnetlink) failed");
-    }
 }
 
-RtnlMonitor::~RtnlMonitor() {
-    sd_event_source_disable_unref(source_);
-    if (socket_)
-        mnl_socket_close(socket_);
+namespace {
+
+/// The loop's edge for one handler call: what it cannot take is logged, and the rest of the
+/// datagram (and of the queue) is still delivered.
+template <typename F, typename... Args>
+void deliver(const char* what, const F& handler, const Args&... args) {
+    if (handler)
+        at_loop_edge(what, [&] { handler(args...); });
 }
+
+} // namespace
 
 int RtnlMonitor::on_io(sd_event_source*, int fd, uint32_t, void* userdata) {
-    auto* self = static_cast<RtnlMonitor*>(userdata);
+    return at_loop_edge("rtnetlink", [&] { static_cast<RtnlMonitor*>(userdata)->receive(fd); });
+}
+
+void RtnlMonitor::receive(int fd) {
     std::vector<uint8_t> buf(MNL_SOCKET_BUFFER_SIZE);
     for (;;) {
         struct sockaddr_nl from {};
@@ -59,8 +66,7 @@ int RtnlMonitor::on_io(sd_event_source*, int fd, uint32_t, void* userdata) {
                 continue;
             if (errno == ENOBUFS) {
                 log::warning("rtnetlink overflowed: rereading every link and its DCB state");
-                if (self->handlers_.overflow)
-                    self->handlers_.overflow();
+                deliver("rtnetlink overflow", handlers_.overflow);
                 continue;
             }
             break; // EAGAIN: drained
@@ -74,8 +80,7 @@ int RtnlMonitor::on_io(sd_event_source*, int fd, uint32_t, void* userdata) {
         if (msg.msg_flags & MSG_TRUNC) {
             log::warning("rtnetlink: a datagram did not fit {} bytes; rereading every link",
                          buf.size());
-            if (self->handlers_.overflow)
-                self->handlers_.overflow();
+            deliver("rtnetlink overflow", handlers_.overflow);
             continue;
         }
         const RtnlNotices notices =
@@ -83,16 +88,12 @@ int RtnlMonitor::on_io(sd_event_source*, int fd, uint32_t, void* userdata) {
         if (notices.malformed)
             log::debug("rtnetlink: skipped {} malformed messages", notices.malformed);
         for (const int32_t ifindex : notices.links)
-            if (self->handlers_.link)
-                self->handlers_.link(ifindex);
+            deliver("rtnetlink link", handlers_.link, ifindex);
         for (const int32_t ifindex : notices.addresses)
-            if (self->handlers_.address)
-                self->handlers_.address(ifindex);
+            deliver("rtnetlink address", handlers_.address, ifindex);
         for (const auto& d : notices.dcb)
-            if (self->handlers_.dcb)
-                self->handlers_.dcb(d);
+            deliver("rtnetlink DCB", handlers_.dcb, d);
     }
-    return 0;
 }
 
 } // namespace rdmad

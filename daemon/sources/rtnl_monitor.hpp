@@ -8,12 +8,12 @@
 #pragma once
 
 #include "actuators/dcb_message.hpp"
+#include "util/event_source.hpp"
+#include "util/mnl_socket.hpp"
 
 #include <cstdint>
 #include <functional>
 #include <systemd/sd-event.h>
-
-struct mnl_socket;
 
 namespace rdmad {
 
@@ -32,16 +32,17 @@ class RtnlMonitor {
 
     /// Throws std::runtime_error when the socket cannot be opened or bound.
     RtnlMonitor(sd_event* event, Handlers handlers);
-    ~RtnlMonitor();
     RtnlMonitor(const RtnlMonitor&) = delete;
     RtnlMonitor& operator=(const RtnlMonitor&) = delete;
 
   private:
     static int on_io(sd_event_source* s, int fd, uint32_t revents, void* userdata);
+    /// Every datagram queued on `fd`, to the handlers.
+    void receive(int fd);
 
-    mnl_socket* socket_ = nullptr;
-    sd_event_source* source_ = nullptr;
     Handlers handlers_;
+    MnlSocket socket_;
+    EventSource source_; ///< reads socket_: goes first
 };
 
 } // namespace rdmad

@@ -2,6 +2,7 @@
 #include "sources/udev_monitor.hpp"
 
 #include "util/log.hpp"
+#include "util/loop_edge.hpp"
 
 #include <cerrno>
 #include <stdexcept>
@@ -11,8 +12,7 @@ namespace rdmad {
 namespace {
 // A large receive buffer absorbs SR-IOV bursts of hundreds of devices (bolt uses 128 MiB).
 constexpr int kReceiveBuffer = 128 * 1024 * 1024;
-constexpr const char* kSubsystems[] = {"infiniband", "infiniband_verbs", "net", "pci",
-                                       "auxiliary"};
+constexpr const char* kSubsystems[] = {"infiniband", "infiniband_verbs", "net", "pci", "auxiliary"};
 } // namespace
 
 UdevMonitor::UdevMonitor(struct udev* ctx, sd_event* event, Handler handler)
@@ -29,27 +29,31 @@ UdevMonitor::UdevMonitor(struct udev* ctx, sd_event* event, Handler handler)
     if (udev_monitor_enable_receiving(monitor_.get()) < 0)
         throw std::runtime_error("cannot enable the udev monitor");
     int fd = udev_monitor_get_fd(monitor_.get());
-    int r = sd_event_add_io(event, &source_, fd, EPOLLIN, on_io, this);
+    int r = sd_event_add_io(event, into(source_), fd, EPOLLIN, on_io, this);
     if (r < 0)
         throw std::runtime_error("sd_event_add_io (udev monitor) failed");
 }
 
-UdevMonitor::~UdevMonitor() { sd_event_source_disable_unref(source_); }
-
 int UdevMonitor::on_io(sd_event_source*, int, uint32_t, void* userdata) {
-    static_cast<UdevMonitor*>(userdata)->drain();
-    return 0;
+    // drain() keeps its handler's exceptions; copying a uevent's strings may still throw.
+    return at_loop_edge("udev monitor", [&] { static_cast<UdevMonitor*>(userdata)->drain(); });
 }
 
 void UdevMonitor::drain() {
-    UdevMonitor* self = this;
+    // Each call of the handler is an edge: one uevent it cannot take (or a resync it cannot
+    // start) is logged, and the rest of the queue is still delivered.
+    auto deliver = [this](const Uevent* ev, bool overflow) {
+        const std::string what =
+            ev ? "uevent " + ev->action + " " + ev->syspath : std::string("udev monitor overflow");
+        at_loop_edge(what.c_str(), [&] { handler_(ev, overflow); });
+    };
     for (;;) {
         errno = 0;
-        udev::Device dev(udev_monitor_receive_device(self->monitor_.get()));
+        udev::Device dev(udev_monitor_receive_device(monitor_.get()));
         if (!dev) {
             if (errno == ENOBUFS) {
                 log::warning("udev monitor overflowed: resynchronising");
-                self->handler_(nullptr, true);
+                deliver(nullptr, true);
                 continue;
             }
             break;
@@ -59,11 +63,7 @@ void UdevMonitor::drain() {
         ev.subsystem = udev::str(udev_device_get_subsystem(dev.get()));
         ev.syspath = udev::str(udev_device_get_syspath(dev.get()));
         ev.devpath_old = udev::str(udev_device_get_property_value(dev.get(), "DEVPATH_OLD"));
-        try {
-            self->handler_(&ev, false);
-        } catch (const std::exception& e) {
-            log::error("uevent {} {}: {}", ev.action, ev.syspath, e.what());
-        }
+        deliver(&ev, false);
     }
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "sources/udev.hpp"
+#include "util/event_source.hpp"
 
 #include <functional>
 #include <string>
@@ -14,7 +15,7 @@
 namespace rdmad {
 
 struct Uevent {
-    std::string action;   ///< "add", "remove", "change", "move", "bind", "unbind"
+    std::string action; ///< "add", "remove", "change", "move", "bind", "unbind"
     std::string subsystem;
     std::string syspath;
     std::string devpath_old; ///< DEVPATH_OLD of a "move" (rename)
@@ -29,7 +30,6 @@ class UdevMonitor {
     /// Subsystems watched: infiniband, infiniband_verbs, net, pci, auxiliary.
     /// Throws std::runtime_error when the monitor cannot be opened.
     UdevMonitor(struct udev* ctx, sd_event* event, Handler handler);
-    ~UdevMonitor();
     UdevMonitor(const UdevMonitor&) = delete;
     UdevMonitor& operator=(const UdevMonitor&) = delete;
 
@@ -41,9 +41,9 @@ class UdevMonitor {
   private:
     static int on_io(sd_event_source* s, int fd, uint32_t revents, void* userdata);
 
-    udev::Monitor monitor_;
-    sd_event_source* source_ = nullptr;
     Handler handler_;
+    udev::Monitor monitor_;
+    EventSource source_; ///< reads monitor_: goes first
 };
 
 } // namespace rdmad

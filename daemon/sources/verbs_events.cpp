@@ -2,6 +2,7 @@
 #include "sources/verbs_events.hpp"
 
 #include "util/log.hpp"
+#include "util/loop_edge.hpp"
 
 #include <ctime>
 #include <fcntl.h>
@@ -24,33 +25,26 @@ uint64_t now_usec() {
 
 } // namespace
 
+void VerbsEvents::CloseDevice::operator()(ibv_context* c) const {
+    ibv_close_device(c);
+}
+
 VerbsEvents::VerbsEvents(sd_event* event, Handler handler)
     : event_(event), handler_(std::move(handler)) {
     // Accuracy 1 ms (0 would be sd-event's default slack of 250 ms); after the pass's other
     // work (its D-Bus signals).
-    int r = sd_event_add_time(event_, &timer_, CLOCK_MONOTONIC, 0, 1000, on_timer, this);
+    int r = sd_event_add_time(event_, into(timer_), CLOCK_MONOTONIC, 0, 1000, on_timer, this);
     if (r >= 0)
-        r = sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
+        r = sd_event_source_set_enabled(timer_.get(), SD_EVENT_OFF);
     if (r >= 0)
-        r = sd_event_source_set_priority(timer_, SD_EVENT_PRIORITY_IDLE);
-    if (r < 0) {
-        sd_event_source_unref(timer_);
+        r = sd_event_source_set_priority(timer_.get(), SD_EVENT_PRIORITY_IDLE);
+    if (r < 0)
         throw std::system_error(-r, std::generic_category(), "verbs timer");
-    }
-}
-
-VerbsEvents::~VerbsEvents() {
-    sd_event_source_disable_unref(timer_);
-    for (auto& [_, c] : open_)
-        close(c);
 }
 
 void VerbsEvents::close(Context& c) {
-    sd_event_source_disable_unref(c.source);
-    c.source = nullptr;
-    if (c.context)
-        ibv_close_device(c.context);
-    c.context = nullptr;
+    c.source.reset();
+    c.context.reset();
 }
 
 void VerbsEvents::track(const std::set<std::string>& devices) {
@@ -70,11 +64,11 @@ void VerbsEvents::track(const std::set<std::string>& devices) {
         if (!open_.count(name) && !unopenable_.count(name))
             wanted_.insert(name);
     if (wanted_.empty()) {
-        sd_event_source_set_enabled(timer_, SD_EVENT_OFF);
+        sd_event_source_set_enabled(timer_.get(), SD_EVENT_OFF);
         return;
     }
     int enabled = SD_EVENT_OFF;
-    sd_event_source_get_enabled(timer_, &enabled);
+    sd_event_source_get_enabled(timer_.get(), &enabled);
     if (enabled != SD_EVENT_OFF)
         return; // due already: it opens the latest wanted_
     const uint64_t now = now_usec();
@@ -82,14 +76,14 @@ void VerbsEvents::track(const std::set<std::string>& devices) {
         open_wanted(); // the first since a quiet spell (start-up, an isolated hotplug): now
         return;
     }
-    if (sd_event_source_set_time(timer_, last_open_usec_ + kMinIntervalUsec) < 0 ||
-        sd_event_source_set_enabled(timer_, SD_EVENT_ONESHOT) < 0)
+    if (sd_event_source_set_time(timer_.get(), last_open_usec_ + kMinIntervalUsec) < 0 ||
+        sd_event_source_set_enabled(timer_.get(), SD_EVENT_ONESHOT) < 0)
         open_wanted(); // no timer: open now rather than never
 }
 
 int VerbsEvents::on_timer(sd_event_source*, uint64_t, void* userdata) {
-    static_cast<VerbsEvents*>(userdata)->open_wanted();
-    return 0;
+    return at_loop_edge("verbs events",
+                        [&] { static_cast<VerbsEvents*>(userdata)->open_wanted(); });
 }
 
 void VerbsEvents::open_wanted() {
@@ -100,14 +94,17 @@ void VerbsEvents::open_wanted() {
         return;
     // libibverbs lists only devices it can serve: a provider, an accessible uverbs node and a
     // matching ABI (DOMAIN.md §4.1).
+    struct FreeList {
+        void operator()(ibv_device** l) const { ibv_free_device_list(l); }
+    };
     int count = 0;
-    ibv_device** list = ibv_get_device_list(&count);
+    const std::unique_ptr<ibv_device*[], FreeList> list(ibv_get_device_list(&count));
     for (const auto& name : wanted) {
         ibv_device* match = nullptr;
         for (int i = 0; list && i < count; ++i)
             if (name == ibv_get_device_name(list[i]))
                 match = list[i];
-        ibv_context* ctx = match ? ibv_open_device(match) : nullptr;
+        std::unique_ptr<ibv_context, CloseDevice> ctx(match ? ibv_open_device(match) : nullptr);
         if (!ctx) {
             unopenable_.insert(name);
             if (!fallback_logged_) {
@@ -120,27 +117,26 @@ void VerbsEvents::open_wanted() {
             }
             continue;
         }
+        const int fd = ctx->async_fd;
         Context& c = open_[name];
-        c.context = ctx;
+        c.context = std::move(ctx);
         c.owner = this;
         c.name = name;
-        int flags = fcntl(ctx->async_fd, F_GETFL);
-        fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
-        if (sd_event_add_io(event_, &c.source, ctx->async_fd, EPOLLIN, on_io, &c) < 0) {
+        int flags = fcntl(fd, F_GETFL);
+        fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+        if (sd_event_add_io(event_, into(c.source), fd, EPOLLIN, on_io, &c) < 0) {
             close(c);
             open_.erase(name);
             unopenable_.insert(name);
         }
     }
-    if (list)
-        ibv_free_device_list(list);
 }
 
 int VerbsEvents::on_io(sd_event_source*, int, uint32_t, void* userdata) {
     auto* c = static_cast<Context*>(userdata);
     bool fatal = false;
     ibv_async_event ev;
-    while (c->context && ibv_get_async_event(c->context, &ev) == 0) {
+    while (c->context && ibv_get_async_event(c->context.get(), &ev) == 0) {
         fatal = fatal || ev.event_type == IBV_EVENT_DEVICE_FATAL;
         ibv_ack_async_event(&ev);
     }
@@ -150,8 +146,7 @@ int VerbsEvents::on_io(sd_event_source*, int, uint32_t, void* userdata) {
         // The device is going away; its remove uevent follows. Stop reading a dead context.
         owner->close(*c);
     }
-    owner->handler_(name);
-    return 0;
+    return at_loop_edge("verbs event", [&] { owner->handler_(name); });
 }
 
 } // namespace rdmad

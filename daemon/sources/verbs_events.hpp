@@ -6,8 +6,11 @@
 // device through "change" uevents only, and says so once in the log.
 #pragma once
 
+#include "util/event_source.hpp"
+
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <systemd/sd-event.h>
@@ -22,7 +25,6 @@ class VerbsEvents {
     using Handler = std::function<void(const std::string& device)>;
 
     VerbsEvents(sd_event* event, Handler handler);
-    ~VerbsEvents();
     VerbsEvents(const VerbsEvents&) = delete;
     VerbsEvents& operator=(const VerbsEvents&) = delete;
 
@@ -36,9 +38,12 @@ class VerbsEvents {
     void track(const std::set<std::string>& devices);
 
   private:
+    struct CloseDevice {
+        void operator()(ibv_context* c) const;
+    };
     struct Context {
-        ibv_context* context = nullptr;
-        sd_event_source* source = nullptr;
+        std::unique_ptr<ibv_context, CloseDevice> context;
+        EventSource source; ///< reads the context's async fd: goes first
         VerbsEvents* owner = nullptr;
         std::string name;
     };
@@ -50,11 +55,11 @@ class VerbsEvents {
 
     sd_event* event_;
     Handler handler_;
-    std::map<std::string, Context> open_;
+    std::map<std::string, Context> open_; ///< nodes stay put: each source points at its own
     std::set<std::string> unopenable_;
-    std::set<std::string> wanted_;     ///< tracked, neither open nor unopenable yet
-    sd_event_source* timer_ = nullptr; ///< opens wanted_; off while it is empty
-    uint64_t last_open_usec_ = 0;      ///< CLOCK_MONOTONIC of the last open_wanted(), 0 = never
+    std::set<std::string> wanted_; ///< tracked, neither open nor unopenable yet
+    EventSource timer_;            ///< opens wanted_; off while it is empty
+    uint64_t last_open_usec_ = 0;  ///< CLOCK_MONOTONIC of the last open_wanted(), 0 = never
     bool fallback_logged_ = false;
 };
 

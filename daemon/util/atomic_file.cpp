@@ -2,6 +2,7 @@
 #include "util/atomic_file.hpp"
 
 #include "util/log.hpp"
+#include "util/unique_fd.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -32,19 +33,19 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
                ".rdmad-tmp.XXXXXX";
     std::vector<char> name(tmpl.begin(), tmpl.end());
     name.push_back('\0');
-    int fd = ::mkostemp(name.data(), O_CLOEXEC);
-    if (fd < 0)
+    UniqueFd fd(::mkostemp(name.data(), O_CLOEXEC));
+    if (!fd)
         fail("cannot create a temporary file for", path);
     const std::string tmp(name.data());
     auto cleanup = [&] {
         int saved = errno;
-        ::close(fd);
+        fd.reset();
         ::unlink(tmp.c_str());
         errno = saved;
     };
     size_t done = 0;
     while (done < content.size()) {
-        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -53,11 +54,11 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
         }
         done += static_cast<size_t>(n);
     }
-    if (::fchmod(fd, mode) < 0 || (sync == Sync::durable && ::fsync(fd) < 0)) {
+    if (::fchmod(fd.get(), mode) < 0 || (sync == Sync::durable && ::fsync(fd.get()) < 0)) {
         cleanup();
         fail("cannot sync", tmp);
     }
-    if (::close(fd) < 0) {
+    if (fd.close_checked() < 0) {
         ::unlink(tmp.c_str());
         fail("cannot close", tmp);
     }
@@ -73,15 +74,15 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
     // changed" about a file that did change (rdmad then refused every later persist, the file
     // no longer being what it last wrote). The rename is not yet durable: say so, and let the
     // next sync of the directory (ours or the kernel's writeback) make it so.
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
+    UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dfd) {
         log::warning("{} written, but its directory cannot be opened to sync it: {}", path,
                      std::strerror(errno));
         return;
     }
-    const int r = ::fsync(dfd);
+    const int r = ::fsync(dfd.get());
     const int saved = errno;
-    ::close(dfd);
+    dfd.reset();
     if (r < 0)
         log::warning("{} written, but syncing its directory failed: {}; a crash now may "
                      "bring back the previous content",

@@ -24,18 +24,13 @@ Notifier::Notifier() {
         return;
     if (a.size() > sizeof(sockaddr_un::sun_path))
         return;
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd_ >= 0)
+    fd_.reset(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (fd_)
         address_ = std::move(a);
 }
 
-Notifier::~Notifier() {
-    if (fd_ >= 0)
-        ::close(fd_);
-}
-
 bool Notifier::send(std::string_view state) {
-    if (fd_ < 0)
+    if (!fd_)
         return false;
     sockaddr_un sa{};
     sa.sun_family = AF_UNIX;
@@ -43,8 +38,9 @@ bool Notifier::send(std::string_view state) {
     const auto len = socklen_t(offsetof(sockaddr_un, sun_path) + address_.size() +
                                (address_[0] == '\0' ? 0 : 1));
     for (;;) {
-        const ssize_t n = ::sendto(fd_, state.data(), state.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
-                                   reinterpret_cast<const sockaddr*>(&sa), len);
+        const ssize_t n =
+            ::sendto(fd_.get(), state.data(), state.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+                     reinterpret_cast<const sockaddr*>(&sa), len);
         if (n >= 0)
             return true;
         if (errno != EINTR)

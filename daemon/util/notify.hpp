@@ -8,6 +8,8 @@
 // every D-Bus answer.
 #pragma once
 
+#include "util/unique_fd.hpp"
+
 #include <string>
 #include <string_view>
 
@@ -18,7 +20,6 @@ class Notifier {
     /// Reads NOTIFY_SOCKET (a path, or "@name" for the abstract namespace); without it, or
     /// with an address rdmad cannot use, every send is a no-op.
     Notifier();
-    ~Notifier();
     Notifier(const Notifier&) = delete;
     Notifier& operator=(const Notifier&) = delete;
 
@@ -30,7 +31,7 @@ class Notifier {
     unsigned long dropped() const { return dropped_; }
 
   private:
-    int fd_ = -1;
+    UniqueFd fd_;
     std::string address_; // sockaddr_un.sun_path bytes (a leading NUL for abstract)
     unsigned long dropped_ = 0;
 };

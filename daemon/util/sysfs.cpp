@@ -2,6 +2,7 @@
 #include "util/sysfs.hpp"
 
 #include "util/log.hpp"
+#include "util/unique_fd.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -25,23 +26,14 @@ std::string join(const std::string& dir, std::string_view relative) {
     return path;
 }
 
-/// Closes the descriptor it holds (on the stack: no allocation per attribute).
-struct Fd {
-    int fd;
-    ~Fd() {
-        if (fd >= 0)
-            ::close(fd);
-    }
-};
-
 } // namespace
 
 ReadResult read_attribute(const std::string& dir, std::string_view relative, size_t limit) {
     ReadResult result;
     const std::string path = join(dir, relative);
     // O_NONBLOCK: a FIFO in place of an attribute (or --os-release) must not hang start-up.
-    const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
-    if (file.fd < 0) {
+    const UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!file) {
         result.error = errno;
         return result;
     }
@@ -59,7 +51,7 @@ ReadResult read_attribute(const std::string& dir, std::string_view relative, siz
     }
     size_t used = 0;
     while (used < limit) {
-        const ssize_t n = ::read(file.fd, buf + used, limit - used);
+        const ssize_t n = ::read(file.get(), buf + used, limit - used);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -523,8 +523,9 @@ TEST_CASE("hotplug: an isolated port change is handled at once, not at the end o
           "coalescing window; changes in quick succession share a pass",
           "[hotplug]") {
     // DESIGN.md: "An isolated event is handled at once; a burst is coalesced." The window is
-    // 50 ms (DaemonOptions::coalesce_usec); a pass on this host takes a few ms, so "at once"
-    // is shown as well under 40 ms, with room for a slow (sanitizer) build.
+    // 50 ms (CoalescerTiming::window_usec, daemon/sources/coalescer.hpp); a pass on this host
+    // takes a few ms, so "at once" is shown as well under 40 ms, with room for a slow (sanitizer)
+    // build.
     Rig rig("constructed-mlx5-roce");
     SignalRecorder rec(*rig.client);
     const std::string ib = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0";
