@@ -369,15 +369,46 @@ void Daemon::reload_config() {
 }
 
 void Daemon::reload_config_off_loop() {
+    rescan_after_read_ = true;
     config_loader_->start(reconciler_->options());
 }
 
 void Daemon::take_config(std::optional<Reconciler::Loaded> loaded) {
-    if (loaded) {
-        reconciler_->take(std::move(*loaded));
+    const bool read = loaded.has_value();
+    std::optional<ConfigError> err;
+    if (read) {
+        err = reconciler_->take(std::move(*loaded));
         scanner_->set_memlock_launchers(reconciler_->memlock_launchers());
     }
+    // The Manager.Reload calls this read began after are answered by it.
+    std::vector<ReloadDone> answered;
+    for (auto it = pending_reloads_.begin(); it != pending_reloads_.end();) {
+        if (it->skip > 0) {
+            --it->skip;
+            ++it;
+            continue;
+        }
+        answered.push_back(std::move(it->done));
+        it = pending_reloads_.erase(it);
+    }
+    if (!answered.empty()) {
+        // Launchers come and go without an event rdmad follows: Reload reads them again.
+        // The callers are answered once the bus shows the new desired state.
+        scanner_->reread_memlock(reconciler_->memlock_launchers());
+        coalescer_.note(false);
+        publish_now();
+        std::optional<MethodError> result;
+        if (!read)
+            result.emplace(api::kFailed, "the configuration could not be read (see rdmad's log)");
+        else if (err)
+            result.emplace(api::kInvalidArgument, err->to_string());
+        for (auto& done : answered)
+            done(result);
+    }
     // SIGHUP reads the hardware again too, with the rules now in force.
+    if (!rescan_after_read_)
+        return;
+    rescan_after_read_ = false;
     full_resync_ = true;
     coalescer_.schedule(0);
 }
@@ -455,18 +486,11 @@ ChangeList Daemon::reconcile(bool dry_run) {
     return publish(ScanChanges{}); // everything, planned and on the bus
 }
 
-void Daemon::reload() {
-    // Manager.Reload is answered with the result, so it reads on the loop (Controller::reload
-    // returns it); what a SIGHUP's worker is reading meanwhile is older than this: dropped.
-    config_loader_->discard();
-    auto err = reconciler_->reload();
-    // Launchers come and go without an event rdmad follows: Reload reads them again (SIGHUP's
-    // full resync does too). Their doctor findings follow in the pass this schedules.
-    scanner_->reread_memlock(reconciler_->memlock_launchers());
-    coalescer_.note(false);
-    publish_now();
-    if (err)
-        throw MethodError(api::kInvalidArgument, err->to_string());
+void Daemon::reload(ReloadDone done) {
+    // A read running now began before this call and may miss what the caller just wrote:
+    // the call is answered by the next one, which start() queues.
+    pending_reloads_.push_back({std::move(done), config_loader_->running() ? 1 : 0});
+    config_loader_->start(reconciler_->options());
 }
 
 int Daemon::on_timer(sd_event_source*, uint64_t, void* userdata) {

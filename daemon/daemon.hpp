@@ -55,7 +55,7 @@ class Daemon final : public Controller {
     void set_pfc(const std::string& device_syspath, const std::vector<uint8_t>& priorities,
                  bool persist) override;
     ChangeList reconcile(bool dry_run) override;
-    void reload() override;
+    void reload(ReloadDone done) override;
     void revert(const std::string& device_syspath, uint32_t port,
                 const std::string& setting) override;
 
@@ -129,7 +129,15 @@ class Daemon final : public Controller {
     uint64_t watchdog_period_usec_ = 0;
     EventSource signals_[3];
     bool full_resync_ = false;
-    std::unique_ptr<ConfigLoader> config_loader_; ///< SIGHUP's reads of the configuration
+    std::unique_ptr<ConfigLoader> config_loader_; ///< reads of the configuration (SIGHUP, Reload)
+    /// Manager.Reload calls waiting for their read: `skip` reads that began before the call
+    /// are taken first.
+    struct PendingReload {
+        ReloadDone done;
+        int skip = 0;
+    };
+    std::vector<PendingReload> pending_reloads_;
+    bool rescan_after_read_ = false; ///< a SIGHUP asked: the hardware is read again after
     std::unique_ptr<exports::ExportWriter> exports_;
     std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
 };

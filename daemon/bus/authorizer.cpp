@@ -42,8 +42,22 @@ std::string error_text(const sd_bus_error* e) {
 
 } // namespace
 
+size_t Authorizer::pending(const std::string& sender) const {
+    auto it = pending_.find(sender);
+    return it == pending_.end() ? 0 : it->second;
+}
+
+Authorizer::Done Authorizer::counted(const std::string& sender, Done done) {
+    ++pending_[sender];
+    return [this, sender, done = std::move(done)](bool allowed, std::string why) {
+        if (auto it = pending_.find(sender); it != pending_.end() && --it->second == 0)
+            pending_.erase(it);
+        done(allowed, std::move(why));
+    };
+}
+
 void Authorizer::check(const std::string& sender, Done done) {
-    auto pending = std::make_unique<Pending>(Pending{this, sender, std::move(done)});
+    auto pending = std::make_unique<Pending>(Pending{this, sender, counted(sender, std::move(done))});
     // polkit's CheckAuthorization((sa{sv}) subject, s action_id, a{ss} details, u flags,
     // s cancellation_id) -> (bba{ss}); subject kind "system-bus-name" with the unique name, so
     // polkit resolves the caller itself (polkit's org.freedesktop.PolicyKit1.Authority docs).

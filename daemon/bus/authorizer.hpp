@@ -9,6 +9,7 @@
 #include "rdmad_api.hpp"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <systemd/sd-bus.h>
 
@@ -23,14 +24,26 @@ class Authorizer {
     /// closes are dropped with it, unanswered.
     explicit Authorizer(sd_bus* bus) : bus_(bus) {}
 
+    /// Calls of one caller that may wait for polkit at once: the bus daemon allows a
+    /// connection 128 pending replies (max_replies_per_connection), and one caller must not
+    /// take them all from everyone else's checks.
+    static constexpr size_t kMaxPendingPerCaller = 16;
+
     using Done = std::function<void(bool allowed, std::string why)>;
     /// Decide for the unique bus name `sender`; `done(allowed, reason)` is called later on
-    /// the loop, at most once (never when the bus closes first).
+    /// the loop, at most once (never when the bus closes first). polkit may ask the caller's
+    /// user whatever the call's ALLOW_INTERACTIVE_AUTHORIZATION flag says: rdmactl cannot set
+    /// it (cli/client.cpp says why).
     void check(const std::string& sender, Done done);
+    /// Checks of `sender` not decided yet.
+    size_t pending(const std::string& sender) const;
 
   private:
     void fallback_to_uid(const std::string& sender, Done done);
+    /// `done`, counted as pending for `sender` until it is called.
+    Done counted(const std::string& sender, Done done);
     sd_bus* bus_;
+    std::map<std::string, size_t> pending_;
 };
 
 } // namespace rdmad

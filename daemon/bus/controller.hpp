@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -53,9 +55,14 @@ class Controller {
                          bool persist) = 0;
     /// Manager.Reconcile: the differences planned (and, unless `dry_run`, acted on).
     virtual ChangeList reconcile(bool dry_run) = 0;
-    /// Manager.Reload: throws MethodError(InvalidArgument) naming file and line when the
-    /// configuration is bad (the last good rules stay in force).
-    virtual void reload() = 0;
+    /// How Manager.Reload ends: nullopt once what was read is in force, else the error
+    /// (InvalidArgument naming file:line:column when the configuration is bad, the last good
+    /// rules staying in force; Failed when it could not be read at all).
+    using ReloadDone = std::function<void(std::optional<MethodError>)>;
+    /// Manager.Reload, authorized: read the configuration again off the loop (megabytes of
+    /// drop-ins must not hold other calls) with a read that starts after this call; `done` is
+    /// called once, on the loop, when it is in force (the bus shows the new desired state).
+    virtual void reload(ReloadDone done) = 0;
     /// Port.Revert, authorized: drop what SetPortType and SetPFCNoDrop asked of the device at
     /// `device_syspath` (`setting` "", already checked) or only the type of its port `port`
     /// ("PortType"); returns once the bus shows the new desired state. Throws MethodError

@@ -211,9 +211,16 @@ int ManagerObject::reconcile(sd_bus_message* m, void* userdata, sd_bus_error* er
 int ManagerObject::reload(sd_bus_message* m, void* userdata, sd_bus_error* error) {
     auto* self = static_cast<ManagerObject*>(userdata);
     Controller* c = self->methods_.controller;
-    return call_authorized(self->methods_, m, error, [] {}, [c](sd_bus_message* call) {
-        c->reload();
-        return sd_bus_reply_method_return(call, "");
+    return call_authorized(self->methods_, m, error, [] {}, [c](sd_bus_message* m) {
+        // Answered when the read (on a worker) is in force; the loop serves calls meanwhile.
+        c->reload([call = method_call::keep(m)](std::optional<MethodError> e) {
+            if (e) {
+                method_call::reply_error(call.get(), e->name(), e->message());
+            } else if (int r = sd_bus_reply_method_return(call.get(), ""); r < 0) {
+                log::warning("cannot send the reply: {}", std::strerror(-r));
+            }
+        });
+        return 0;
     });
 }
 

@@ -10,6 +10,7 @@
 #include "bus/errors.hpp"
 #include "util/log.hpp"
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <systemd/sd-bus.h>
@@ -66,9 +67,12 @@ int call_authorized(const Methods& methods, sd_bus_message* m, sd_bus_error* err
         if (!methods.controller || !methods.authorizer)
             throw MethodError(api::kNotSupported, "not configurable");
         check();
-        const char* sender = sd_bus_message_get_sender(m);
+        const char* s = sd_bus_message_get_sender(m);
+        const std::string sender = s ? s : "";
+        if (methods.authorizer->pending(sender) >= Authorizer::kMaxPendingPerCaller)
+            throw MethodError(api::kBusy, "too many of this caller's calls wait for authorization");
         method_call::Call call = method_call::keep(m);
-        methods.authorizer->check(sender ? sender : "", [call, work = std::move(work)](
+        methods.authorizer->check(sender, [call, work = std::move(work)](
                                                             bool allowed, const std::string& why) mutable {
             if (!allowed) {
                 method_call::reply_error(call.get(), errors::AccessDenied, why);

@@ -25,7 +25,12 @@ std::optional<std::string> decode(const char* path, const char* prefix) {
     if (sd_bus_path_decode(path, prefix, &out) <= 0 || !out)
         return std::nullopt;
     std::unique_ptr<char, decltype(&std::free)> owned(out, &std::free);
-    return std::string(out);
+    // One path per object: an element that is not the one encode_path() gives (an escape
+    // where none is needed, a "_00" that would cut the id) names no object.
+    std::string id(out);
+    if (encode_path(prefix, id) != path)
+        return std::nullopt;
+    return id;
 }
 
 /// A decimal number without sign or leading zero ("0" itself is one) that fits in T, nullopt otherwise.
@@ -73,7 +78,7 @@ std::optional<std::pair<std::string, uint32_t>> port_of_path(const char* path) {
     const size_t at = p.rfind(marker);
     if (at == std::string_view::npos)
         return std::nullopt;
-    auto number = decimal<uint32_t>(p.substr(at + marker.size()), 65535);
+    auto number = decimal<uint32_t>(p.substr(at + marker.size()), UINT32_MAX);
     if (!number)
         return std::nullopt;
     auto id = device_id_of_path(std::string(p.substr(0, at)).c_str());

@@ -24,7 +24,9 @@ std::string link_path(int32_t ifindex);
 /// The device id of a device object's path, nullopt for any other path (a port's included).
 std::optional<std::string> device_id_of_path(const char* path);
 /// (device id, port number) of a port object's path, nullopt for any other path. Numbers are
-/// decimal without sign or leading zero, 0 (a switch's management port) to 65535.
+/// decimal without sign or leading zero, 0 (a switch's management port) to 2^32 - 1 (the
+/// kernel's port numbers are u32 in rdma netlink). Only the spelling encode_path() and
+/// port_path() give is accepted: one path per object.
 std::optional<std::pair<std::string, uint32_t>> port_of_path(const char* path);
 /// The ifindex of a link object's path, nullopt for any other path.
 std::optional<int32_t> ifindex_of_path(const char* path);

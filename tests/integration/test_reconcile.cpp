@@ -1117,8 +1117,9 @@ TEST_CASE("reconcile: a bad rdmad.conf is refused with file:line:column, keeps t
 // Issue #24: the configuration is read off the loop. rdmad.conf(5): each file at most 1 MiB,
 // any number of files; rdmad(8), SIGHUP: the files are read on a thread of their own and
 // D-Bus calls are answered meanwhile.
-TEST_CASE("reconcile: while a SIGHUP reads 18 MiB of drop-ins, a Get from another client is "
-          "answered within 50 ms; a bad file in the middle keeps the last good state",
+TEST_CASE("reconcile: while a SIGHUP or a Manager.Reload reads 18 MiB of drop-ins, a Get from "
+          "another client is answered within 50 ms; a bad file in the middle keeps the last good "
+          "state",
           "[reconcile][config]") {
     RRig r(kHost);
     r.config(kEthEth);
@@ -1217,12 +1218,42 @@ TEST_CASE("reconcile: while a SIGHUP reads 18 MiB of drop-ins, a Get from anothe
     CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "eth");
     CHECK(r.port("mlx4_0", 2)["DesiredPortType"] == "eth");
 
-    // Fixed, the 18 files are taken: rdmad.conf, then conf.d in lexical order.
+    // Fixed, the 18 files are taken by Manager.Reload, answered once they are in force; it
+    // reads on the worker too, so the other client's Gets are answered meanwhile.
     std::string fixed = read_file(bad_path);
     fixed.replace(fixed.size() - std::strlen("5\n"), 2, "\"bulk-fixed\"\n");
     write_file(bad_path, fixed);
-    r.daemon->signal(SIGHUP);
-    CHECK(r.eventually([&] { return r.manager_state() == "running"; }, 300s));
+    std::atomic<bool> answered{false};
+    std::string reload_error = "<none>";
+    std::thread caller([&] {
+        Client reloader;
+        try {
+            reloader.manager()
+                .callMethod("Reload")
+                .onInterface("org.rdmad1.Manager")
+                .withTimeout(std::chrono::microseconds(300s));
+            reload_error.clear();
+        } catch (const sdbus::Error& e) {
+            reload_error = e.getName() + ": " + e.getMessage();
+        }
+        answered = true;
+    });
+    std::vector<Clock::duration> during;
+    while (!answered) {
+        std::this_thread::sleep_for(10ms);
+        const auto t0 = Clock::now();
+        (void)r.manager_state();
+        during.push_back(Clock::now() - t0);
+    }
+    caller.join();
+    CHECK(reload_error.empty());
+    // Answered after the files are in force: the state says so at once.
+    CHECK(r.manager_state() == "running");
+    const size_t slow_during = size_t(
+        std::count_if(during.begin(), during.end(), [](Clock::duration d) { return d >= 50ms; }));
+    INFO(during.size() << " Gets during Reload, " << slow_during << " of them 50 ms or more");
+    CHECK(during.size() >= 5);
+    CHECK(slow_during * 20 <= during.size());
     json want = json::array({r.config_file()});
     for (int f = 1; f <= kFiles; ++f)
         want.push_back(file_name(f));

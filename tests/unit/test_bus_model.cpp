@@ -265,6 +265,15 @@ TEST_CASE("a port's path is its device's path + /port/<n>") {
     CHECK(port_of_path("/org/rdmad1/device/x/port/0")->second == 0); // a switch's port 0
     CHECK(!port_of_path("/org/rdmad1/device/x/port/01"));
     CHECK(!port_of_path("/org/rdmad1/device/x/port/"));
+    CHECK(port_of_path("/org/rdmad1/device/x/port/70000")->second == 70000);
+    CHECK(!port_of_path("/org/rdmad1/device/x/port/4294967296"));
+    // Other spellings of the same id name no object: an escape where none is needed, a NUL
+    // that would cut the id, a leading digit left unescaped.
+    CHECK(!device_id_of_path("/org/rdmad1/device/_30002c90300f9bfa0_00x"));
+    CHECK(!device_id_of_path("/org/rdmad1/device/_30_302c90300f9bfa0"));
+    CHECK(!device_id_of_path("/org/rdmad1/device/0002c90300f9bfa0"));
+    CHECK(!ifindex_of_path("/org/rdmad1/link/1001"));
+    CHECK(!port_of_path("/org/rdmad1/device/_30002c90300f9bfa0_00x/port/1"));
     CHECK(!port_of_path("/org/rdmad1/device/x"));
     CHECK(device_id_of_path("/org/rdmad1/device/_30002c90300f9bfa0") == "0002c90300f9bfa0");
     CHECK(!device_id_of_path("/org/rdmad1/device/_30002c90300f9bfa0/port/2"));
