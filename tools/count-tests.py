@@ -18,6 +18,9 @@ MIXED = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed
 
 def count_log(path):
     passed = failed = 0
+    # The build directory's name: build/meson-logs/testlog.json -> build.
+    parts = path.split('/')
+    label = parts[parts.index('meson-logs') - 1] if 'meson-logs' in parts[1:] else parts[0]
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             if not line.strip():
@@ -37,7 +40,7 @@ def count_log(path):
                 passed += 1
             else:
                 failed += 1
-            print(f"  {path.split('/')[0]}: {t.get('name')}: {t.get('result')}")
+            print(f"  {label}: {t.get('name')}: {t.get('result')}")
     return passed, failed
 
 

@@ -72,8 +72,16 @@ if ((installed)); then
     { echo "demo.sh: --installed needs umockdev and dbus-daemon (apt-get install umockdev dbus-daemon)" >&2; exit 1; }
 else
   # One line per step, with what it takes on a 2-core machine (README).
-  echo "== checking the build dependencies (tools/install-deps.sh: a few minutes when it must install packages, about 4 s otherwise)"
-  "$top/tools/install-deps.sh"
+  # apt's output goes to a log of its own, shown only when it fails (and kept when it
+  # installed something).
+  deps_log=$(mktemp /tmp/rdmad-demo-deps.XXXXXX.log)
+  echo "== checking the build dependencies (tools/install-deps.sh, output in $deps_log: a few minutes when it must install packages, about 4 s otherwise)"
+  if ! "$top/tools/install-deps.sh" > "$deps_log" 2>&1; then
+    cat "$deps_log" >&2
+    echo "demo.sh: tools/install-deps.sh failed; its output is above and in $deps_log" >&2
+    exit 1
+  fi
+  [ -s "$deps_log" ] || rm -f "$deps_log"
   # Configured as tools/run-tests.sh does (-Dwerror=true), so that the test run reuses this build.
   if [ ! -f "$top/build/build.ninja" ]; then
     echo "== configuring the build in build/ (meson setup: about 5 s)"

@@ -8,17 +8,23 @@
 
 usage: bus-files.py DBUS_DAEMON XMLLINT BUS_POLICY POLKIT_POLICY POLKIT_DTD ACTIVATION UNIT WORK
 """
+import atexit
 import configparser
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 (dbus_daemon, xmllint, bus_policy, polkit_policy, polkit_dtd, activation, unit,
  work) = sys.argv[1:9]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
+# The sockets go to a short directory of their own, never under the build directory: its
+# path may exceed sun_path's 108 bytes (dbus-daemon: "Socket name too long").
+sockets = tempfile.mkdtemp(prefix='rdmad-bus-files.')
+atexit.register(shutil.rmtree, sockets, ignore_errors=True)
 failed = []
 
 
@@ -48,7 +54,7 @@ def dbus_daemon_starts(policy, tag):
     whole configuration by then); False with its error output otherwise."""
     conf = os.path.join(work, f'{tag}.conf')
     with open(conf, 'w') as f:
-        f.write(BUS_CONFIG.format(sock=os.path.join(work, f'{tag}.sock'), policy=policy))
+        f.write(BUS_CONFIG.format(sock=os.path.join(sockets, f'{tag}.sock'), policy=policy))
     p = subprocess.Popen([dbus_daemon, f'--config-file={conf}', '--nofork', '--nopidfile',
                           '--print-address=1', '--nosyslog'],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -7,12 +7,14 @@ DESTDIR man pages.
 
 usage: unit-verify.py SYSTEMD_ANALYZE MESON BUILD_ROOT WORK_DIR
 """
+import atexit
 import glob
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 analyze, meson, build_root, work = sys.argv[1:5]
 destdir = os.path.join(work, 'destdir')
@@ -61,8 +63,11 @@ text = text.replace(f'ExecStart={m.group(1)}', f'ExecStart={destdir}{m.group(1)}
 checked = os.path.join(work, 'rdmad-notify.service')
 with open(checked, 'w') as f:
     f.write(text)
-runtime = os.path.join(work, 'runtime')
-os.makedirs(runtime, mode=0o700, exist_ok=True)
+# A short one (mkdtemp makes it 0700), never under the build directory: systemd puts
+# sockets there (gpg-agent's), and a deep build directory exceeds sun_path's 108 bytes
+# ("File name too long").
+runtime = tempfile.mkdtemp(prefix='rdmad-runtime.')
+atexit.register(shutil.rmtree, runtime, ignore_errors=True)
 r = subprocess.run([analyze, '--user', 'verify', '--no-pager', checked], capture_output=True,
                    text=True, env=dict(env, XDG_RUNTIME_DIR=runtime))
 print(r.stdout, r.stderr, sep='')

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// Catch2 main for the integration suite, plus a listener that prints the daemon's output of a
-// test case only when that test case failed.
-#define CATCH_CONFIG_MAIN
+// The integration suite's listener: it prints the daemon's output of a test case only when
+// that test case failed. main() is tests/catch_main.cpp's, shared with the unit tests.
+#define CATCH_CONFIG_EXTERNAL_INTERFACES // TestEventListenerBase (also in pch/integration_pch.hpp)
 #include <catch2/catch.hpp>
 
 #include <iostream>
