@@ -467,11 +467,18 @@ def run_latency_one(args, name, root, n, run_dir):
 
 
 def run_latency(args, sizes, results):
-    for n in sizes:
+    # --interleave-sizes: round by round, every size in turn (old, new at each), so that a
+    # change of the machine's load over the session does not fall on one size.
+    if args.interleave_sizes:
+        plan = [(n, rnd, name) for rnd in range(args.rounds) for n in sizes
+                for name in ("old", "new")]
+    else:
+        plan = [(n, rnd, name) for n in sizes for rnd, name in order(args.rounds)]
+    for n, rnd, name in plan:
         root = startup.ensure_tree(args.work, n, args.gids, False)
         run_dir = os.path.join(args.work, "cmp-lat-%d" % n)
         os.makedirs(run_dir, exist_ok=True)
-        for rnd, name in order(args.rounds):
+        if True:
             r = run_latency_one(args, name, root, n, run_dir)
             r["round"] = rnd
             results["latency"].append(r)
@@ -614,6 +621,8 @@ def main():
     ap.add_argument("--latency-sizes", default="1,64,1024")
     ap.add_argument("--rounds", type=int, default=3, help="old/new pairs per figure (default 3)")
     ap.add_argument("--events", type=int, default=200)
+    ap.add_argument("--interleave-sizes", action="store_true",
+                    help="latency: alternate the sizes within each round too")
     ap.add_argument("--window-ms", type=float, default=50)
     ap.add_argument("--vfs", type=int, default=1000)
     ap.add_argument("--gids", type=int, default=32)
