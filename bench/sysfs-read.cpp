@@ -4,7 +4,7 @@
 // no D-Bus, no model: list the classes, open + read every attribute, readlink every link
 // rdmad follows. Prints one line: "<microseconds> <files read> <bytes> <links> <devices>".
 //
-//   bench-sysfs-read [--root DIR] [--passes N] [--doctor]
+//   bench-sysfs-read [--root DIR] [--passes N] [--doctor] [--port DEV/PORT [--each]]
 //
 // --doctor also reads the facts the doctor's checks add (daemon/doctor/): each port's
 // `pkeys/0`, the PCIe link attributes of each device's PCI function and of every bridge above
@@ -14,6 +14,12 @@
 // --root DIR reads DIR/sys directly (no preload); without it, /sys (run it under the umockdev
 // preload with UMOCKDEV_DIR to read a testbed, as rdmad does). --passes N times N passes and
 // prints the fastest (default 1: one pass, like rdmad's start-up scan).
+//
+// --port DEV/PORT reads only that port's files (what a pass reads per port: state,
+// phys_state, link_layer, rate, lid, sm_lid, every gids/I and, for each non-zero GID,
+// gid_attrs/types/I and gid_attrs/ndevs/I): the bare cost of re-reading one port after its
+// change uevent. --each also prints every pass's microseconds, one line each, after the
+// summary line.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -111,6 +117,21 @@ bool zero_gid(const std::string& g) {
            g.rfind("fe80:0000:0000:0000:0000:0000:0000:0000", 0) == 0;
 }
 
+void read_port(const std::string& p) {
+    for (const char* a : {"state", "phys_state", "link_layer", "rate", "lid", "sm_lid"})
+        read_attr(p + a);
+    if (doctor)
+        read_attr(p + "pkeys/0");
+    struct stat sb;
+    const bool attrs = ::stat((p + "gid_attrs").c_str(), &sb) == 0;
+    for (const auto& i : list(p + "gids")) {
+        if (zero_gid(read_attr(p + "gids/" + i)) || !attrs)
+            continue;
+        read_attr(p + "gid_attrs/types/" + i);
+        read_attr(p + "gid_attrs/ndevs/" + i);
+    }
+}
+
 void pass(const std::string& sys) {
     st = {};
     const std::string ib = sys + "/class/infiniband/";
@@ -126,21 +147,8 @@ void pass(const std::string& sys) {
         if (doctor)
             if (std::string pci = real_dir(d + "device"); !pci.empty())
                 pcie_links(pci);
-        for (const auto& port : list(d + "ports")) {
-            const std::string p = d + "ports/" + port + "/";
-            for (const char* a : {"state", "phys_state", "link_layer", "rate", "lid", "sm_lid"})
-                read_attr(p + a);
-            if (doctor)
-                read_attr(p + "pkeys/0");
-            struct stat sb;
-            const bool attrs = ::stat((p + "gid_attrs").c_str(), &sb) == 0;
-            for (const auto& i : list(p + "gids")) {
-                if (zero_gid(read_attr(p + "gids/" + i)) || !attrs)
-                    continue;
-                read_attr(p + "gid_attrs/types/" + i);
-                read_attr(p + "gid_attrs/ndevs/" + i);
-            }
-        }
+        for (const auto& port : list(d + "ports"))
+            read_port(d + "ports/" + port + "/");
     }
     const std::string uv = sys + "/class/infiniband_verbs/";
     for (const auto& v : list(uv))
@@ -178,6 +186,8 @@ void pass(const std::string& sys) {
 int main(int argc, char** argv) {
     std::string sys = "/sys";
     int passes = 1;
+    std::string port;
+    bool each = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--root") && i + 1 < argc)
             sys = std::string(argv[++i]) + "/sys";
@@ -185,20 +195,43 @@ int main(int argc, char** argv) {
             passes = std::max(1, std::atoi(argv[++i]));
         else if (!std::strcmp(argv[i], "--doctor"))
             doctor = true;
+        else if (!std::strcmp(argv[i], "--port") && i + 1 < argc && std::strchr(argv[i + 1], '/'))
+            port = argv[++i];
+        else if (!std::strcmp(argv[i], "--each"))
+            each = true;
         else {
-            std::fprintf(stderr, "usage: %s [--root DIR] [--passes N] [--doctor]\n", argv[0]);
+            std::fprintf(stderr,
+                         "usage: %s [--root DIR] [--passes N] [--doctor] [--port DEV/PORT [--each]]\n",
+                         argv[0]);
             return 2;
         }
     }
+    std::string port_dir;
+    if (!port.empty()) {
+        const auto slash = port.find('/');
+        port_dir = sys + "/class/infiniband/" + port.substr(0, slash) + "/ports/" +
+                   port.substr(slash + 1) + "/";
+    }
     double best = -1;
+    std::vector<double> times;
     for (int i = 0; i < passes; ++i) {
         auto t0 = std::chrono::steady_clock::now();
-        pass(sys);
+        if (port_dir.empty()) {
+            pass(sys);
+        } else {
+            st = {};
+            read_port(port_dir);
+            st.devices = st.files > 0;
+        }
         auto t1 = std::chrono::steady_clock::now();
         double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        times.push_back(us);
         if (best < 0 || us < best)
             best = us;
     }
     std::printf("%.0f %ld %ld %ld %ld\n", best, st.files, st.bytes, st.links, st.devices);
+    if (each)
+        for (double us : times)
+            std::printf("%.1f\n", us);
     return st.devices > 0 ? 0 : 1;
 }
