@@ -323,6 +323,8 @@ std::string describe_json(const Inventory& inv, const ManagerState& manager) {
 
 void DescribeRenderer::store(std::string& slot, std::string text) {
     ++objects_rendered_;
+    // JsonWriter grows the text by doubling: a quarter of it was slack, kept per object.
+    text.shrink_to_fit();
     bytes_ = bytes_ - slot.size() + text.size();
     slot = std::move(text);
 }
@@ -375,30 +377,61 @@ void DescribeRenderer::changed(const Inventory& inv, const ChangeSet& changes) {
     }
 }
 
-std::string DescribeRenderer::render(const Inventory& inv, const ManagerState& manager) const {
-    std::string out;
-    // The stored objects, a comma each, and the Manager's members: one allocation.
-    out.reserve(1024 + bytes_ + devices_.size() + links_.size() + manager.problems.size() * 256);
-    JsonWriter w(out);
-    begin_document(w, inv, manager);
+DescribeRenderer::Pieces DescribeRenderer::pieces(const Inventory& inv, const ManagerState& manager,
+                                                  std::deque<std::string>& scratch) const {
+    Pieces out;
+    out.parts.reserve(8 + 2 * (devices_.size() + links_.size()));
+    auto add = [&](std::string_view part) {
+        out.parts.push_back(part);
+        out.size += part.size();
+    };
+    // Rendered here: the Manager's members and "Devices" opened, as describe_json() writes
+    // them (JsonWriter's state matters only inside one text, each stored object is whole).
+    {
+        std::string& head = scratch.emplace_back();
+        JsonWriter w(head);
+        begin_document(w, inv, manager);
+        add(head);
+    }
+    auto put = [&](bool first, const std::string* stored, auto render_in_place) {
+        if (!first)
+            add(",");
+        if (stored) {
+            add(*stored);
+            return;
+        }
+        ++objects_rendered_;
+        std::string& text = scratch.emplace_back();
+        JsonWriter w(text);
+        render_in_place(w);
+        add(text);
+    };
+    bool first = true;
     for (const auto& [d, id] : by_name(inv)) {
-        if (auto it = devices_.find(*id); it != devices_.end()) {
-            w.raw(it->second);
-        } else {
-            ++objects_rendered_;
-            device_json(w, inv, *id, *d);
-        }
+        auto it = devices_.find(*id);
+        put(first, it != devices_.end() ? &it->second : nullptr,
+            [&](JsonWriter& w) { device_json(w, inv, *id, *d); });
+        first = false;
     }
-    links_part(w);
+    add("],\"Links\":[");
+    first = true;
     for (const auto& [index, l] : inv.state().links) {
-        if (auto it = links_.find(index); it != links_.end()) {
-            w.raw(it->second);
-        } else {
-            ++objects_rendered_;
-            link_json(w, inv, l);
-        }
+        auto it = links_.find(index);
+        put(first, it != links_.end() ? &it->second : nullptr,
+            [&](JsonWriter& w) { link_json(w, inv, l); });
+        first = false;
     }
-    end_document(w);
+    add("]}");
+    return out;
+}
+
+std::string DescribeRenderer::render(const Inventory& inv, const ManagerState& manager) const {
+    std::deque<std::string> scratch;
+    const Pieces p = pieces(inv, manager, scratch);
+    std::string out;
+    out.reserve(p.size);
+    for (const auto part : p.parts)
+        out += part;
     return out;
 }
 

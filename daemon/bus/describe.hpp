@@ -10,8 +10,10 @@
 #include "inventory/inventory.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -39,8 +41,18 @@ class DescribeRenderer {
     /// Render again the objects `changes` names (applied to `inventory`); forget the gone.
     void changed(const Inventory& inventory, const ChangeSet& changes);
 
-    /// The whole document, as describe_json() gives it. An object never named by a change set
-    /// is rendered in place (and counted), so the answer stays whole.
+    /// The whole document as pieces in order: views of the stored texts, and of `scratch`
+    /// for the Manager's members, the separators and any object never named by a change set
+    /// (rendered in place and counted, so the answer stays whole). The views stay valid until
+    /// `scratch`, the Inventory or this renderer changes.
+    struct Pieces {
+        std::vector<std::string_view> parts;
+        size_t size = 0; ///< bytes of all parts
+    };
+    Pieces pieces(const Inventory& inventory, const ManagerState& manager,
+                  std::deque<std::string>& scratch) const;
+
+    /// The whole document, as describe_json() gives it: pieces() joined.
     std::string render(const Inventory& inventory, const ManagerState& manager) const;
 
     /// Devices and netdevs rendered since construction (for tests and benchmarks).

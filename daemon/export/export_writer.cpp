@@ -11,6 +11,7 @@
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
@@ -141,7 +142,7 @@ void ExportWriter::write_pending() {
     if (prom_on) {
         const std::string path = config.prometheus_dir + "/" + prometheus_file;
         std::string text = prometheus_.render(*inventory_, facts_);
-        if (path != prom_path_ || text != prom_written_) {
+        if (path != prom_path_ || prometheus_.generation() != prom_generation_) {
             if (path != prom_path_)
                 remove_stale_temporaries(config.prometheus_dir,
                                          "." + std::string(prometheus_file) + ".rdmad-tmp.");
@@ -149,12 +150,14 @@ void ExportWriter::write_pending() {
                 // A dot-file, not *.prom: node-exporter never reads it half-written.
                 write_file_atomically(path, text, 0644, true, Sync::replace_only);
                 prom_path_ = path;
-                prom_written_ = std::move(text);
+                prom_generation_ = prometheus_.generation();
             } catch (const std::system_error& e) {
                 error = e.what();
             }
         }
     }
+    // The text (1.3 MB at 1,024 devices) went back to malloc: give its pages back too.
+    malloc_trim(0);
     if (nfd_on) {
         const std::string path = config.nfd_dir + "/" + nfd_file;
         std::string labels = render_nfd_labels(inventory_->state(), facts_);

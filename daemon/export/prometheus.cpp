@@ -356,16 +356,18 @@ void PrometheusRenderer::render_device_entry(const std::string& id, const Invent
     const DeviceState* d = syspath.empty() ? nullptr : inventory.device(syspath);
     if (!d) {
         if (devices_.erase(id))
-            order_stale_ = true;
+            order_stale_ = text_changed_ = true;
         return;
     }
     DeviceEntry& e = devices_[id];
     if (e.name != d->name || e.syspath != d->syspath) {
         e.name = d->name;
         e.syspath = d->syspath;
-        order_stale_ = true;
+        order_stale_ = text_changed_ = true;
     }
-    render_device(*d, e.text);
+    PrometheusFragments next;
+    render_device(*d, next);
+    keep(e.text, std::move(next));
     ++objects_rendered_;
 }
 
@@ -373,15 +375,17 @@ void PrometheusRenderer::render_link_entry(int32_t index, const Inventory& inven
     const LinkState* l = inventory.link(index);
     if (!l) {
         if (links_.erase(index))
-            order_stale_ = true;
+            order_stale_ = text_changed_ = true;
         return;
     }
     LinkEntry& e = links_[index];
     if (e.name != l->name) {
         e.name = l->name;
-        order_stale_ = true;
+        order_stale_ = text_changed_ = true;
     }
-    render_link(*l, e.text);
+    PrometheusFragments next;
+    render_link(*l, next);
+    keep(e.text, std::move(next));
     ++objects_rendered_;
 }
 
@@ -394,7 +398,7 @@ std::string PrometheusRenderer::render(const Inventory& inventory, const Manager
             render_device_entry(inventory.id_of(syspath), inventory);
         for (const auto& [index, l] : inventory.state().links)
             render_link_entry(index, inventory);
-        order_stale_ = true;
+        order_stale_ = text_changed_ = true;
     } else {
         for (const std::string& id : stale_devices_)
             render_device_entry(id, inventory);
@@ -426,8 +430,23 @@ std::string PrometheusRenderer::render(const Inventory& inventory, const Manager
         for (const auto& [e, index] : links)
             order_.push_back(&e->text);
     }
-    render_manager(facts, manager_);
+    PrometheusFragments manager;
+    render_manager(facts, manager);
+    keep(manager_, std::move(manager));
+    if (text_changed_) {
+        text_changed_ = false;
+        ++generation_;
+    }
     return assemble_prometheus(manager_, order_);
+}
+
+void PrometheusRenderer::keep(PrometheusFragments& slot, PrometheusFragments&& next) {
+    if (next.text == slot.text && next.start == slot.start)
+        return;
+    // Rendered by appending: the slack of its growth is not kept per object.
+    next.text.shrink_to_fit();
+    slot = std::move(next);
+    text_changed_ = true;
 }
 
 } // namespace rdmad::exports

@@ -72,6 +72,9 @@ class PrometheusRenderer {
     void invalidate() { all_stale_ = true; }
     /// The whole rdmad.prom for `inventory` and `facts`.
     std::string render(const Inventory& inventory, const ManagerFacts& facts);
+    /// Counts the texts render() gave that differ from the one before (the first counts):
+    /// a writer that keeps the generation it wrote needs no copy of the text to compare.
+    uint64_t generation() const { return generation_; }
     /// Objects rendered since construction (devices and netdevs; for tests and benchmarks).
     uint64_t objects_rendered() const { return objects_rendered_; }
 
@@ -94,8 +97,13 @@ class PrometheusRenderer {
     std::map<std::string, DeviceEntry> devices_;    ///< by Inventory id
     std::map<int32_t, LinkEntry> links_;            ///< by ifindex
     std::vector<const PrometheusFragments*> order_; ///< devices by name, then netdevs by name
+    /// Put `next` into `slot`, noting whether that changes the text.
+    void keep(PrometheusFragments& slot, PrometheusFragments&& next);
+
     PrometheusFragments manager_;
     uint64_t objects_rendered_ = 0;
+    uint64_t generation_ = 0;
+    bool text_changed_ = true; ///< since the last render(): a fragment, or the order
 };
 
 /// A label value in the exposition format: backslash, double quote and line feed escaped.

@@ -442,11 +442,23 @@ TEST_CASE("rdmad.prom kept per object: a change renders only the objects it name
                    "rdmad_port_pfc_no_drop{device=\"mlx5_0\",port=\"1\",priority=\"4\"} 1"));
     CHECK(renderer.objects_rendered() == 6);
 
-    // Nothing changed: nothing rendered, the same bytes; the Manager's facts are always new.
+    // Nothing changed: nothing rendered, the same bytes, the same generation; a change of a
+    // property rdmad.prom does not carry renders the device again and keeps the generation.
+    const uint64_t generation = renderer.generation();
+    CHECK(renderer.render(inv, facts()) == after_port);
+    CHECK(renderer.generation() == generation);
+    mlx5.firmware_version = "16.99.9999";
+    renderer.changed(inv.put_device(mlx5));
+    CHECK(renderer.render(inv, facts()) == after_port);
+    CHECK(renderer.objects_rendered() == 7);
+    CHECK(renderer.generation() == generation);
+
+    // The Manager's facts are always new.
     ManagerFacts degraded = facts();
     degraded.state = "degraded";
     CHECK(renderer.render(inv, degraded) == render_prometheus(inv.state(), degraded));
-    CHECK(renderer.objects_rendered() == 6);
+    CHECK(renderer.objects_rendered() == 7);
+    CHECK(renderer.generation() == generation + 1);
 
     // A rename moves the device in the name order (mlx5_1 -> mlx5_9 sorts after mlx5_0,
     // mlx4_0); a removal and a new netdev.
@@ -468,7 +480,7 @@ TEST_CASE("rdmad.prom kept per object: a change renders only the objects it name
     CHECK(after.find("device=\"mlx5_0\"") < after.find("device=\"mlx5_9\""));
     CHECK(has_line(after, "rdmad_netdev_rdma_capable{device=\"ib0\",state=\"yes\"} 1"));
     // mlx5_9 and ib0 rendered; mlx4_0 and lo only dropped.
-    CHECK(renderer.objects_rendered() == 8);
+    CHECK(renderer.objects_rendered() == 9);
 }
 
 TEST_CASE("rdmad.prom kept per object equals a whole render after every step of 300 random "
@@ -477,6 +489,7 @@ TEST_CASE("rdmad.prom kept per object equals a whole render after every step of 
     Inventory inv;
     PrometheusRenderer renderer;
     const HostState start = host();
+    std::string previous; // the text of the step before ("" before the first render)
     std::vector<DeviceState> pool;
     for (const auto& [_, d] : start.devices)
         pool.push_back(d);
@@ -507,6 +520,11 @@ TEST_CASE("rdmad.prom kept per object equals a whole render after every step of 
             cs = inv.put_device(d);
         }
         renderer.changed(cs);
-        REQUIRE(renderer.render(inv, facts()) == render_prometheus(inv.state(), facts()));
+        const uint64_t generation = renderer.generation();
+        const std::string text = renderer.render(inv, facts());
+        REQUIRE(text == render_prometheus(inv.state(), facts()));
+        // The generation moves exactly when the text does (ExportWriter rewrites on it).
+        REQUIRE((renderer.generation() != generation) == (text != previous));
+        previous = text;
     }
 }
