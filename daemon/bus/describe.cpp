@@ -321,117 +321,135 @@ std::string describe_json(const Inventory& inv, const ManagerState& manager) {
     return out;
 }
 
-void DescribeRenderer::store(std::string& slot, std::string text) {
-    ++objects_rendered_;
-    // JsonWriter grows the text by doubling: a quarter of it was slack, kept per object.
-    text.shrink_to_fit();
-    bytes_ = bytes_ - slot.size() + text.size();
-    slot = std::move(text);
-}
-
 void DescribeRenderer::changed(const Inventory& inv, const ChangeSet& changes) {
-    auto drop_device = [&](const std::string& id) {
-        if (auto it = devices_.find(id); it != devices_.end()) {
-            bytes_ -= it->second.size();
-            devices_.erase(it);
-        }
-    };
-    auto put_device = [&](const std::string& id) {
+    std::string text; // one scratch text for every object measured here
+    auto measure_device = [&](const std::string& id) {
         const std::string& syspath = inv.syspath_of(id);
         const DeviceState* d = syspath.empty() ? nullptr : inv.device(syspath);
         if (!d) {
-            drop_device(id);
+            devices_.erase(id);
             return;
         }
-        std::string text;
+        ++objects_rendered_;
+        text.clear();
         JsonWriter w(text);
         device_json(w, inv, id, *d);
-        store(devices_[id], std::move(text));
+        devices_[id] = text.size();
     };
     for (const auto& id : changes.devices_removed)
-        drop_device(id);
+        devices_.erase(id);
     std::set<std::string> devices(changes.devices_added.begin(), changes.devices_added.end());
     for (const auto& [id, _] : changes.devices_changed)
         devices.insert(id);
     for (const auto& [key, _] : changes.ports_changed)
         devices.insert(key.first);
     for (const auto& id : devices)
-        put_device(id);
+        measure_device(id);
 
     for (const int32_t index : changes.links_removed)
-        if (auto it = links_.find(index); it != links_.end()) {
-            bytes_ -= it->second.size();
-            links_.erase(it);
-        }
+        links_.erase(index);
     std::set<int32_t> links(changes.links_added.begin(), changes.links_added.end());
     for (const auto& [index, _] : changes.links_changed)
         links.insert(index);
     for (const int32_t index : links) {
         const LinkState* l = inv.link(index);
-        if (!l)
+        if (!l) {
+            links_.erase(index);
             continue;
-        std::string text;
+        }
+        ++objects_rendered_;
+        text.clear();
         JsonWriter w(text);
         link_json(w, inv, *l);
-        store(links_[index], std::move(text));
+        links_[index] = text.size();
     }
 }
 
-DescribeRenderer::Pieces DescribeRenderer::pieces(const Inventory& inv, const ManagerState& manager,
-                                                  std::deque<std::string>& scratch) const {
-    Pieces out;
-    out.parts.reserve(8 + 2 * (devices_.size() + links_.size()));
-    auto add = [&](std::string_view part) {
-        out.parts.push_back(part);
-        out.size += part.size();
-    };
-    // Rendered here: the Manager's members and "Devices" opened, as describe_json() writes
-    // them (JsonWriter's state matters only inside one text, each stored object is whole).
+namespace {
+
+constexpr std::string_view kLinksOpen = "],\"Links\":[";
+constexpr std::string_view kDocumentClose = "]}";
+
+} // namespace
+
+size_t DescribeRenderer::size(const Inventory& inv, const ManagerState& manager) const {
+    std::string text;
     {
-        std::string& head = scratch.emplace_back();
-        JsonWriter w(head);
+        JsonWriter w(text);
         begin_document(w, inv, manager);
-        add(head);
     }
-    auto put = [&](bool first, const std::string* stored, auto render_in_place) {
-        if (!first)
-            add(",");
-        if (stored) {
-            add(*stored);
-            return;
+    size_t bytes = text.size() + kLinksOpen.size() + kDocumentClose.size();
+    const auto& devices = inv.state().devices;
+    const auto& links = inv.state().links;
+    // The commas between the objects of each array.
+    bytes += (devices.empty() ? 0 : devices.size() - 1) + (links.empty() ? 0 : links.size() - 1);
+    for (const auto& [syspath, d] : devices) {
+        const std::string& id = inv.id_of(syspath);
+        if (auto it = devices_.find(id); it != devices_.end()) {
+            bytes += it->second;
+            continue;
         }
         ++objects_rendered_;
-        std::string& text = scratch.emplace_back();
+        text.clear();
         JsonWriter w(text);
-        render_in_place(w);
-        add(text);
-    };
+        device_json(w, inv, id, d);
+        bytes += text.size();
+    }
+    for (const auto& [index, l] : links) {
+        if (auto it = links_.find(index); it != links_.end()) {
+            bytes += it->second;
+            continue;
+        }
+        ++objects_rendered_;
+        text.clear();
+        JsonWriter w(text);
+        link_json(w, inv, l);
+        bytes += text.size();
+    }
+    return bytes;
+}
+
+void DescribeRenderer::pieces(const Inventory& inv, const ManagerState& manager,
+                              std::string& scratch, PieceSink sink) const {
+    auto out = [&](std::string_view piece) { sink.call(sink.context, piece); };
+    // The Manager's members and "Devices" opened, as describe_json() writes them (JsonWriter's
+    // state matters only inside one text: each object is whole).
+    scratch.clear();
+    {
+        JsonWriter w(scratch);
+        begin_document(w, inv, manager);
+    }
+    out(scratch);
     bool first = true;
     for (const auto& [d, id] : by_name(inv)) {
-        auto it = devices_.find(*id);
-        put(first, it != devices_.end() ? &it->second : nullptr,
-            [&](JsonWriter& w) { device_json(w, inv, *id, *d); });
+        if (!first)
+            out(",");
         first = false;
+        ++objects_rendered_;
+        scratch.clear();
+        JsonWriter w(scratch);
+        device_json(w, inv, *id, *d);
+        out(scratch);
     }
-    add("],\"Links\":[");
+    out(kLinksOpen);
     first = true;
-    for (const auto& [index, l] : inv.state().links) {
-        auto it = links_.find(index);
-        put(first, it != links_.end() ? &it->second : nullptr,
-            [&](JsonWriter& w) { link_json(w, inv, l); });
+    for (const auto& [_, l] : inv.state().links) {
+        if (!first)
+            out(",");
         first = false;
+        ++objects_rendered_;
+        scratch.clear();
+        JsonWriter w(scratch);
+        link_json(w, inv, l);
+        out(scratch);
     }
-    add("]}");
-    return out;
+    out(kDocumentClose);
 }
 
 std::string DescribeRenderer::render(const Inventory& inv, const ManagerState& manager) const {
-    std::deque<std::string> scratch;
-    const Pieces p = pieces(inv, manager, scratch);
     std::string out;
-    out.reserve(p.size);
-    for (const auto part : p.parts)
-        out += part;
+    out.reserve(size(inv, manager));
+    write(inv, manager, [&](std::string_view piece) { out += piece; });
     return out;
 }
 

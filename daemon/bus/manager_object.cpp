@@ -5,10 +5,10 @@
 #include "config.h"
 #include "inventory/object_path.hpp"
 #include "rdmad_api.hpp"
+#include "util/log.hpp"
 #include "util/text.hpp"
 
 #include <cstring>
-#include <deque>
 #include <malloc.h>
 #include <system_error>
 
@@ -184,27 +184,42 @@ int ManagerObject::get_link_by_name(sd_bus_message* m, void* userdata, sd_bus_er
 int ManagerObject::describe(sd_bus_message* m, void* userdata, sd_bus_error* error) {
     auto* self = static_cast<ManagerObject*>(userdata);
     return errors::guard(error, [&] {
-        const Inventory* inv = self->objects_.inventory();
-        // The stored texts go straight into the reply's body: at 1,024 devices the document
-        // is 2.6 MB, and joining it into a string first held it twice at the peak.
-        std::deque<std::string> scratch;
-        const auto doc =
-            self->objects_.describe().pieces(inv ? *inv : empty_inventory(), self->state_, scratch);
+        const Inventory& inv =
+            self->objects_.inventory() ? *self->objects_.inventory() : empty_inventory();
+        const DescribeRenderer& describe = self->objects_.describe();
+        // Each object goes straight into the reply's body, rendered into one scratch text: at
+        // 1,024 devices the document is 2.6 MB, and any whole copy of it (a string, kept
+        // texts) doubled the daemon's peak.
+        const size_t size = describe.size(inv, self->state_);
         sd_bus_message* raw = nullptr;
         if (int r = sd_bus_message_new_method_return(m, &raw); r < 0)
             return r;
         MessagePtr reply(raw);
         char* body = nullptr;
-        if (int r = sd_bus_message_append_string_space(reply.get(), doc.size, &body); r < 0)
+        if (int r = sd_bus_message_append_string_space(reply.get(), size, &body); r < 0)
             return r;
-        for (const auto part : doc.parts) {
-            std::memcpy(body, part.data(), part.size());
-            body += part.size();
+        size_t at = 0;
+        const size_t written = describe.write(inv, self->state_, [&](std::string_view piece) {
+            if (at + piece.size() <= size)
+                std::memcpy(body + at, piece.data(), piece.size());
+            at += piece.size();
+        });
+        if (written != size) {
+            // A kept size went stale (an Inventory change that bypassed the renderer): answer
+            // with the document rendered whole, and say so.
+            log::error("Describe(): {} bytes written where {} were measured; rendered whole",
+                       written, size);
+            if (int r = sd_bus_message_new_method_return(m, &raw); r < 0)
+                return r;
+            reply.reset(raw);
+            if (int r = sd_bus_message_append(reply.get(), "s",
+                                              describe_json(inv, self->state_).c_str());
+                r < 0)
+                return r;
         }
-        scratch.clear();
         const int r = sd_bus_send(nullptr, reply.get(), nullptr);
         reply.reset();
-        // The reply's buffer and the scratch texts went back to malloc; give the pages back
+        // The reply's buffer and the scratch text went back to malloc; give the pages back
         // as well, so that a Describe() leaves the daemon as large as it was.
         malloc_trim(0);
         return r;

@@ -492,7 +492,8 @@ TEST_CASE("Describe() escapes quotes, backslashes and control characters, replac
 
 // ---- Describe() kept rendered per object ------------------------------------------------
 
-TEST_CASE("Describe() kept per object equals a whole render, and a call renders nothing") {
+TEST_CASE("Describe() written object by object equals a whole render, and its size is known "
+          "without rendering") {
     HostState h;
     auto a = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
     a.ports = {port(1, "ens1f0np0")};
@@ -509,18 +510,31 @@ TEST_CASE("Describe() kept per object equals a whole render, and a call renders 
     CHECK(r.objects_rendered() == 4);
     const auto m = manager("degraded", {"/etc/rdmad/rdmad.conf"},
                            {{"config-error", "error", "rdmad.conf:3: bad"}});
+    // The size comes from the kept sizes: nothing is rendered for it.
+    const std::string whole = describe_json(inv, m);
+    CHECK(r.size(inv, m) == whole.size());
+    CHECK(r.objects_rendered() == 4);
     const std::string text = r.render(inv, m);
-    CHECK(text == describe_json(inv, m));
+    CHECK(text == whole);
     // Devices by name (mlx4_0 before mlx5_0), links by ifindex (lo first).
     const auto doc = json::parse(text);
     CHECK(doc["Devices"][0]["Name"] == "mlx4_0");
     CHECK(doc["Links"][0]["Name"] == "lo");
-    // Two more calls: nothing is rendered again; the Manager's own members are always new.
-    CHECK(r.render(inv, manager()) == describe_json(inv, manager()));
-    CHECK(r.objects_rendered() == 4);
+    // Writing renders each object once more, into one scratch text; the pieces are the
+    // document in order.
+    CHECK(r.objects_rendered() == 8);
+    std::string joined;
+    size_t pieces = 0;
+    CHECK(r.write(inv, manager(), [&](std::string_view piece) {
+        joined += piece;
+        ++pieces;
+    }) == describe_json(inv, manager()).size());
+    CHECK(joined == describe_json(inv, manager()));
+    CHECK(pieces == 9); // head, 2 devices and a comma, "Links" opened, 2 links and a comma, end
+    CHECK(r.objects_rendered() == 12);
 }
 
-TEST_CASE("Describe() kept per object renders in place an object no change set named, and "
+TEST_CASE("Describe() measures in place an object no change set named, and "
           "forgets a removed one") {
     HostState h;
     auto a = device("mlx5_0", "0002:c903:00f9:bfa0", "0000:3b:00.0");
@@ -530,15 +544,16 @@ TEST_CASE("Describe() kept per object renders in place an object no change set n
     Inventory inv;
     inv.replace(h);
     DescribeRenderer r;
+    CHECK(r.size(inv, manager()) == describe_json(inv, manager()).size());
+    CHECK(r.objects_rendered() == 2); // measured in place
     CHECK(r.render(inv, manager()) == describe_json(inv, manager()));
-    CHECK(r.objects_rendered() == 2);
     r.changed(inv, inv.replace(HostState{}));
     const auto doc = json::parse(r.render(inv, manager()));
     CHECK(doc["Devices"].empty());
     CHECK(doc["Links"].empty());
 }
 
-TEST_CASE("Describe() kept per object equals a whole render after every step of 300 random "
+TEST_CASE("Describe()'s kept sizes and its pieces equal a whole render after every step of 300 random "
           "changes, renames, additions and removals") {
     std::mt19937 rng(20261202); // fixed: a failure replays
     Inventory inv;
@@ -569,7 +584,9 @@ TEST_CASE("Describe() kept per object equals a whole render after every step of 
             r.changed(inv, inv.remove_link(static_cast<int32_t>(1 + rng() % 8)));
         }
         const uint64_t before = r.objects_rendered();
-        REQUIRE(r.render(inv, manager()) == describe_json(inv, manager()));
-        CHECK(r.objects_rendered() == before);
+        const std::string whole = describe_json(inv, manager());
+        REQUIRE(r.size(inv, manager()) == whole.size());
+        CHECK(r.objects_rendered() == before); // every object's size was kept
+        REQUIRE(r.render(inv, manager()) == whole);
     }
 }
