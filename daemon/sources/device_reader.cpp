@@ -137,6 +137,36 @@ PortState read_port(const std::string& device_syspath, uint32_t number, bool* ha
     return port;
 }
 
+DeviceState as_read(DeviceState d) {
+    const DeviceState read; // the defaults of what the read does not fill
+    d.provider = read.provider;
+    d.provider_installed = read.provider_installed;
+    d.provider_package = read.provider_package;
+    d.verbs_device = read.verbs_device;
+    d.problems.clear();
+    d.link_indexes.clear();
+    d.pf_id = read.pf_id;
+    const PortState port_read;
+    for (auto& port : d.ports) {
+        port.netdev.clear();
+        for (const auto& entry : port.gids)
+            if (!entry.netdev.empty()) {
+                port.netdev = entry.netdev; // as read_port() sets it
+                break;
+            }
+        port.pfc = port_read.pfc;
+        port.pfc_no_drop.clear();
+        port.netdev_mtu = port_read.netdev_mtu;
+        port.active_mtu = port_read.active_mtu;
+        port.recommended_gid = port_read.recommended_gid;
+        port.link_index = port_read.link_index;
+        port.desired_port_type = port_read.desired_port_type;
+        port.desired_pfc_no_drop.clear();
+        port.in_sync = port_read.in_sync;
+    }
+    return d;
+}
+
 DeviceState read_device(const std::string& syspath) {
     DeviceState d;
     d.syspath = syspath;

@@ -17,6 +17,14 @@ namespace rdmad {
 /// Leaves provider, verbs device and problems for the scanner.
 DeviceState read_device(const std::string& syspath);
 
+/// What read_device() gave for a device that `exported` now holds derived (the Inventory's
+/// copy): every value derived after the read back at its default (verbs device, provider and
+/// package, problems, each port's PFC, MTUs, recommended GID, desired values and InSync, the
+/// Inventory's links and PF id), and each port's netdev back to what the read sets, the
+/// netdev of its first GID entry that names one. The scanner keeps no read copy of a device
+/// once the Inventory holds it (bus issue: the copy was a third of the daemon's heap).
+DeviceState as_read(DeviceState exported);
+
 /// Read port `number` below `device_syspath` (`ports/<n>/`): state, physical state, link
 /// layer, rate, LID, SM LID, P_Key entry 0 and the non-empty GID entries with their types and
 /// netdevs. `has_gid_attrs` is set when the port has a `gid_attrs` directory.

@@ -37,7 +37,8 @@ Scanner::Scanner(ScanOptions options) : options_(std::move(options)), udev_(udev
 
 void Scanner::full_scan() {
     structural_ = true;
-    devices_.clear();
+    known_.clear();
+    pending_.clear();
     links_.clear();
     link_named_.clear();
     link_names_.clear();
@@ -84,7 +85,18 @@ void Scanner::read_device_at(const std::string& syspath) {
     put_device_raw(syspath, std::move(d));
 }
 
-void Scanner::index_device_raw(const std::string& syspath, const DeviceState& d, bool add) {
+Scanner::DeviceKeys Scanner::keys_of(const DeviceState& d) {
+    DeviceKeys k{d.name, d.pci_address, d.physical_function, d.parent_netdev, {}};
+    for (const auto& p : d.ports)
+        for (const auto& g : p.gids)
+            if (!g.netdev.empty() &&
+                std::find(k.gid_netdevs.begin(), k.gid_netdevs.end(), g.netdev) ==
+                    k.gid_netdevs.end())
+                k.gid_netdevs.push_back(g.netdev);
+    return k;
+}
+
+void Scanner::index_device_raw(const std::string& syspath, const DeviceKeys& d, bool add) {
     auto update = [&](std::map<std::string, std::set<std::string>>& index, const std::string& key) {
         if (key.empty())
             return;
@@ -99,23 +111,25 @@ void Scanner::index_device_raw(const std::string& syspath, const DeviceState& d,
     update(device_named_, d.name);
     update(devices_at_pci_, d.pci_address);
     update(devices_on_netdev_, d.parent_netdev);
-    for (const auto& p : d.ports)
-        for (const auto& g : p.gids)
-            update(devices_on_netdev_, g.netdev);
+    for (const auto& netdev : d.gid_netdevs)
+        update(devices_on_netdev_, netdev);
 }
 
 void Scanner::put_device_raw(const std::string& syspath, DeviceState d) {
     erase_device_raw(syspath);
-    index_device_raw(syspath, d, true);
-    devices_[syspath] = std::move(d);
+    DeviceKeys keys = keys_of(d);
+    index_device_raw(syspath, keys, true);
+    known_[syspath] = std::move(keys);
+    pending_[syspath] = std::move(d);
 }
 
 void Scanner::erase_device_raw(const std::string& syspath) {
-    auto it = devices_.find(syspath);
-    if (it == devices_.end())
+    auto it = known_.find(syspath);
+    if (it == known_.end())
         return;
     index_device_raw(syspath, it->second, false);
-    devices_.erase(it);
+    known_.erase(it);
+    pending_.erase(syspath);
 }
 
 void Scanner::erase_link_raw(const std::string& syspath) {
@@ -241,7 +255,7 @@ void Scanner::note_aux_under(const std::string& pci_syspath) {
 }
 
 void Scanner::mark_pci_function(const std::string& pci_address) {
-    for (const auto& [syspath, d] : devices_)
+    for (const auto& [syspath, d] : known_)
         if (d.pci_address == pci_address || d.physical_function == pci_address)
             dirty_devices_.insert(syspath);
     for (const auto& [_, l] : links_)
@@ -253,7 +267,7 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
     std::optional<std::pair<std::string, std::string>> renamed;
     // A "change" of a device or netdev already known only needs it re-read; anything else
     // (and a change of something not known yet) may add, remove or relate objects.
-    const bool known = (ev.subsystem == "infiniband" && devices_.count(ev.syspath)) ||
+    const bool known = (ev.subsystem == "infiniband" && known_.count(ev.syspath)) ||
                        (ev.subsystem == "net" && link_at_.count(ev.syspath));
     if (ev.action != "change" || !known)
         structural_ = true;
@@ -285,11 +299,21 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
     if (ev.subsystem == "infiniband") {
         if (ev.action == "move" && !ev.devpath_old.empty()) {
             const std::string old_syspath = "/sys" + ev.devpath_old;
-            if (auto it = devices_.find(old_syspath); it != devices_.end()) {
-                DeviceState d = it->second;
+            if (auto it = known_.find(old_syspath); it != known_.end()) {
+                // The keys move with it; so does a read not yet derived. The Inventory's copy
+                // is renamed by the caller; the device is read again below either way.
+                DeviceKeys keys = std::move(it->second);
+                std::optional<DeviceState> read;
+                if (auto p = pending_.find(old_syspath); p != pending_.end())
+                    read = std::move(p->second);
                 erase_device_raw(old_syspath);
-                d.syspath = ev.syspath;
-                put_device_raw(ev.syspath, std::move(d));
+                erase_device_raw(ev.syspath);
+                index_device_raw(ev.syspath, keys, true);
+                known_[ev.syspath] = std::move(keys);
+                if (read) {
+                    read->syspath = ev.syspath;
+                    pending_[ev.syspath] = std::move(*read);
+                }
                 renamed = std::make_pair(old_syspath, ev.syspath);
             }
             dirty_devices_.erase(old_syspath);
@@ -299,7 +323,7 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         // (port state) leaves the names alone, and an add comes with its uverbs device's own.
         if (ev.action == "move") {
             if (renamed) {
-                const std::string& old_name = devices_.at(ev.syspath).name;
+                const std::string& old_name = known_.at(ev.syspath).name;
                 for (const auto& [syspath, v] : verbs_)
                     if (v.first == old_name)
                         dirty_verbs_paths_.insert(syspath);
@@ -403,7 +427,7 @@ std::set<std::string> Scanner::devices_with_verbs() const {
     std::set<std::string> ibdevs, names;
     for (const auto& [_, v] : verbs_)
         ibdevs.insert(v.first);
-    for (const auto& [_, d] : devices_)
+    for (const auto& [_, d] : known_)
         if (ibdevs.count(d.name))
             names.insert(d.name);
     return names;
@@ -461,7 +485,7 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     structural_ = false;
     // Retry what was incomplete last time along with what events named.
     for (const auto& [syspath, _] : incomplete_) {
-        if (devices_.count(syspath))
+        if (known_.count(syspath))
             dirty_devices_.insert(syspath);
         else
             dirty_links_.insert(syspath);
@@ -502,7 +526,7 @@ ScanChanges Scanner::refresh(bool* incomplete) {
         if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())
             pfc_devices_.insert(it->second.begin(), it->second.end());
     for (const auto& syspath : pfc_devices_)
-        if (devices_.count(syspath))
+        if (known_.count(syspath))
             changes.devices.insert(syspath); // derived again, not re-read
     pfc_devices_.clear();
     if (incomplete)
@@ -533,12 +557,27 @@ void Scanner::derive_device(DeviceState& d, std::map<std::string, bool>& install
     d.provider_package = provider_package(d.provider, family_);
 }
 
-HostState Scanner::inventory() const {
+HostState Scanner::derive_all(const Inventory& inventory) {
     HostState inv;
-    // A device still being retried is not exported yet: objects appear once fully built.
-    for (const auto& [syspath, d] : devices_)
-        if (!incomplete_.count(syspath))
-            inv.devices.emplace(syspath, d);
+    for (const auto& [syspath, keys] : known_) {
+        // A device still being retried is not exported yet: objects appear once fully built.
+        if (incomplete_.count(syspath))
+            continue;
+        if (auto p = pending_.find(syspath); p != pending_.end()) {
+            inv.devices.emplace(syspath, std::move(p->second));
+            pending_.erase(p);
+        } else if (const DeviceState* d = inventory.device(syspath)) {
+            DeviceState read = as_read(*d);
+            read.syspath = syspath; // renamed: the Inventory's copy was read at the old path
+            inv.devices.emplace(syspath, std::move(read));
+        } else {
+            // Read, derived, and not in the Inventory: not the Inventory derive_into() filled.
+            // Read it again rather than export a guess.
+            log::warning("{}: read but not in the inventory; reading it again", syspath);
+            dirty_devices_.insert(syspath);
+            structural_ = true;
+        }
+    }
     inv.links = links_;
     const auto verbs = verbs_by_ibdev();
     std::map<std::string, bool> installed; // one look per provider and pass
@@ -591,21 +630,22 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
     if (!changes.full) {
         std::set<std::string> names; // of the devices re-read: only their uverbs are looked up
         for (const auto& syspath : changes.devices)
-            if (auto raw = devices_.find(syspath); raw != devices_.end())
-                names.insert(raw->second.name);
+            if (auto keys = known_.find(syspath); keys != known_.end())
+                names.insert(keys->second.name);
         const auto verbs = verbs_by_ibdev(&names);
         std::map<std::string, bool> installed;
         std::map<std::string, DeviceState> devices;
         std::map<int32_t, LinkState> links;
         const doctor::LinkIndex& link_index = link_named_;
         for (const auto& syspath : changes.devices) {
-            auto raw = devices_.find(syspath);
             const DeviceState* old = inventory.device(syspath);
-            if (raw == devices_.end() || !old) {
+            if (!known_.count(syspath) || !old) {
                 changes.full = true;
                 break;
             }
-            DeviceState d = raw->second;
+            // Re-read (pending), or derived again from what the Inventory holds (PFC).
+            auto read = pending_.find(syspath);
+            DeviceState d = read != pending_.end() ? read->second : as_read(*old);
             derive_device(d, installed, verbs);
             if (!same_link_facts(d, *old)) {
                 changes.full = true;
@@ -635,8 +675,10 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
         if (!changes.full) {
             ChangeSet cs;
             inventory.begin_batch();
-            for (auto& [syspath, d] : devices)
+            for (auto& [syspath, d] : devices) {
+                pending_.erase(syspath);
                 cs.merge(inventory.put_device(std::move(d)));
+            }
             for (auto& [index, l] : links)
                 cs.merge(inventory.put_link(std::move(l)));
             cs.merge(inventory.end_batch());
@@ -644,7 +686,7 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
         }
     }
     changes.full = true;
-    HostState all = Scanner::inventory();
+    HostState all = derive_all(inventory);
     // Every Ethernet port's netdev is tracked for PFC: read the new ones, drop the gone ones.
     std::set<std::string> netdevs;
     pfc_ports_.clear();

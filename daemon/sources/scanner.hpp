@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 //
-// Reads the hardware and keeps what it read: every RDMA device, uverbs char device, netdev and
-// auxiliary device, through libudev and sysfs. A full scan at start and on resync; after that,
-// uevents mark single devices dirty and refresh() re-reads only those. inventory() derives the
-// exported view (providers, verbs devices, RDMA capability, problems) from what was read, so
-// derived values never go stale.
+// Reads the hardware: every RDMA device, uverbs char device, netdev and auxiliary device,
+// through libudev and sysfs. A full scan at start and on resync; after that, uevents mark
+// single devices dirty and refresh() re-reads only those. derive_into() derives the exported
+// view (providers, verbs devices, RDMA capability, problems) from what was read and puts it
+// into the Inventory, so derived values never go stale. An RDMA device read is kept here only
+// until the Inventory holds it; after that the scanner keeps its index keys, and its read
+// values are the Inventory's (as_read(), sources/device_reader.hpp).
 #pragma once
 
 #include "config/desired.hpp"
@@ -105,16 +107,14 @@ class Scanner {
     /// True when note() has queued work that refresh() has not done.
     bool dirty() const;
 
-    /// The whole host as exported: what was read plus everything derived from it.
-    HostState inventory() const;
-
     /// Put what `changes` re-read into `inventory`, derived, and return the change set.
     /// Derived values (provider, verbs device, PFC, problems) are recomputed for those objects
     /// only, and the netdev classification is kept (as `inventory` has it), as long as
     /// nothing it depends on changed (names, PCI addresses, GID netdevs, drivers, uppers);
     /// otherwise, or when changes.full, everything is derived again, `inventory` replaced
-    /// with it (only what differs is named) and `changes.full` set. Afterwards `inventory`'s
-    /// actual state equals inventory().
+    /// with it (only what differs is named) and `changes.full` set. Afterwards `inventory`
+    /// holds every device read (but those still being retried), derived. `inventory` must be
+    /// the one every earlier derive_into() filled: the devices read before are taken from it.
     ChangeSet derive_into(Inventory& inventory, ScanChanges& changes);
 
     struct udev* udev_context() const { return udev_.get(); }
@@ -132,7 +132,20 @@ class Scanner {
     // What was read is changed through these only, so that the indexes below stay true.
     void put_device_raw(const std::string& syspath, DeviceState d);
     void erase_device_raw(const std::string& syspath);
-    void index_device_raw(const std::string& syspath, const DeviceState& d, bool add);
+    /// What an RDMA device read is known by, kept for as long as the device is there: its
+    /// index keys, and what a uevent or a verbs lookup needs.
+    struct DeviceKeys {
+        std::string name;
+        std::string pci_address;
+        std::string physical_function;
+        std::string parent_netdev;
+        std::vector<std::string> gid_netdevs; ///< the netdevs its GID entries name, distinct
+    };
+    static DeviceKeys keys_of(const DeviceState& d);
+    void index_device_raw(const std::string& syspath, const DeviceKeys& keys, bool add);
+    /// The whole host as exported: every device read (those pending taken from `pending_`,
+    /// the others as_read() from `inventory`), every netdev, derived.
+    HostState derive_all(const Inventory& inventory);
     void erase_link_raw(const std::string& syspath);
     void erase_verbs(const std::string& syspath);
 
@@ -142,8 +155,10 @@ class Scanner {
     DistroFamily family_ = DistroFamily::unknown;
 
     // What was read, before derivation.
-    std::map<std::string, DeviceState> devices_;     ///< by syspath
-    std::map<int32_t, LinkState> links_;             ///< by ifindex
+    std::map<std::string, DeviceKeys> known_; ///< every RDMA device read, by syspath
+    /// RDMA devices read and not yet derived into the Inventory (and those still retried)
+    std::map<std::string, DeviceState> pending_;
+    std::map<int32_t, LinkState> links_; ///< by ifindex
     /// uverbs syspath -> (ibdev name, /dev path)
     std::map<std::string, std::pair<std::string, std::string>> verbs_;
     std::map<std::string, AuxDevice> aux_; ///< by syspath
