@@ -27,7 +27,7 @@ env = dict(os.environ, LD_PRELOAD="libumockdev-preload.so.0", UMOCKDEV_DIR=tree,
            NOTIFY_SOCKET=sock_path)
 log = open(os.path.join(work, "valgrind.log"), "w")
 p = subprocess.Popen(["valgrind", "--tool=massif", "--massif-out-file=" + out,
-                      "--detailed-freq=1000000", "--threshold=0.5", rdmad], env=env,
+                      "--detailed-freq=1000000", "--threshold=" + os.environ.get("MASSIF_THRESHOLD", "0.5"), "--depth=" + os.environ.get("MASSIF_DEPTH", "30"), rdmad], env=env,
                      stdout=log, stderr=subprocess.STDOUT)
 deadline = time.monotonic() + 900
 s.settimeout(5)
