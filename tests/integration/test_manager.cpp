@@ -102,7 +102,8 @@ TEST_CASE("rdmad answers after more passes than its notify socket holds, when no
 TEST_CASE("the watchdog ping never stops rdmad when nobody reads its notify socket", "[manager]") {
     // WATCHDOG=1 every 10 ms (half of WATCHDOG_USEC, sd_watchdog_enabled(3)) into a notify
     // socket that holds 10 datagrams: the socket takes its queue length from
-    // net.unix.max_dgram_qlen when it is created, so it is lowered only for that moment.
+    // net.unix.max_dgram_qlen when it is created, so it is lowered only for that moment (in
+    // this file's own network namespace: private-netns.sh).
     // libsystemd's own watchdog ping (sd_event_set_watchdog) would block once 10 were queued.
     const fs::path qlen_file = "/proc/sys/net/unix/max_dgram_qlen";
     const std::string qlen = read_file(qlen_file);
