@@ -31,7 +31,22 @@ std::string fixtures_dir();
 std::string host_file(const std::string& host);          // <FIXTURES>/<host>.umockdev
 std::string expected_file(const std::string& host);      // <FIXTURES>/<host>.expected.json
 
-// A private temp directory removed on destruction.
+// `path` (a directory) is removed if SIGTERM, SIGINT or SIGHUP ends the test (meson's timeout,
+// Ctrl-C) before forget_when_killed(path); at most 128 at once, each under 256 bytes.
+void remove_when_killed(const std::string& path);
+void forget_when_killed(const std::string& path);
+// `pid` (a child: rdmad, dbus-daemon, a mock) is SIGKILLed and reaped first, then.
+void kill_when_killed(pid_t pid);
+void forget_child(pid_t pid);
+// The test case running now (log_listener.cpp): a signal that ends the test names it on stderr,
+// `*** signal N ended the test during test case "NAME"` (tools/count-tests.py reads it).
+void set_running_case(const std::string& name);
+
+// LD_PRELOAD's value with `library` (a path) ahead of this process's own preloads (umockdev's).
+// A path that ld.so would split (a space or colon in it) is replaced by a plain symlink.
+std::string preload_ahead(const std::string& library);
+
+// A private temp directory under TMPDIR, removed on destruction and when the test is killed.
 class TempDir {
 public:
     explicit TempDir(const std::string& tag = "rdmad-it");

@@ -5,6 +5,8 @@
 #define CATCH_CONFIG_EXTERNAL_INTERFACES // TestEventListenerBase (also in pch/integration_pch.hpp)
 #include <catch2/catch.hpp>
 
+#include "harness.hpp"
+
 #include <iostream>
 #include <string>
 #include <utility>
@@ -24,7 +26,10 @@ void record_log(const std::string& title, const std::string& text) {
 
 struct DaemonLogListener : Catch::TestEventListenerBase {
     using TestEventListenerBase::TestEventListenerBase;
-    void testCaseStarting(const Catch::TestCaseInfo&) override { logs().clear(); }
+    void testCaseStarting(const Catch::TestCaseInfo& info) override {
+        logs().clear();
+        set_running_case(info.name);
+    }
     void testCaseEnded(const Catch::TestCaseStats& stats) override {
         if (stats.totals.assertions.failed > 0) {
             for (auto& [title, text] : logs())

@@ -117,10 +117,12 @@ struct NodeExporter {
         posix_spawn_file_actions_destroy(&fa);
         INFO("prometheus-node-exporter is needed: apt-get install -y prometheus-node-exporter");
         REQUIRE(rc == 0);
+        kill_when_killed(pid);
     }
     ~NodeExporter() {
         kill(pid, SIGTERM);
         waitpid(pid, nullptr, 0);
+        forget_child(pid);
     }
     /// /metrics, retried until node-exporter listens (5 s at most).
     std::string scrape() {
@@ -158,7 +160,7 @@ struct ExportRig {
         std::map<std::string, std::string> env = {
             {"CONFIGURATION_DIRECTORY", (dir / "etc").string()},
             {"STATE_DIRECTORY", (dir / "state").string()},
-            {"LD_PRELOAD", env_or_fail("FAKE_DCBNL") + " " + env_or_empty("LD_PRELOAD")},
+            {"LD_PRELOAD", preload_ahead(env_or_fail("FAKE_DCBNL"))},
             {"FAKE_DCBNL_NETDEVS", "ens1f0np0,ens1f1np1"},
         };
         daemon = std::make_unique<DaemonProcess>(std::move(o), std::function<void()>{}, env);

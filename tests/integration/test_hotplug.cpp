@@ -948,7 +948,7 @@ TEST_CASE("hotplug: two RoCE netdevs swapping names have their DCB PFC read agai
         std::move(o), {},
         {{"CONFIGURATION_DIRECTORY", (dir.path() / "etc").string()},
          {"STATE_DIRECTORY", (dir.path() / "state").string()},
-         {"LD_PRELOAD", env_or_fail("FAKE_DCBNL") + " " + env_or_empty("LD_PRELOAD")},
+         {"LD_PRELOAD", preload_ahead(env_or_fail("FAKE_DCBNL"))},
          {"FAKE_DCBNL_NETDEVS", "ens1f0np0,ens1f1np1"},
          {"FAKE_DCBNL_PFC", "ens1f0np0:0x08,ens1f1np1:0x20"},
          {"FAKE_DCBNL_LOG", log}});

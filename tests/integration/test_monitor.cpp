@@ -44,11 +44,13 @@ class Monitor {
         posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         REQUIRE(posix_spawn(&pid_, cargv[0], &fa, nullptr, cargv.data(), cenv.data()) == 0);
         posix_spawn_file_actions_destroy(&fa);
+        kill_when_killed(pid_);
     }
     ~Monitor() {
         if (pid_ > 0) {
             ::kill(pid_, SIGKILL);
             ::waitpid(pid_, nullptr, 0);
+            forget_child(pid_);
         }
     }
     /// SIGINT, then the exit status (REQUIREs it ends within 5 s).
@@ -57,6 +59,7 @@ class Monitor {
         for (int i = 0; i < 500; ++i) {
             int st = 0;
             if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+                forget_child(pid_);
                 pid_ = -1;
                 return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
             }

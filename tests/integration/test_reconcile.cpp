@@ -320,6 +320,7 @@ public:
         posix_spawn_file_actions_destroy(&fa);
         if (rc != 0)
             FAIL("cannot spawn " << args[0] << ": " << std::strerror(rc));
+        kill_when_killed(pid_);
     }
     ~Child() {
         if (pid_ > 0) {
@@ -331,14 +332,15 @@ public:
                 kill(pid_, SIGKILL);
                 waitpid(pid_, &st, 0);
             }
+            forget_child(pid_);
         }
-        unlink(log_.c_str());
     }
     std::string log() const { return read_file(log_); }
 
 private:
+    TempDir dir_{"rdmad-it-polkitd"};
+    std::string log_ = (dir_ / "polkitd.log").string();
     pid_t pid_ = -1;
-    std::string log_ = "/tmp/rdmad-it-polkitd." + std::to_string(getpid()) + ".log";
 };
 
 bool name_has_owner(Client& c, const std::string& name) {
@@ -690,8 +692,7 @@ void notify_pfc(const std::string& ifname, uint8_t pfc_en,
 struct DcbRig : RRig {
     explicit DcbRig(const std::string& host) : RRig(host) {
         add_roce_mlx5_9(testbed);
-        const std::string shim = env_or_fail("FAKE_DCBNL");
-        extra_env["LD_PRELOAD"] = shim + " " + env_or_empty("LD_PRELOAD");
+        extra_env["LD_PRELOAD"] = preload_ahead(env_or_fail("FAKE_DCBNL"));
         extra_env["FAKE_DCBNL_NETDEVS"] = "rdmav0";
         extra_env["FAKE_DCBNL_LOG"] = log();
     }
