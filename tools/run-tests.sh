@@ -17,11 +17,11 @@ jobs=$(nproc)
 run_start=$(date +%s)
 logdir=$top/build-logs
 rm -rf "$logdir" && mkdir -p "$logdir"
-logs=()
 fail_build=0
 
 # step NAME COMMAND...: run COMMAND, its output to build-logs/NAME.log; print one line with
-# the outcome, the step's time and the run's so far; on failure, the end of the log.
+# the outcome, the step's time and the run's so far; on failure, the end of the log (a test
+# step names its failed tests and cases instead: test_step).
 step() {
   local name=$1; shift
   local log=$logdir/$name.log t0 rc
@@ -31,11 +31,33 @@ step() {
   local now; now=$(date +%s)
   printf '== %-34s %-7s %5d s  (run: %d:%02d)\n' "$name" "$([ $rc = 0 ] && echo ok || echo FAILED)" \
     $((now - t0)) $(((now - run_start) / 60)) $(((now - run_start) % 60))
+  if [ $rc != 0 ] && [ -z "${quiet_failure:-}" ]; then
+    echo "   --- the last 60 lines of $log ---"
+    tail -n 60 "$log" | sed 's/^/   /'
+  fi
+  return $rc
+}
+
+# test_step NAME BUILDDIR SUITE [MESON TEST ARGS...]: `meson test` of SUITE ("all": every
+# suite) in BUILDDIR as a step, counted at the end from what the build says it should run
+# (tools/count-tests.py), so a test that never ran is a failure; on failure the step names the
+# tests and cases that failed, and the log to read.
+runs=()
+test_step() {
+  local name=$1 dir=$2 suite=$3; shift 3
+  local testlog=$dir/meson-logs/testlog.json kept=$dir/meson-logs/testlog-$name.json rc
+  local suite_args=()
+  [ "$suite" = all ] || suite_args=(--suite "$suite")
+  rm -f "$testlog" "$kept" # never count an earlier run's log
+  quiet_failure=1 step "$name" meson test -C "$dir" --print-errorlogs --no-rebuild \
+    "${suite_args[@]}" "$@"
+  rc=$?
+  [ -f "$testlog" ] && cp "$testlog" "$kept"
+  runs+=(--meson "$dir" "$suite" "$kept" "$rc")
   if [ $rc != 0 ]; then
-    # meson test names its failed tests in its summary; the rest is the end of the log.
-    grep -E '^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT|ERROR) ' "$log" | sed 's/^/   /'
-    echo "   --- the last 150 lines of $log ---"
-    tail -n 150 "$log" | sed 's/^/   /'
+    /usr/bin/python3 "$top/tools/count-tests.py" --meson "$dir" "$suite" "$kept" "$rc" |
+      grep -v ': passed' | sed '$d; s/^ */   /'
+    echo "   (the whole output: $logdir/$name.log; each test's: $dir/meson-logs/testlog.txt)"
   fi
   return $rc
 }
@@ -52,18 +74,16 @@ build() { # dir, meson args...
   setup "$@" && ninja -C "$1"
 }
 
-step install-deps "$top/tools/install-deps.sh" || exit 1
-
-# umockdev 0.17's uevent sender aborts the test when a listener's queue is full (EAGAIN);
-# the default queue is 10 datagrams (net.unix.max_dgram_qlen), too few for a slow (ASan)
-# daemon during the SR-IOV bursts. Raise it for this run (root; per network namespace).
-{ echo 4096 > /proc/sys/net/unix/max_dgram_qlen; } 2>/dev/null || echo "note: cannot raise net.unix.max_dgram_qlen"
+if ! step install-deps "$top/tools/install-deps.sh"; then
+  echo "== total $(( ($(date +%s) - run_start) / 60 )) min $(( ($(date +%s) - run_start) % 60 )) s; nothing was built or tested"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 
 # --- gcc, -Werror -----------------------------------------------------------------------------
 if step build-gcc build build -Dwerror=true; then
   # Each integration file is a meson test of its own; $jobs of them at a time.
-  step suites meson test -C build --print-errorlogs --no-rebuild --num-processes "$jobs"
-  logs+=(build/meson-logs/testlog.json)
+  test_step suites "$top/build" all --num-processes "$jobs"
 else
   fail_build=$((fail_build + 1))
 fi
@@ -90,15 +110,12 @@ if step copy-150-deep copy_tree &&
   # LeakSanitizer cannot run (it needs ptrace itself). Sanitized code is about 3x slower:
   # the timeouts too.
   export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
-  asan_logs=$deep/build-asan/meson-logs
   ASAN_OPTIONS=verify_asan_link_order=0:halt_on_error=1:abort_on_error=1:detect_leaks=1 \
-    step suites-asan-unit meson test -C "$deep/build-asan" --print-errorlogs --no-rebuild \
-      --num-processes "$jobs" --timeout-multiplier 3 --suite unit
-  cp "$asan_logs/testlog.json" "$asan_logs/testlog-unit.json"
+    test_step suites-asan-unit "$deep/build-asan" unit --num-processes "$jobs" \
+      --timeout-multiplier 3
   ASAN_OPTIONS=verify_asan_link_order=0:halt_on_error=1:abort_on_error=1:detect_leaks=0 \
-    step suites-asan-integration meson test -C "$deep/build-asan" --print-errorlogs \
-      --no-rebuild --num-processes "$jobs" --timeout-multiplier 3 --suite integration
-  logs+=("$asan_logs/testlog-unit.json" "$asan_logs/testlog.json")
+    test_step suites-asan-integration "$deep/build-asan" integration --num-processes "$jobs" \
+      --timeout-multiplier 3
 else
   fail_build=$((fail_build + 1))
 fi
@@ -168,9 +185,9 @@ step debian-package tools/test-deb.sh "$deb_results" || grep -q ' fail$' "$deb_r
   echo "deb-test-deb fail" >> "$deb_results"
 
 /usr/bin/python3 "$top/tools/count-tests.py" --build-failures "$fail_build" \
-  --cases "$fuzz_results" --cases "$deb_results" "${logs[@]}" > "$logdir/count.log"
+  --cases "$fuzz_results" --cases "$deb_results" "${runs[@]}" > "$logdir/count.log"
 rc=$?
-grep -v ': OK$\| pass$' "$logdir/count.log" | sed '$d'
+grep -v ': passed\| pass$' "$logdir/count.log" | sed '$d'
 echo "== total $(( ($(date +%s) - run_start) / 60 )) min $(( ($(date +%s) - run_start) % 60 )) s; every case: $logdir/count.log"
 tail -1 "$logdir/count.log"
 rm -f "$fuzz_results" "$deb_results"
