@@ -35,19 +35,6 @@ std::string sysname(std::string_view syspath) {
     return std::string(slash == std::string_view::npos ? syspath : syspath.substr(slash + 1));
 }
 
-PciFunction pci_function(const std::string& syspath) {
-    // Walk up the path: the parent of a device is the directory it sits in
-    // (Documentation/ABI/testing/sysfs-devices).
-    for (auto end = syspath.rfind('/'); end != std::string::npos && end > 0;
-         end = syspath.rfind('/', end - 1)) {
-        const std::string ancestor = syspath.substr(0, end);
-        if (is_pci_address(sysname(ancestor)) &&
-            sysfs::link_basename(ancestor, "subsystem") == "pci")
-            return {sysname(ancestor), ancestor};
-    }
-    return {};
-}
-
 std::optional<std::string> uevent_property(const std::string& syspath, std::string_view key) {
     const auto text = sysfs::read_text(syspath, "uevent");
     if (!text)

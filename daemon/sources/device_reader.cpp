@@ -42,31 +42,6 @@ bool unused_link_local(const std::string& gid) {
 
 } // namespace
 
-std::vector<PcieFunction> read_pcie_path(const std::string& pci_syspath) {
-    // Each PCI function's directory sits below its upstream bridge's
-    // (/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0): walk the path up while the
-    // directory names a PCI function. Bounded: PCIe allows at most 256 buses.
-    std::vector<PcieFunction> path;
-    std::string dir = pci_syspath;
-    while (path.size() < 256) {
-        const auto slash = dir.rfind('/');
-        if (slash == std::string::npos)
-            break;
-        std::string name = dir.substr(slash + 1);
-        if (!is_pci_address(name))
-            break;
-        PcieFunction f;
-        f.address = std::move(name);
-        f.current_link_speed = text_or_empty(dir, "current_link_speed");
-        f.current_link_width = text_or_empty(dir, "current_link_width");
-        f.max_link_speed = text_or_empty(dir, "max_link_speed");
-        f.max_link_width = text_or_empty(dir, "max_link_width");
-        path.push_back(std::move(f));
-        dir.resize(slash);
-    }
-    return path;
-}
-
 PortState read_port(const std::string& device_syspath, uint32_t number, bool* has_gid_attrs) {
     PortState port;
     port.number = number;
@@ -167,7 +142,7 @@ DeviceState as_read(DeviceState d) {
     return d;
 }
 
-DeviceState read_device(const std::string& syspath) {
+DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
     DeviceState d;
     d.syspath = syspath;
     d.name = device_paths::sysname(syspath);
@@ -186,7 +161,7 @@ DeviceState read_device(const std::string& syspath) {
 
     // The parent: normally the PCI function; an auxiliary device on kernels that hang the
     // ibdev there; none for rxe/siw (rxe names its netdev in `parent`).
-    auto pci = device_paths::pci_function(sp);
+    auto pci = pci_reads.function_of(sp);
     d.pci_address = std::move(pci.address);
     const std::string pci_syspath = std::move(pci.syspath);
     const std::string parent_name = sysfs::link_basename(sp, "device");
@@ -195,7 +170,7 @@ DeviceState read_device(const std::string& syspath) {
     else if (!pci_syspath.empty())
         d.kernel_driver = sysfs::link_basename(pci_syspath, "driver");
     if (!pci_syspath.empty())
-        d.pcie_path = read_pcie_path(pci_syspath);
+        d.pcie_path = pci_reads.pcie_path(pci_syspath);
     if (!pci_syspath.empty()) {
         std::string pf = sysfs::link_basename(pci_syspath, "physfn");
         if (is_pci_address(pf))

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "inventory/model.hpp"
+#include "sources/pci_reads.hpp"
 
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@ namespace rdmad {
 /// PCI address and kernel driver (from the `device/driver` link, or the PCI parent's when `device`
 /// is an auxiliary device), SR-IOV physical function (`physfn`), rxe `parent`, and every port.
 /// Leaves provider, verbs device and problems for the scanner.
-DeviceState read_device(const std::string& syspath);
+/// `pci` holds what this pass has read of the PCI functions above it.
+DeviceState read_device(const std::string& syspath, PciReads& pci);
 
 /// What read_device() gave for a device that `exported` now holds derived (the Inventory's
 /// copy): every value derived after the read back at its default (verbs device, provider and
@@ -29,10 +31,5 @@ DeviceState as_read(DeviceState exported);
 /// layer, rate, LID, SM LID, P_Key entry 0 and the non-empty GID entries with their types and
 /// netdevs. `has_gid_attrs` is set when the port has a `gid_attrs` directory.
 PortState read_port(const std::string& device_syspath, uint32_t number, bool* has_gid_attrs);
-
-/// The PCIe link attributes (`current_link_speed`, `current_link_width`, `max_link_speed`,
-/// `max_link_width`) of the PCI function at `pci_syspath` and of every PCI function whose
-/// directory contains it (its bridges, up to the root port), nearest first. Absent files are "".
-std::vector<PcieFunction> read_pcie_path(const std::string& pci_syspath);
 
 } // namespace rdmad

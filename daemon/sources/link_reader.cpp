@@ -41,7 +41,7 @@ std::optional<int64_t> to_hex(std::string_view text) {
 
 } // namespace
 
-std::optional<LinkState> read_link(const std::string& syspath) {
+std::optional<LinkState> read_link(const std::string& syspath, PciReads& pci) {
     LinkState link;
     link.syspath = syspath;
     link.name = device_paths::sysname(syspath);
@@ -54,7 +54,7 @@ std::optional<LinkState> read_link(const std::string& syspath) {
     if (!index)
         return std::nullopt;
     link.index = *index;
-    link.pci_address = device_paths::pci_function(syspath).address;
+    link.pci_address = pci.function_of(syspath).address;
     link.driver = sysfs::link_basename(link.syspath, "device/driver");
     if (auto t = sysfs::read_text(link.syspath, "operstate"))
         link.operstate = std::string(trim_attribute(*t));
@@ -83,11 +83,11 @@ std::optional<LinkState> read_link(const std::string& syspath) {
     return link;
 }
 
-AuxDevice read_aux_device(const std::string& syspath) {
+AuxDevice read_aux_device(const std::string& syspath, PciReads& pci) {
     AuxDevice aux;
     const std::string& sp = syspath;
     aux.name = device_paths::sysname(syspath);
-    aux.pci_address = device_paths::pci_function(syspath).address;
+    aux.pci_address = pci.function_of(syspath).address;
     aux.driver = sysfs::link_basename(sp, "driver");
     if (auto t = sysfs::read_text(sp, "modalias"))
         aux.modalias = std::string(trim_attribute(*t));

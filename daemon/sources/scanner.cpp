@@ -36,6 +36,7 @@ Scanner::Scanner(ScanOptions options) : options_(std::move(options)), udev_(udev
 }
 
 void Scanner::full_scan() {
+    pci_reads_.clear();
     structural_ = true;
     known_.clear();
     pending_.clear();
@@ -58,6 +59,7 @@ void Scanner::full_scan() {
     dirty_verbs_ = false;
     host_ = read_host();
     host_.memlock = read_memlock(memlock_launchers_);
+    pci_reads_.clear();
 }
 
 void Scanner::reread_memlock(const std::vector<std::string>& launchers) {
@@ -72,7 +74,7 @@ void Scanner::read_device_at(const std::string& syspath) {
         incomplete_.erase(syspath);
         return;
     }
-    DeviceState d = read_device(syspath);
+    DeviceState d = read_device(syspath, pci_reads_);
     if (looks_incomplete(d) && incomplete_[syspath] < kMaxRetries) {
         ++incomplete_[syspath];
     } else {
@@ -159,7 +161,7 @@ void Scanner::read_link_at(const std::string& syspath) {
         incomplete_.erase(syspath);
         return;
     }
-    auto link = read_link(syspath);
+    auto link = read_link(syspath, pci_reads_);
     if (!link) {
         if (incomplete_[syspath] < kMaxRetries) {
             ++incomplete_[syspath];
@@ -241,7 +243,7 @@ void Scanner::read_aux() {
 
 void Scanner::read_aux_at(const std::string& syspath) {
     if (sysfs::exists(syspath))
-        aux_[syspath] = read_aux_device(syspath);
+        aux_[syspath] = read_aux_device(syspath, pci_reads_);
     else
         aux_.erase(syspath);
 }
@@ -480,6 +482,7 @@ bool Scanner::dirty() const {
 }
 
 ScanChanges Scanner::refresh(bool* incomplete) {
+    pci_reads_.clear();
     ScanChanges changes;
     changes.full = structural_ || !incomplete_.empty();
     structural_ = false;
@@ -514,6 +517,7 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     for (const auto& syspath : dirty_aux_paths_)
         read_aux_at(syspath);
     dirty_aux_paths_.clear();
+    pci_reads_.clear(); // what a later pass reads of the PCI functions is read again
     dirty_verbs_ = false;
     changes.full = changes.full || !incomplete_.empty();
     if (changes.full) { // modules load and unload with devices: read the host's facts again

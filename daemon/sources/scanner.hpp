@@ -16,6 +16,7 @@
 #include "inventory/provider.hpp"
 #include "inventory/rdma_capability.hpp"
 #include "sources/modules.hpp"
+#include "sources/pci_reads.hpp"
 #include "sources/pfc_reader.hpp"
 #include "sources/provider_probe.hpp"
 #include "sources/udev.hpp"
@@ -199,6 +200,7 @@ class Scanner {
     std::map<std::string, int> incomplete_; ///< syspath -> retries so far
 
     PfcReader pfc_;
+    PciReads pci_reads_; ///< within one pass (full_scan(), refresh()); empty between them
     /// netdev -> syspaths of the devices with an Ethernet port on it (as of the last full
     /// derive; the fast path keeps port netdevs as they were)
     std::map<std::string, std::set<std::string>> pfc_ports_;

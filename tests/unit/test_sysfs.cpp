@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
 // Unit tests for the one sysfs code path (daemon/util/sysfs.hpp) and the device paths built
-// on it (daemon/sources/device_paths.hpp), on a scratch tree laid out as the kernel lays out
+// on it (daemon/sources/device_paths.hpp, pci_reads.hpp), on a scratch tree laid out as the kernel lays out
 // /sys (Documentation/ABI/testing/sysfs-devices, sysfs-class-net).
 #include "sources/device_paths.hpp"
+#include "sources/pci_reads.hpp"
 #include "temp_dir.hpp"
 #include "util/sysfs.hpp"
 
@@ -68,17 +69,47 @@ TEST_CASE("resolve_link makes a relative sysfs link an absolute device path") {
 
 TEST_CASE("a device's PCI function is its nearest ancestor on the pci bus") {
     Tree t;
-    auto f = device_paths::pci_function(t.ibdev);
+    PciReads pci;
+    auto f = pci.function_of(t.ibdev);
     CHECK(f.address == "0000:3b:00.0");
     CHECK(f.syspath == t.function);
-    CHECK(device_paths::pci_function(t.netdev).address == "0000:3b:00.0");
+    CHECK(pci.function_of(t.netdev).address == "0000:3b:00.0");
     // The function's own parent is the root port (itself excluded).
-    CHECK(device_paths::pci_function(t.function).address == "0000:3a:02.0");
+    CHECK(pci.function_of(t.function).address == "0000:3a:02.0");
     // A PCI-looking name without a subsystem link to pci is not a PCI device.
     fs::create_directories(t.sys + "/devices/virtual/0000:00:00.0/net/dummy0");
-    CHECK(device_paths::pci_function(t.sys + "/devices/virtual/0000:00:00.0/net/dummy0")
-              .address.empty());
-    CHECK(device_paths::pci_function(t.sys + "/devices/virtual/net/lo").syspath.empty());
+    CHECK(pci.function_of(t.sys + "/devices/virtual/0000:00:00.0/net/dummy0").address.empty());
+    CHECK(pci.function_of(t.sys + "/devices/virtual/net/lo").syspath.empty());
+}
+
+TEST_CASE("a pass reads each PCI function's subsystem link and PCIe link once") {
+    Tree t;
+    // sysfs-bus-pci: current_link_speed "%s PCIe" (drivers/pci/pci-sysfs.c), width "%u".
+    t.dir.write("sys/devices/pci0000:3a/0000:3a:02.0/current_link_speed", "16.0 GT/s PCIe\n");
+    t.dir.write("sys/devices/pci0000:3a/0000:3a:02.0/current_link_width", "16\n");
+    t.dir.write("sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/current_link_speed",
+                "8.0 GT/s PCIe\n");
+    PciReads pci;
+    auto path = pci.pcie_path(t.function);
+    REQUIRE(path.size() == 2);
+    CHECK(path[0].address == "0000:3b:00.0");
+    CHECK(path[0].current_link_speed == "8.0 GT/s PCIe");
+    CHECK(path[0].current_link_width.empty()); // absent: ""
+    CHECK(path[1].address == "0000:3a:02.0");
+    CHECK(path[1].current_link_speed == "16.0 GT/s PCIe");
+    CHECK(path[1].current_link_width == "16");
+    CHECK(pci.function_of(t.ibdev).address == "0000:3b:00.0");
+
+    // Within the pass, what was read stands: the root port retrains and the netdev's function
+    // leaves the pci bus, and neither is read again.
+    t.dir.write("sys/devices/pci0000:3a/0000:3a:02.0/current_link_speed", "2.5 GT/s PCIe\n");
+    fs::remove(t.function + "/subsystem");
+    CHECK(pci.pcie_path(t.function)[1].current_link_speed == "16.0 GT/s PCIe");
+    CHECK(pci.function_of(t.ibdev).address == "0000:3b:00.0");
+    // The next pass reads them again.
+    pci.clear();
+    CHECK(pci.pcie_path(t.function)[1].current_link_speed == "2.5 GT/s PCIe");
+    CHECK(pci.function_of(t.ibdev).address == "0000:3a:02.0");
 }
 
 TEST_CASE("uevent properties and sysnames are read as the kernel writes them") {

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+#include "sources/pci_reads.hpp"
+
+#include "inventory/attributes.hpp"
+#include "sources/device_paths.hpp"
+#include "util/sysfs.hpp"
+
+namespace rdmad {
+namespace {
+
+std::string text_or_empty(const std::string& dir, std::string_view attr) {
+    auto t = sysfs::read_text(dir, attr);
+    return t ? std::string(trim_attribute(*t)) : std::string();
+}
+
+} // namespace
+
+PciFunction PciReads::function_of(const std::string& syspath) {
+    // Walk up the path: the parent of a device is the directory it sits in
+    // (Documentation/ABI/testing/sysfs-devices).
+    for (auto end = syspath.rfind('/'); end != std::string::npos && end > 0;
+         end = syspath.rfind('/', end - 1)) {
+        std::string ancestor = syspath.substr(0, end);
+        std::string name = device_paths::sysname(ancestor);
+        if (!is_pci_address(name))
+            continue;
+        auto it = is_pci_.find(ancestor);
+        if (it == is_pci_.end())
+            it = is_pci_.emplace(ancestor, sysfs::link_basename(ancestor, "subsystem") == "pci")
+                     .first;
+        if (it->second)
+            return {std::move(name), std::move(ancestor)};
+    }
+    return {};
+}
+
+std::vector<PcieFunction> PciReads::pcie_path(const std::string& pci_syspath) {
+    // Each PCI function's directory sits below its upstream bridge's
+    // (/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0): walk the path up while the
+    // directory names a PCI function. Bounded: PCIe allows at most 256 buses.
+    std::vector<PcieFunction> path;
+    std::string dir = pci_syspath;
+    while (path.size() < 256) {
+        const auto slash = dir.rfind('/');
+        if (slash == std::string::npos)
+            break;
+        std::string name = dir.substr(slash + 1);
+        if (!is_pci_address(name))
+            break;
+        auto it = pcie_.find(dir);
+        if (it == pcie_.end()) {
+            PcieFunction f;
+            f.address = std::move(name);
+            f.current_link_speed = text_or_empty(dir, "current_link_speed");
+            f.current_link_width = text_or_empty(dir, "current_link_width");
+            f.max_link_speed = text_or_empty(dir, "max_link_speed");
+            f.max_link_width = text_or_empty(dir, "max_link_width");
+            it = pcie_.emplace(dir, std::move(f)).first;
+        }
+        path.push_back(it->second);
+        dir.resize(slash);
+    }
+    return path;
+}
+
+void PciReads::clear() {
+    is_pci_.clear();
+    pcie_.clear();
+}
+
+} // namespace rdmad

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+//
+// The PCI functions that RDMA devices, netdevs and auxiliary devices hang below, read once per
+// pass however many of those sit below one function: a PF's bridge and root port serve each of
+// its VFs, and a function serves its RDMA device, its netdev and its auxiliary devices. Before,
+// a 1,000-VF burst read every bridge's PCIe attributes once per VF and each function's
+// `subsystem` link three times (bus issue: the burst's reads were 1.33x the bare read's opens).
+#pragma once
+
+#include "inventory/model.hpp"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace rdmad {
+
+/// The PCI function a device hangs below.
+struct PciFunction {
+    std::string address; ///< "0000:3b:00.0"; "" when the device has no PCI ancestor
+    std::string syspath; ///< its syspath, "" likewise
+};
+
+class PciReads {
+public:
+    /// The nearest ancestor of `syspath` (itself excluded) that is a PCI device: named by a PCI
+    /// address (the kernel names every PCI device "%04x:%02x:%02x.%d", drivers/pci/probe.c
+    /// pci_setup_device()) with a `subsystem` link to the pci bus. This is libudev's
+    /// udev_device_get_parent_with_subsystem_devtype(dev, "pci", NULL). Each ancestor's link is
+    /// read at most once until clear().
+    PciFunction function_of(const std::string& syspath);
+
+    /// The PCIe link attributes (`current_link_speed`, `current_link_width`, `max_link_speed`,
+    /// `max_link_width`) of the PCI function at `pci_syspath` and of every PCI function whose
+    /// directory contains it (its bridges, up to the root port), nearest first; absent files
+    /// are "". Each function's four files are read at most once until clear().
+    std::vector<PcieFunction> pcie_path(const std::string& pci_syspath);
+
+    /// Forget what was read: the scanner clears at the start and end of every pass, so a
+    /// retrained link or a function that went is read again by the next one.
+    void clear();
+
+private:
+    std::unordered_map<std::string, bool> is_pci_;       ///< directory -> a PCI function
+    std::unordered_map<std::string, PcieFunction> pcie_; ///< function directory -> its link
+};
+
+} // namespace rdmad
