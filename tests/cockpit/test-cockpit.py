@@ -41,7 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dbus-fuzz"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 from hotplug import RawSender  # noqa: E402  (uevents from a process without the preload)
-from rdmad_rig import Failed, Proc, Rig, check, clean_env, wait_name  # noqa: E402
+from rdmad_rig import (Failed, Proc, Rig, SessionBus, check, clean_env, connect,  # noqa: E402
+                       disown, own, signalled, wait_name)
 from rdmad_rig import eventually as rig_eventually  # noqa: E402
 from gi.repository import Gio, GLib  # noqa: E402
 
@@ -157,20 +158,17 @@ class Cockpit:
     """cockpit-ws with a local session on 127.0.0.<x>, the bridge on the private bus. The
     bridge gets a private session bus that this object starts and stops: without
     DBUS_SESSION_BUS_ADDRESS it starts a `dbus-daemon --session` of its own, which forks away
-    and outlives it."""
+    and outlives it. Owned (rdmad_rig.own()): stopped at exit if stop() did not come."""
 
     def __init__(self, work, bus_address, xdg_data_home, label="cockpit-ws"):
         self.addr = "127.0.0.%d" % (2 + os.getpid() % 200)
         self.port = free_port(self.addr)
-        self.session_bus = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--print-address=1",
-             "--address=unix:path=%s" % os.path.join(work, label + "-session.socket")],
-            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        session_address = self.session_bus.stdout.readline().decode().strip()
-        check(session_address.startswith("unix:"), "no session bus address from dbus-daemon")
+        self.proc = None
+        own(self)
+        self.session_bus = SessionBus(os.path.join(work, label + "-session.socket"))
         env = clean_env(DBUS_SYSTEM_BUS_ADDRESS=bus_address, XDG_DATA_HOME=xdg_data_home,
                         XDG_CONFIG_DIRS=os.path.join(work, "no-config"),
-                        DBUS_SESSION_BUS_ADDRESS=session_address)
+                        DBUS_SESSION_BUS_ADDRESS=self.session_bus.address)
         self.proc = Proc([COCKPIT_WS, "-p", str(self.port), "-a", self.addr,
                           "--local-session=cockpit-bridge"], env, os.path.join(work, label + ".log"))
         self.base = "http://%s:%d" % (self.addr, self.port)
@@ -195,18 +193,21 @@ class Cockpit:
     def stop(self):
         # The bridge also starts an `ssh-agent -D` that outlives it: what ran below cockpit-ws
         # and is still there once it exited is ended too.
-        below = descendants(self.proc.p.pid)
-        self.proc.stop()
-        for pid, exe in below:
-            try:
-                with open("/proc/%d/cmdline" % pid, "rb") as f:
-                    if f.read().split(b"\0")[0].decode(errors="replace") == exe:
-                        os.kill(pid, signal.SIGTERM)
-            except OSError:
-                pass
-        if self.session_bus.poll() is None:
-            self.session_bus.terminate()
-            self.session_bus.wait(10)
+        disown(self)
+        if self.proc:
+            below = descendants(self.proc.p.pid) if self.proc.p.poll() is None else []
+            self.proc.stop()
+            for pid, exe in below:
+                try:
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        if f.read().split(b"\0")[0].decode(errors="replace") == exe:
+                            os.kill(pid, signal.SIGTERM)
+                except OSError:
+                    pass
+            self.proc = None
+        self.session_bus.stop()
+
+    cleanup = stop
 
 
 def browser(width=1280, height=760):
@@ -564,7 +565,7 @@ def run_tests(args):
         log("FAIL:\n" + traceback.format_exc())
     finally:
         if driver:
-            if not ok:
+            if not ok and not signalled():
                 try:
                     for entry in driver.get_log("browser"):
                         log("browser: %s" % entry)
@@ -576,34 +577,17 @@ def run_tests(args):
             driver.quit()
         if ws:
             ws.stop()
-        if not ok:
+        if not ok and not signalled():
             for name in ("rdmad.log", "rdmad-2.log", "cockpit-ws.log"):
                 p = os.path.join(work, name)
                 if os.path.exists(p):
                     log("---- %s\n%s" % (name, open(p, errors="replace").read()[-4000:]))
+            log("work directory kept: " + work)
         rig.close(keep=not ok)
     return 0 if ok else 1
 
 
 # ---- the 1,024-device measurement ---------------------------------------------------------------
-
-class TreeRig(Rig):
-    """Rig on a generated testbed directory (bench/make-tree.py) instead of a .umockdev file."""
-
-    def __init__(self, rdmad, tree):  # noqa: super-init replaced: no umockdev testbed object
-        self.rdmad = rdmad
-        self.work = tempfile.mkdtemp(prefix="rdmad-cockpit-bench.")
-        from rdmad_rig import Bus, connect
-        self.bus = Bus(self.work)
-        self.address = self.bus.address
-        self.conn = connect(self.address)
-        self.testbed = None
-        self.tbroot = tree
-        for d in ("state", "runtime", "config", "modprobe.d"):
-            os.makedirs(self.path(d))
-        self.daemon = None
-        self.notify = None
-
 
 def run_bench(args):
     tree = os.path.join(tempfile.gettempdir(), "rdmad-cockpit-tree-%d" % args.bench)
@@ -616,7 +600,7 @@ def run_bench(args):
     for k in range(args.changes):  # a tree kept from an earlier run: every port ACTIVE again
         with open(port_state_file("mlx5_%d" % (k * 37 % args.bench)), "w") as f:
             f.write("4: ACTIVE\n")
-    rig = TreeRig(args.rdmad, tree)
+    rig = Rig(args.rdmad, tree=tree)
     ws = driver = None
     try:
         t0 = time.monotonic()
@@ -653,7 +637,6 @@ def run_bench(args):
         # thread of its own on its own connection (wall clock), the page's cell mutation by a
         # MutationObserver (performance.timeOrigin + now(), wall clock too).
         import threading
-        from rdmad_rig import connect
         seen = {}
         ready = threading.Event()
         holder = {}
