@@ -13,6 +13,7 @@ import atexit
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -181,6 +182,23 @@ def _cleanup_owned():
             obj.cleanup()
         except BaseException as e:  # noqa: BLE001  (the others still get theirs)
             print("clean-up of %r: %r" % (obj, e), file=sys.stderr, flush=True)
+
+
+def short_tmpdir():
+    """What tools/short-tmpdir.sh prints: $TMPDIR when it is short and made of
+    [A-Za-z0-9/._-], else /tmp."""
+    r = subprocess.run(["sh", os.path.join(TOOLS, "short-tmpdir.sh")], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise SystemExit(r.stderr.strip() or "tools/short-tmpdir.sh failed")
+    return r.stdout.strip()
+
+
+# Sockets, D-Bus addresses and LD_PRELOAD entries are made below TMPDIR (mkdtemp, umockdev's
+# testbed): a test started by hand gets the directory meson test's wrapper would give it.
+os.environ["TMPDIR"] = short_tmpdir()
+tempfile.tempdir = None
+PLAIN = re.compile(r"[A-Za-z0-9/._-]+")
 
 
 class WorkDir:
@@ -390,6 +408,19 @@ class Rig:
         with open(self.path(rel), "w") as f:
             f.write(text)
 
+    def preload_entry(self, lib):
+        """`lib` as an LD_PRELOAD entry. ld.so splits LD_PRELOAD at spaces and colons
+        (ld.so(8)) and a build directory may hold either, so a path is named through a link in
+        the work directory (below short_tmpdir(): plain)."""
+        if "/" not in lib:
+            return lib
+        link = self.path("preload-%s.so" % hashlib.sha256(os.fsencode(lib)).hexdigest()[:12])
+        if not PLAIN.fullmatch(link):
+            raise SystemExit("the work directory %r is not plain enough for LD_PRELOAD" % self.work)
+        if not os.path.islink(link):
+            os.symlink(os.path.abspath(lib), link)
+        return link
+
     def start(self, preload=(), env=None, label="rdmad", timeout=60):
         """rdmad with `preload` libraries before umockdev's; returns once READY=1 came. Nobody
         reads the notify socket after that (like a busy systemd)."""
@@ -398,7 +429,8 @@ class Rig:
             self.notify.close()
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(sock_path)
-        e = clean_env(LD_PRELOAD=":".join(list(preload) + [PRELOAD]), UMOCKDEV_DIR=self.tbroot,
+        e = clean_env(LD_PRELOAD=":".join([self.preload_entry(p) for p in preload] + [PRELOAD]),
+                      UMOCKDEV_DIR=self.tbroot,
                       NOTIFY_SOCKET=sock_path, DBUS_SYSTEM_BUS_ADDRESS=self.address,
                       STATE_DIRECTORY=self.path("state"), RUNTIME_DIRECTORY=self.path("runtime"),
                       CONFIGURATION_DIRECTORY=self.path("config"),
