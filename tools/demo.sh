@@ -57,6 +57,11 @@ if ((list_hosts)); then
   done
   exit 0
 fi
+# What the demo makes goes below tools/short-tmpdir.sh's directory, not any TMPDIR: the bus
+# socket's path must fit sun_path (108 bytes; dbus-daemon: "Socket name too long"), and so
+# must umockdev's sockets in its testbed (TMPDIR is that directory for what the demo starts).
+TMPDIR=$("$top/tools/short-tmpdir.sh")
+export TMPDIR
 file="$top/tests/fixtures/hosts/$host.umockdev"
 if ((real)); then
   [ -d /sys/class/infiniband ] || { echo "demo.sh: --real: no /sys/class/infiniband here" >&2; exit 1; }
@@ -72,34 +77,49 @@ if ((installed)); then
     { echo "demo.sh: --installed needs umockdev and dbus-daemon (apt-get install umockdev dbus-daemon)" >&2; exit 1; }
 else
   # One line per step, with what it takes on a 2-core machine (README).
-  # apt's output goes to a log of its own, shown only when it fails (and kept when it
-  # installed something).
-  deps_log=$(mktemp /tmp/rdmad-demo-deps.XXXXXX.log)
-  echo "== checking the build dependencies (tools/install-deps.sh, output in $deps_log: a few minutes when it must install packages, about 4 s otherwise)"
+  # apt's output goes to a log of its own, shown only when it fails, and kept when it failed or
+  # installed something (install-deps.sh prints nothing otherwise).
+  deps_log=$(mktemp -t rdmad-demo-deps.XXXXXX.log)
+  echo "== checking the build dependencies (tools/install-deps.sh: a few minutes when it must install packages, about 4 s otherwise)"
   if ! "$top/tools/install-deps.sh" > "$deps_log" 2>&1; then
     cat "$deps_log" >&2
     echo "demo.sh: tools/install-deps.sh failed; its output is above and in $deps_log" >&2
     exit 1
   fi
-  [ -s "$deps_log" ] || rm -f "$deps_log"
+  if [ -s "$deps_log" ]; then
+    echo "   it installed packages; its output is in $deps_log"
+  else
+    rm -f "$deps_log"
+  fi
+  # meson's and ninja's output go to a log of their own too: when a step fails, the end of the
+  # log is shown and the log kept; it is removed once the build is done.
+  build_log=$(mktemp -t rdmad-demo-build.XXXXXX.log)
+  build_step() {
+    if ! "$@" >> "$build_log" 2>&1; then
+      tail -n 40 "$build_log" >&2
+      echo "demo.sh: '$*' failed; the end of its output is above, all of it in $build_log" >&2
+      exit 1
+    fi
+  }
   # Configured as tools/run-tests.sh does (-Dwerror=true), so that the test run reuses this build.
   if [ ! -f "$top/build/build.ninja" ]; then
-    echo "== configuring the build in build/ (meson setup: about 5 s)"
-    meson setup "$top/build" -Dwerror=true >/dev/null
+    echo "== configuring the build in build/ (meson setup: about 5 s; its output in $build_log, kept if it fails)"
+    build_step meson setup "$top/build" -Dwerror=true
   fi
   # ninja -n's whole output first: with pipefail, `grep -q` leaving at its first match made
   # ninja die of SIGPIPE and the test say "up to date" before a 20-minute build.
   pending=$(ninja -C "$top/build" -n 2>/dev/null || true)
   if grep -q '^\[' <<<"$pending"; then
-    echo "== building rdmad, rdmactl and the tests (ninja: about 6 minutes the first time on 2 cores, seconds after a change)"
+    echo "== building rdmad, rdmactl and the tests (ninja: about 6 minutes the first time on 2 cores, seconds after a change; its output in $build_log, kept if it fails)"
   else
     echo "== the build in build/ is up to date"
   fi
-  ninja -C "$top/build" >/dev/null
+  build_step ninja -C "$top/build"
+  rm -f "$build_log"
   RDMAD="$top/build/daemon/rdmad" RDMACTL="$top/build/cli/rdmactl"
 fi
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d -p "$TMPDIR" rdmad-demo.XXXXXX)
 . "$top/tools/private-bus.sh"
 trap 'stop_private_bus; rm -rf "$tmp"' EXIT
 start_private_bus "$tmp"

@@ -19,7 +19,8 @@ and what the bridge starts below it (ssh-agent) is ended with it: nothing outliv
   test-cockpit.py --rdmad PATH --host FILE.umockdev [--host-netdevs FILE.umockdev]
                   --page-dir cockpit/ --dbus-dir dbus/
                   [--screenshot FILE.png]   redo the README's screenshot of the overview
-                  [--bench N]               measure with N generated devices instead (slow)
+                  [--bench N [--tree DIR]]  measure with N generated devices instead (slow),
+                                            their tree made once in DIR and kept
 
 Needs root (rdmad's polkit fallback lets root change things), cockpit-ws, cockpit-bridge,
 chromium, chromium-driver, python3-selenium, python3-dbusmock, gir1.2-umockdev-1.0."""
@@ -27,12 +28,10 @@ chromium, chromium-driver, python3-selenium, python3-dbusmock, gir1.2-umockdev-1
 import argparse
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 import urllib.request
@@ -41,7 +40,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dbus-fuzz"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 from hotplug import RawSender  # noqa: E402  (uevents from a process without the preload)
-from rdmad_rig import Failed, Proc, Rig, check, clean_env, wait_name  # noqa: E402
+from rdmad_rig import (Failed, Proc, Rig, SessionBus, WorkDir, check, clean_env,  # noqa: E402
+                       connect, disown, own, signalled, wait_name)
 from rdmad_rig import eventually as rig_eventually  # noqa: E402
 from gi.repository import Gio, GLib  # noqa: E402
 
@@ -121,7 +121,8 @@ def page_tree(work, page_dir, interfaces_dir):
     for f in PAGE_FILES:
         os.symlink(os.path.abspath(os.path.join(page_dir, f)), os.path.join(d, f))
     with open(os.path.join(page_dir, "manifest.json.in")) as f:
-        text = f.read().replace("@DBUS_INTERFACES_DIR@", interfaces_dir)
+        # A JSON string: a path with a quote or a backslash stays one.
+        text = f.read().replace("@DBUS_INTERFACES_DIR@", json.dumps(interfaces_dir)[1:-1])
     with open(os.path.join(d, "manifest.json"), "w") as f:
         f.write(text)
     return data
@@ -157,20 +158,17 @@ class Cockpit:
     """cockpit-ws with a local session on 127.0.0.<x>, the bridge on the private bus. The
     bridge gets a private session bus that this object starts and stops: without
     DBUS_SESSION_BUS_ADDRESS it starts a `dbus-daemon --session` of its own, which forks away
-    and outlives it."""
+    and outlives it. Owned (rdmad_rig.own()): stopped at exit if stop() did not come."""
 
     def __init__(self, work, bus_address, xdg_data_home, label="cockpit-ws"):
         self.addr = "127.0.0.%d" % (2 + os.getpid() % 200)
         self.port = free_port(self.addr)
-        self.session_bus = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--print-address=1",
-             "--address=unix:path=%s" % os.path.join(work, label + "-session.socket")],
-            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        session_address = self.session_bus.stdout.readline().decode().strip()
-        check(session_address.startswith("unix:"), "no session bus address from dbus-daemon")
+        self.proc = None
+        own(self)
+        self.session_bus = SessionBus(os.path.join(work, label + "-session.socket"))
         env = clean_env(DBUS_SYSTEM_BUS_ADDRESS=bus_address, XDG_DATA_HOME=xdg_data_home,
                         XDG_CONFIG_DIRS=os.path.join(work, "no-config"),
-                        DBUS_SESSION_BUS_ADDRESS=session_address)
+                        DBUS_SESSION_BUS_ADDRESS=self.session_bus.address)
         self.proc = Proc([COCKPIT_WS, "-p", str(self.port), "-a", self.addr,
                           "--local-session=cockpit-bridge"], env, os.path.join(work, label + ".log"))
         self.base = "http://%s:%d" % (self.addr, self.port)
@@ -195,27 +193,38 @@ class Cockpit:
     def stop(self):
         # The bridge also starts an `ssh-agent -D` that outlives it: what ran below cockpit-ws
         # and is still there once it exited is ended too.
-        below = descendants(self.proc.p.pid)
-        self.proc.stop()
-        for pid, exe in below:
-            try:
-                with open("/proc/%d/cmdline" % pid, "rb") as f:
-                    if f.read().split(b"\0")[0].decode(errors="replace") == exe:
-                        os.kill(pid, signal.SIGTERM)
-            except OSError:
-                pass
-        if self.session_bus.poll() is None:
-            self.session_bus.terminate()
-            self.session_bus.wait(10)
+        disown(self)
+        if self.proc:
+            below = descendants(self.proc.p.pid) if self.proc.p.poll() is None else []
+            self.proc.stop()
+            for pid, exe in below:
+                try:
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        if f.read().split(b"\0")[0].decode(errors="replace") == exe:
+                            os.kill(pid, signal.SIGTERM)
+                except OSError:
+                    pass
+            self.proc = None
+        self.session_bus.stop()
+
+    cleanup = stop
 
 
-def browser(width=1280, height=760):
+def browser(work, width=1280, height=760):
+    """Headless Chromium through chromedriver. Their temporary files (TMPDIR: Chromium's
+    org.chromium.Chromium.* directories, its singleton socket's) and the profile go to `work`,
+    which the rig removes: nothing of theirs stays in /tmp. `work` itself, not a directory in
+    it: the socket's path (TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket) stays within
+    sun_path's 108 bytes for any TMPDIR that tools/short-tmpdir.sh allows."""
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--window-size=%d,%d" % (width, height), "--force-device-scale-factor=1"):
+              "--window-size=%d,%d" % (width, height), "--force-device-scale-factor=1",
+              "--user-data-dir=" + os.path.join(work, "chromium-profile")):
         opts.add_argument(a)
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    service = Service(CHROMEDRIVER, env=clean_env(TMPDIR=work),
+                      log_path=os.path.join(work, "chromedriver.log"))
+    return webdriver.Chrome(service=service, options=opts)
 
 
 class Page:
@@ -536,7 +545,7 @@ def run_tests(args):
         xdg = page_tree(work, args.page_dir, os.path.abspath(args.dbus_dir))
         ws = Cockpit(work, rig.address, xdg)
         check_manifest(ws, args.dbus_dir)
-        driver = browser()
+        driver = browser(work)
         page = Page(driver)
         check_absent_then_started(rig, ws, driver, page, args.host)
         driver.get(ws.url())
@@ -564,49 +573,34 @@ def run_tests(args):
         log("FAIL:\n" + traceback.format_exc())
     finally:
         if driver:
-            if not ok:
+            if not ok and not signalled():
                 try:
                     for entry in driver.get_log("browser"):
                         log("browser: %s" % entry)
-                    shot = os.path.join(tempfile.gettempdir(), "rdmad-cockpit-fail.png")
+                    shot = os.path.join(work, "failure.png")
                     driver.save_screenshot(shot)
-                    log("failure screenshot: " + shot)
+                    log("failure screenshot: %s (in the work directory, kept)" % shot)
                 except Exception:  # noqa: BLE001
                     pass
             driver.quit()
         if ws:
             ws.stop()
-        if not ok:
+        if not ok and not signalled():
             for name in ("rdmad.log", "rdmad-2.log", "cockpit-ws.log"):
                 p = os.path.join(work, name)
                 if os.path.exists(p):
                     log("---- %s\n%s" % (name, open(p, errors="replace").read()[-4000:]))
+            log("work directory kept: " + work)
         rig.close(keep=not ok)
     return 0 if ok else 1
 
 
 # ---- the 1,024-device measurement ---------------------------------------------------------------
 
-class TreeRig(Rig):
-    """Rig on a generated testbed directory (bench/make-tree.py) instead of a .umockdev file."""
-
-    def __init__(self, rdmad, tree):  # noqa: super-init replaced: no umockdev testbed object
-        self.rdmad = rdmad
-        self.work = tempfile.mkdtemp(prefix="rdmad-cockpit-bench.")
-        from rdmad_rig import Bus, connect
-        self.bus = Bus(self.work)
-        self.address = self.bus.address
-        self.conn = connect(self.address)
-        self.testbed = None
-        self.tbroot = tree
-        for d in ("state", "runtime", "config", "modprobe.d"):
-            os.makedirs(self.path(d))
-        self.daemon = None
-        self.notify = None
-
-
 def run_bench(args):
-    tree = os.path.join(tempfile.gettempdir(), "rdmad-cockpit-tree-%d" % args.bench)
+    # The tree of --tree is made once and kept; without it, made anew in a directory of this
+    # run's (removed at the end).
+    tree = args.tree or os.path.join(WorkDir("rdmad-cockpit-tree.").path, "tree")
     if not os.path.isdir(tree):
         subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "..", "bench", "make-tree.py"),
                         "--devices", str(args.bench), "--out", tree], check=True)
@@ -616,7 +610,7 @@ def run_bench(args):
     for k in range(args.changes):  # a tree kept from an earlier run: every port ACTIVE again
         with open(port_state_file("mlx5_%d" % (k * 37 % args.bench)), "w") as f:
             f.write("4: ACTIVE\n")
-    rig = TreeRig(args.rdmad, tree)
+    rig = Rig(args.rdmad, tree=tree)
     ws = driver = None
     try:
         t0 = time.monotonic()
@@ -627,7 +621,7 @@ def run_bench(args):
         log("GetManagedObjects from Python: %.0f ms" % ((time.monotonic() - t0) * 1000))
         xdg = page_tree(rig.work, args.page_dir, os.path.abspath(args.dbus_dir))
         ws = Cockpit(rig.work, rig.address, xdg)
-        driver = browser()
+        driver = browser(rig.work)
         page = Page(driver)
         renders = []
         for i in range(args.repeat):
@@ -653,7 +647,6 @@ def run_bench(args):
         # thread of its own on its own connection (wall clock), the page's cell mutation by a
         # MutationObserver (performance.timeOrigin + now(), wall clock too).
         import threading
-        from rdmad_rig import connect
         seen = {}
         ready = threading.Event()
         holder = {}
@@ -734,6 +727,8 @@ def main():
     ap.add_argument("--bench", type=int, default=0, help="measure with this many generated devices")
     ap.add_argument("--repeat", type=int, default=3, help="bench: page loads")
     ap.add_argument("--changes", type=int, default=5, help="bench: port changes")
+    ap.add_argument("--tree", help="bench: make the generated tree in this directory once and "
+                    "keep it for the next run (default: anew each run, removed at the end)")
     args = ap.parse_args()
     for p in (COCKPIT_WS, CHROMIUM, CHROMEDRIVER):
         if not os.path.exists(p):

@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -490,7 +489,7 @@ class Driver:
                 % (self.args.seed, self.args.seconds))
             return 1
         if not self.args.keep:
-            shutil.rmtree(self.work, ignore_errors=True)
+            rig.workdir.remove()
         return 0
 
     def set_allowed(self, actions):
@@ -525,25 +524,32 @@ class Driver:
         self.settle()
         before = self.snapshot() if denied else None
         workers = []
-        for i, uid in enumerate(uids):
-            argv = ["/usr/bin/python3", os.path.abspath(__file__), "--worker",
-                    "--address", self.address, "--xml-dir", self.args.xml_dir,
-                    "--seconds", str(seconds), "--inflight", str(self.args.inflight),
-                    "--max-reply", str(self.args.max_reply),
-                    "--seed", str(self.args.seed * 1000 + len(self.samples) * 10 + i)]
-            if uid != 0:
-                argv = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups"] + argv
-            workers.append(subprocess.Popen(argv, env=clean_env(HOME="/"),
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                            cwd="/"))
-        end = time.monotonic() + seconds + 60
-        while any(w.poll() is None for w in workers) and time.monotonic() < end:
-            time.sleep(1)
-            self.sample()
-            if self.daemon_proc.poll() is not None:
-                self.fail("rdmad died during '%s': status %s" % (title,
-                                                                  self.daemon_proc.returncode))
-                break
+        try:
+            for i, uid in enumerate(uids):
+                argv = ["/usr/bin/python3", os.path.abspath(__file__), "--worker",
+                        "--address", self.address, "--xml-dir", self.args.xml_dir,
+                        "--seconds", str(seconds), "--inflight", str(self.args.inflight),
+                        "--max-reply", str(self.args.max_reply),
+                        "--seed", str(self.args.seed * 1000 + len(self.samples) * 10 + i)]
+                if uid != 0:
+                    argv = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+                            "--clear-groups"] + argv
+                workers.append(subprocess.Popen(argv, env=clean_env(HOME="/"),
+                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                cwd="/"))
+            end = time.monotonic() + seconds + 60
+            while any(w.poll() is None for w in workers) and time.monotonic() < end:
+                time.sleep(1)
+                self.sample()
+                if self.daemon_proc.poll() is not None:
+                    self.fail("rdmad died during '%s': status %s" % (title,
+                                                                      self.daemon_proc.returncode))
+                    break
+        except BaseException:  # a signal that ends the run: no worker outlives it
+            for w in workers:
+                w.kill()
+                w.wait()
+            raise
         for uid, w in zip(uids, workers):
             if w.poll() is None:
                 w.kill()

@@ -32,13 +32,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dbus-fuzz"))
-from rdmad_rig import Bus, Rig, clean_env  # noqa: E402
+from rdmad_rig import Bus, Proc, Rig, WorkDir, clean_env  # noqa: E402
 
 EXIT_FAILURE = 1
 EXIT_PROBLEMS = 3
@@ -138,28 +137,27 @@ class Sshd:
                     "SetEnv DBUS_SYSTEM_BUS_ADDRESS=%s SHLVL=1\n" % bus_address +
                     "ForceCommand %s/bridge\n" % work)
         self.log = os.path.join(work, "sshd-%s.log" % name)
-        self.p = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", conf, "-E", self.log],
-                                  env=clean_env(), stdin=subprocess.DEVNULL)
+        self.proc = Proc(["/usr/sbin/sshd", "-D", "-f", conf, "-E", self.log], clean_env(),
+                         os.path.join(work, "sshd-%s.out" % name))
         deadline = time.monotonic() + 10
         while True:
             try:
                 socket.create_connection((address, port), timeout=1).close()
                 return
             except OSError:
-                if self.p.poll() is not None or time.monotonic() > deadline:
+                if self.proc.p.poll() is not None or time.monotonic() > deadline:
                     raise Failed("sshd %s did not start: %s" % (name, open(self.log).read()))
                 time.sleep(0.05)
 
     def stop(self):
-        if self.p.poll() is None:
-            self.p.terminate()
-            self.p.wait(10)
+        self.proc.stop(10)
 
 
 class Fleet:
     def __init__(self, args):
         self.args = args
-        self.work = tempfile.mkdtemp(prefix="rdmad-fleet.")
+        self.workdir = WorkDir("rdmad-fleet.")
+        self.work = self.workdir.path
         os.chmod(self.work, 0o755)
         self.rigs, self.sshds, self.buses = {}, [], []
         self.text = {}
@@ -268,7 +266,7 @@ class Fleet:
             b.stop()
         for r in self.rigs.values():
             r.close()
-        shutil.rmtree(self.work, ignore_errors=True)
+        self.workdir.remove()
 
 
 def hosts_args(*names):

@@ -13,12 +13,17 @@ import configparser
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+from xml.sax.saxutils import escape
 
 (dbus_daemon, xmllint, bus_policy, polkit_policy, polkit_dtd, activation, unit,
  work) = sys.argv[1:9]
+# SIGTERM (meson's timeout) and SIGINT end the run through SystemExit: the atexit clean-up runs.
+for sig in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 # The sockets go to a short directory of their own, never under the build directory: its
@@ -37,11 +42,20 @@ code, out = run(xmllint, '--noout', bus_policy)
 if code:
     failed.append(f'xmllint {bus_policy}: {out}')
 
+
+def unix_address(path):
+    """unix:path=`path` with every byte outside [-0-9A-Za-z_/.\\*] written %xx (D-Bus
+    specification, "Server Addresses")."""
+    ok = b'-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_/.\\*'
+    return 'unix:path=' + ''.join(chr(b) if b in ok else f'%{b:02x}' for b in os.fsencode(path))
+
+
+# {listen} and {policy} are XML character data: escaped (a checkout path may hold & or <).
 BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>custom</type>
-  <listen>unix:path={sock}</listen>
+  <listen>{listen}</listen>
   <auth>EXTERNAL</auth>
   <policy context="default"><allow user="*"/></policy>
   <include ignore_missing="no">{policy}</include>
@@ -53,8 +67,9 @@ def dbus_daemon_starts(policy, tag):
     """True when a dbus-daemon with `policy` included prints its address (it has read its
     whole configuration by then); False with its error output otherwise."""
     conf = os.path.join(work, f'{tag}.conf')
+    listen = unix_address(os.path.join(sockets, f'{tag}.sock'))
     with open(conf, 'w') as f:
-        f.write(BUS_CONFIG.format(sock=os.path.join(sockets, f'{tag}.sock'), policy=policy))
+        f.write(BUS_CONFIG.format(listen=escape(listen), policy=escape(policy)))
     p = subprocess.Popen([dbus_daemon, f'--config-file={conf}', '--nofork', '--nopidfile',
                           '--print-address=1', '--nosyslog'],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

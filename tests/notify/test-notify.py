@@ -27,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dbus-fuzz"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 from hotplug import RawSender  # noqa: E402  (uevents from a process without the preload)
-from rdmad_rig import Failed, Rig, check, clean_env, connect, eventually  # noqa: E402
+from rdmad_rig import (Failed, Proc, Rig, SessionBus, check, clean_env, connect,  # noqa: E402
+                       eventually)
 from gi.repository import GLib  # noqa: E402
 
 # mlx5_0 in procfs-hfi1-mlx4-mlx5.umockdev: its PCI function is 0000:04:00.0, port 1
@@ -70,32 +71,33 @@ def device_text(j):
 
 
 class Session:
-    """A private session bus with dbusmock's notification daemon on it."""
+    """A private session bus with dbusmock's notification daemon on it (children of this
+    process, owned by rdmad_rig: nothing outlives a run)."""
 
     def __init__(self, work):
-        self.bus = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--print-address=1",
-             "--address=unix:path=%s/session.socket" % work],
-            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.address = self.bus.stdout.readline().decode().strip()
-        check(self.address.startswith("unix:"), "no session bus address from dbus-daemon")
-        self.mock_log = open(os.path.join(work, "dbusmock.log"), "w")
-        self.mock = subprocess.Popen(
-            ["/usr/bin/python3", "-m", "dbusmock", "--template", "notification_daemon"],
-            env=clean_env(DBUS_SESSION_BUS_ADDRESS=self.address), stdout=self.mock_log,
-            stderr=subprocess.STDOUT)
+        self.work = work
+        self.bus = SessionBus(os.path.join(work, "session.socket"))
+        self.address = self.bus.address
+        self.servers = 0
+        self.mock = self.server(["/usr/bin/python3", "-m", "dbusmock", "--template",
+                                 "notification_daemon"])
         self.conn = connect(self.address)
         check(eventually(lambda: self.has_owner(NOTIFICATIONS)),
               "dbusmock's notification daemon did not appear")
 
+    def server(self, argv):
+        """`argv` on the session bus, its output in dbusmock.log (then dbusmock-<n>.log)."""
+        self.servers += 1
+        log = "dbusmock.log" if self.servers == 1 else "dbusmock-%d.log" % self.servers
+        return Proc(argv, clean_env(DBUS_SESSION_BUS_ADDRESS=self.address),
+                    os.path.join(self.work, log))
+
     def replace_server(self, argv):
         """Stops the notification server and starts `argv` in its place on the session bus
         (a new owner of org.freedesktop.Notifications, as after a desktop shell restart)."""
-        self.mock.terminate()
-        self.mock.wait(10)
+        self.mock.stop(10)
         check(eventually(lambda: not self.has_owner(NOTIFICATIONS)), "the old server stays")
-        self.mock = subprocess.Popen(argv, env=clean_env(DBUS_SESSION_BUS_ADDRESS=self.address),
-                                     stdout=self.mock_log, stderr=subprocess.STDOUT)
+        self.mock = self.server(argv)
         check(eventually(lambda: self.has_owner(NOTIFICATIONS)), "the new server did not appear")
 
     def dbusmock(self, capabilities=None):
@@ -120,36 +122,25 @@ class Session:
         return [tuple(args) for _, method, args in v.unpack()[0] if method == "Notify"]
 
     def close(self):
-        for p in (self.mock, self.bus):
-            if p.poll() is None:
-                p.terminate()
-                p.wait(10)
-        self.mock_log.close()
+        self.mock.stop(10)
+        self.bus.stop()
 
 
 class Agent:
     def __init__(self, exe, rig, session, label="rdmad-notify"):
         self.log_path = rig.path(label + ".log")
-        self.log_f = open(self.log_path, "w")
-        self.p = subprocess.Popen(
-            [exe], env=clean_env(DBUS_SYSTEM_BUS_ADDRESS=rig.address,
-                                 DBUS_SESSION_BUS_ADDRESS=session.address),
-            stdin=subprocess.DEVNULL, stdout=self.log_f, stderr=subprocess.STDOUT)
+        self.proc = Proc([exe], clean_env(DBUS_SYSTEM_BUS_ADDRESS=rig.address,
+                                          DBUS_SESSION_BUS_ADDRESS=session.address),
+                         self.log_path)
+        self.p = self.proc.p
 
     def log(self):
         with open(self.log_path) as f:
             return f.read()
 
     def stop(self):
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            try:
-                self.p.wait(10)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self.log_f.close()
-        return self.p.returncode
+        """SIGTERM (SIGKILL after 10 s); its exit status."""
+        return self.proc.stop(10)
 
 
 # A notification server that takes org.freedesktop.Notifications and never answers a call (a
