@@ -6,8 +6,6 @@
 #include "bus/objects.hpp"
 #include "bus/sd_bus_ptr.hpp"
 #include "rdmad_api.hpp"
-#include "util/event_source.hpp"
-#include "util/loop_edge.hpp"
 
 #include <cstring>
 #include <stdexcept>
@@ -22,23 +20,7 @@ struct Bus::Parts {
     std::unique_ptr<Authorizer> authorizer;
     std::unique_ptr<Objects> objects;
     std::unique_ptr<ManagerObject> manager;
-    /// Measures Describe()'s changed objects once the loop has nothing else to do (a defer
-    /// source at idle priority, enabled once per change set): a pass's READY=1, signals and
-    /// pending calls go first. Removed first, before the objects it measures.
-    EventSource measure_describe;
 };
-
-namespace {
-
-int on_measure_describe(sd_event_source*, void* userdata) {
-    auto* objects = static_cast<Objects*>(userdata);
-    return at_loop_edge("measuring Describe()'s objects", [&] {
-        if (const Inventory* inventory = objects->inventory())
-            objects->describe().measure_stale(*inventory);
-    });
-}
-
-} // namespace
 
 Bus::Bus(sd_event* event, Controller& controller) : parts_(std::make_unique<Parts>()) {
     sd_bus* raw = nullptr;
@@ -57,22 +39,12 @@ Bus::Bus(sd_event* event, Controller& controller) : parts_(std::make_unique<Part
     const Methods methods{&controller, parts_->authorizer.get()};
     parts_->objects = std::make_unique<Objects>(raw, methods);
     parts_->manager = std::make_unique<ManagerObject>(raw, *parts_->objects, methods);
-    r = sd_event_add_defer(event, into(parts_->measure_describe), on_measure_describe,
-                           parts_->objects.get());
-    if (r >= 0)
-        r = sd_event_source_set_priority(parts_->measure_describe.get(), SD_EVENT_PRIORITY_IDLE);
-    if (r >= 0)
-        r = sd_event_source_set_enabled(parts_->measure_describe.get(), SD_EVENT_OFF);
-    if (r < 0)
-        throw std::system_error(-r, std::generic_category(), "cannot add an idle event source");
 }
 
 Bus::~Bus() = default;
 
 void Bus::apply(const Inventory& inventory, const ChangeSet& changes) {
     parts_->objects->apply(inventory, changes);
-    if (parts_->objects->describe().has_stale())
-        sd_event_source_set_enabled(parts_->measure_describe.get(), SD_EVENT_ONESHOT);
 }
 
 void Bus::set_sources(const std::vector<std::string>& sources) {

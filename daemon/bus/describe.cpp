@@ -321,75 +321,58 @@ std::string describe_json(const Inventory& inv, const ManagerState& manager) {
     return out;
 }
 
+void DescribeRenderer::changed(const Inventory& inv, const ChangeSet& changes) {
+    std::string text; // one scratch text for every object measured here
+    auto measure_device = [&](const std::string& id) {
+        const std::string& syspath = inv.syspath_of(id);
+        const DeviceState* d = syspath.empty() ? nullptr : inv.device(syspath);
+        if (!d) {
+            devices_.erase(id);
+            return;
+        }
+        ++objects_rendered_;
+        text.clear();
+        JsonWriter w(text);
+        device_json(w, inv, id, *d);
+        devices_[id] = text.size();
+    };
+    for (const auto& id : changes.devices_removed)
+        devices_.erase(id);
+    std::set<std::string> devices(changes.devices_added.begin(), changes.devices_added.end());
+    for (const auto& [id, _] : changes.devices_changed)
+        devices.insert(id);
+    for (const auto& [key, _] : changes.ports_changed)
+        devices.insert(key.first);
+    for (const auto& id : devices)
+        measure_device(id);
+
+    for (const int32_t index : changes.links_removed)
+        links_.erase(index);
+    std::set<int32_t> links(changes.links_added.begin(), changes.links_added.end());
+    for (const auto& [index, _] : changes.links_changed)
+        links.insert(index);
+    for (const int32_t index : links) {
+        const LinkState* l = inv.link(index);
+        if (!l) {
+            links_.erase(index);
+            continue;
+        }
+        ++objects_rendered_;
+        text.clear();
+        JsonWriter w(text);
+        link_json(w, inv, *l);
+        links_[index] = text.size();
+    }
+}
+
 namespace {
+
 constexpr std::string_view kLinksOpen = "],\"Links\":[";
 constexpr std::string_view kDocumentClose = "]}";
+
 } // namespace
 
-void DescribeRenderer::changed(const Inventory& /*inventory*/, const ChangeSet& changes) {
-    // Only noted here: measuring is rendering, a tenth of a 1,024-device start-up's work, and
-    // it waits for measure_stale() (when the loop is idle) or the next size().
-    for (const auto& id : changes.devices_removed) {
-        devices_.erase(id);
-        stale_devices_.erase(id);
-    }
-    for (const auto& id : changes.devices_added)
-        stale_devices_.insert(id);
-    for (const auto& [id, _] : changes.devices_changed)
-        stale_devices_.insert(id);
-    for (const auto& [key, _] : changes.ports_changed)
-        stale_devices_.insert(key.first);
-    for (const int32_t index : changes.links_removed) {
-        links_.erase(index);
-        stale_links_.erase(index);
-    }
-    for (const int32_t index : changes.links_added)
-        stale_links_.insert(index);
-    for (const auto& [index, _] : changes.links_changed)
-        stale_links_.insert(index);
-}
-
-size_t DescribeRenderer::measure_device(const Inventory& inv, const std::string& id,
-                                        const DeviceState& d, std::string& scratch) const {
-    ++objects_rendered_;
-    scratch.clear();
-    JsonWriter w(scratch);
-    device_json(w, inv, id, d);
-    devices_[id] = scratch.size();
-    return scratch.size();
-}
-
-size_t DescribeRenderer::measure_link(const Inventory& inv, const LinkState& l,
-                                      std::string& scratch) const {
-    ++objects_rendered_;
-    scratch.clear();
-    JsonWriter w(scratch);
-    link_json(w, inv, l);
-    links_[l.index] = scratch.size();
-    return scratch.size();
-}
-
-void DescribeRenderer::measure_stale(const Inventory& inv) const {
-    std::string scratch; // one scratch text for every object measured here
-    for (const auto& id : stale_devices_) {
-        const std::string& syspath = inv.syspath_of(id);
-        if (const DeviceState* d = syspath.empty() ? nullptr : inv.device(syspath))
-            measure_device(inv, id, *d, scratch);
-        else
-            devices_.erase(id);
-    }
-    stale_devices_.clear();
-    for (const int32_t index : stale_links_) {
-        if (const LinkState* l = inv.link(index))
-            measure_link(inv, *l, scratch);
-        else
-            links_.erase(index);
-    }
-    stale_links_.clear();
-}
-
 size_t DescribeRenderer::size(const Inventory& inv, const ManagerState& manager) const {
-    measure_stale(inv);
     std::string text;
     {
         JsonWriter w(text);
@@ -402,12 +385,26 @@ size_t DescribeRenderer::size(const Inventory& inv, const ManagerState& manager)
     bytes += (devices.empty() ? 0 : devices.size() - 1) + (links.empty() ? 0 : links.size() - 1);
     for (const auto& [syspath, d] : devices) {
         const std::string& id = inv.id_of(syspath);
-        auto it = devices_.find(id);
-        bytes += it != devices_.end() ? it->second : measure_device(inv, id, d, text);
+        if (auto it = devices_.find(id); it != devices_.end()) {
+            bytes += it->second;
+            continue;
+        }
+        ++objects_rendered_;
+        text.clear();
+        JsonWriter w(text);
+        device_json(w, inv, id, d);
+        bytes += text.size();
     }
     for (const auto& [index, l] : links) {
-        auto it = links_.find(index);
-        bytes += it != links_.end() ? it->second : measure_link(inv, l, text);
+        if (auto it = links_.find(index); it != links_.end()) {
+            bytes += it->second;
+            continue;
+        }
+        ++objects_rendered_;
+        text.clear();
+        JsonWriter w(text);
+        link_json(w, inv, l);
+        bytes += text.size();
     }
     return bytes;
 }
