@@ -319,10 +319,15 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
                 auto pp = ports->second.find(port.number);
                 if (pp == ports->second.end())
                     continue;
-                port.desired_port_type = pp->second.desired_port_type;
-                port.desired_pfc_no_drop = pp->second.desired_pfc;
-                port.pfc_no_drop = pp->second.pfc_now;
-                port.in_sync = pp->second.in_sync;
+                const PortPlan& planned = pp->second;
+                port.desired_port_type = planned.desired_port_type;
+                port.desired_pfc_no_drop = planned.desired_pfc;
+                port.pfc_no_drop = planned.pfc_now;
+                port.desired_trust = planned.desired_trust;
+                port.desired_dscp_priority = planned.desired_dscp_priority;
+                port.desired_rdma_cm_roce_mode = planned.desired_rdma_cm_roce_mode;
+                port.desired_rdma_cm_tos = planned.desired_rdma_cm_tos;
+                port.in_sync = planned.in_sync;
             }
         // The lossless RoCE check reads the desired PFC, merged just above.
         doctor::refresh_lossless(d);
@@ -468,6 +473,26 @@ void Daemon::set_pfc(const std::string& syspath, const std::vector<uint8_t>& pri
                      bool persist) {
     try {
         reconciler_->override_pfc(device_for_call(syspath), priorities, persist);
+    } catch (const std::invalid_argument& e) {
+        throw MethodError(api::kInvalidArgument, e.what());
+    }
+    publish_now(); // the reply comes after the bus shows the new state
+}
+
+void Daemon::check_rdma_cm(const std::string& syspath) {
+    const DeviceState& d = device_for_call(syspath);
+    // default_roce_mode and default_roce_tos are RoCE's (settings/rdma_cm.cpp); a VPI adapter
+    // may get RoCE ports later.
+    const bool roce = std::any_of(d.ports.begin(), d.ports.end(),
+                                  [](const PortState& p) { return p.transport == "RoCE"; });
+    if (!roce && !driver_capabilities(d.kernel_driver).vpi())
+        throw MethodError(api::kNotSupported,
+                          d.name + " has no RoCE port: the RDMA-CM defaults are RoCE settings");
+}
+
+void Daemon::set_settings(const std::string& syspath, const Rule& request, bool persist) {
+    try {
+        reconciler_->override_settings(device_for_call(syspath), request, persist);
     } catch (const std::invalid_argument& e) {
         throw MethodError(api::kInvalidArgument, e.what());
     }

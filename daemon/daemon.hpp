@@ -52,6 +52,9 @@ class Daemon final : public Controller {
     void set_port_type(const std::string& device_syspath, uint32_t port, const std::string& type,
                        bool persist) override;
     void check_pfc(const std::string& device_syspath) override;
+    void check_rdma_cm(const std::string& device_syspath) override;
+    void set_settings(const std::string& device_syspath, const Rule& request,
+                      bool persist) override;
     void set_pfc(const std::string& device_syspath, const std::vector<uint8_t>& priorities,
                  bool persist) override;
     ChangeList reconcile(bool dry_run) override;

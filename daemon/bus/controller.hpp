@@ -5,6 +5,8 @@
 // for a change, the caller is authorized. No D-Bus type crosses this line.
 #pragma once
 
+#include "config/desired.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -53,6 +55,14 @@ class Controller {
     /// ascending.
     virtual void set_pfc(const std::string& device_syspath, const std::vector<uint8_t>& priorities,
                          bool persist) = 0;
+    /// Before polkit is asked: can the device at `device_syspath` take RDMA-CM defaults?
+    /// Throws MethodError (NoSuchObject, NotSupported for a device without a RoCE port).
+    virtual void check_rdma_cm(const std::string& device_syspath) = 0;
+    /// Port.SetTrust, SetDSCPPriority, SetRDMACM, authorized: `request` sets the keys asked
+    /// (valid values); returns once the bus shows the new desired state. Throws MethodError
+    /// (NoSuchObject, Failed when the state file cannot be written).
+    virtual void set_settings(const std::string& device_syspath, const Rule& request,
+                              bool persist) = 0;
     /// Manager.Reconcile: the differences planned (and, unless `dry_run`, acted on).
     virtual ChangeList reconcile(bool dry_run) = 0;
     /// How Manager.Reload ends: nullopt once what was read is in force, else the error

@@ -60,6 +60,14 @@ Objects::Objects(sd_bus* bus, const Methods& methods) : bus_(bus), methods_(meth
          SD_BUS_METHOD_WITH_NAMES("SetPFCNoDrop", "ayb",
                                   SD_BUS_PARAM(priorities) SD_BUS_PARAM(persist), "", ,
                                   &Objects::set_pfc_no_drop, kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("SetTrust", "sb", SD_BUS_PARAM(trust) SD_BUS_PARAM(persist),
+                                  "", , &Objects::set_trust, kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("SetDSCPPriority", "a(yy)bb",
+                                  SD_BUS_PARAM(map) SD_BUS_PARAM(exclusive) SD_BUS_PARAM(persist),
+                                  "", , &Objects::set_dscp_priority, kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("SetRDMACM", "sib",
+                                  SD_BUS_PARAM(roce_mode) SD_BUS_PARAM(tos) SD_BUS_PARAM(persist),
+                                  "", , &Objects::set_rdma_cm, kMethodFlags),
          SD_BUS_METHOD_WITH_NAMES("Revert", "s", SD_BUS_PARAM(setting), "", , &Objects::revert,
                                   kMethodFlags)});
     link_vtable_ = make_vtable(link_properties(), &Objects::get_link, {});
@@ -279,6 +287,98 @@ int Objects::set_pfc_no_drop(sd_bus_message* m, void* userdata, sd_bus_error* er
         },
         [c = methods.controller, syspath, priorities, persist](sd_bus_message* call) {
             c->set_pfc(syspath, priorities, persist);
+            return sd_bus_reply_method_return(call, "");
+        });
+}
+
+int Objects::set_trust(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    const char* trust = nullptr;
+    int persist = 0;
+    if (int r = sd_bus_message_read(m, "sb", &trust, &persist); r < 0)
+        return r;
+    Rule request;
+    request.trust = trust;
+    const bool valid = *request.trust == "dscp" || *request.trust == "pcp";
+    return set_settings(m, userdata, error, valid ? "" : "trust must be \"dscp\" or \"pcp\"",
+                        std::move(request), persist, false);
+}
+
+int Objects::set_dscp_priority(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    DscpMap map;
+    if (int r = sd_bus_message_enter_container(m, 'a', "(yy)"); r < 0)
+        return r;
+    for (;;) {
+        uint8_t dscp = 0, priority = 0;
+        const int r = sd_bus_message_read(m, "(yy)", &dscp, &priority);
+        if (r < 0)
+            return r;
+        if (r == 0)
+            break;
+        map.emplace_back(dscp, priority);
+    }
+    if (int r = sd_bus_message_exit_container(m); r < 0)
+        return r;
+    int exclusive = 0, persist = 0;
+    if (int r = sd_bus_message_read(m, "bb", &exclusive, &persist); r < 0)
+        return r;
+    std::sort(map.begin(), map.end());
+    // As in rdmad.conf(5): DSCP 0-63 (6 bits, RFC 2474), priorities 0-7, each DSCP once, and
+    // at least one entry (leaving the map alone is the absence of a request: Revert).
+    std::string invalid;
+    if (map.empty())
+        invalid = "the map must have at least one (DSCP, priority) entry";
+    for (size_t i = 0; i < map.size() && invalid.empty(); ++i) {
+        if (map[i].first > 63 || map[i].second > api::kMaxPriority)
+            invalid = fmt::format("({}, {}): DSCP must be 0-63 and priority 0-7", map[i].first,
+                                  map[i].second);
+        else if (i && map[i].first == map[i - 1].first)
+            invalid = fmt::format("DSCP {} is listed twice", map[i].first);
+    }
+    Rule request;
+    request.dscp_priority = std::move(map);
+    request.exclusive = exclusive != 0;
+    return set_settings(m, userdata, error, invalid, std::move(request), persist, false);
+}
+
+int Objects::set_rdma_cm(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    const char* mode = nullptr;
+    int32_t tos = -1;
+    int persist = 0;
+    if (int r = sd_bus_message_read(m, "sib", &mode, &tos, &persist); r < 0)
+        return r;
+    Rule request;
+    std::string invalid;
+    const std::string roce_mode = mode;
+    if (!roce_mode.empty() && roce_mode != "RoCE v2" && roce_mode != "IB/RoCE v1")
+        invalid = "roce_mode must be \"RoCE v2\", \"IB/RoCE v1\" or \"\" (left alone)";
+    else if (tos < -1 || tos > 255)
+        invalid = "tos must be 0-255, or -1 (left alone)";
+    else if (roce_mode.empty() && tos < 0)
+        invalid = "nothing asked: give roce_mode, tos or both";
+    if (!roce_mode.empty())
+        request.rdma_cm_roce_mode = roce_mode;
+    if (tos >= 0)
+        request.rdma_cm_tos = static_cast<uint8_t>(tos);
+    return set_settings(m, userdata, error, invalid, std::move(request), persist, true);
+}
+
+int Objects::set_settings(sd_bus_message* m, void* userdata, sd_bus_error* error,
+                          std::string invalid, Rule request, bool persist, bool rdma_cm) {
+    auto* f = static_cast<Found*>(userdata);
+    const std::string syspath = f->device->syspath;
+    const Methods& methods = f->self->methods_;
+    return call_authorized(
+        methods, m, error,
+        [&] {
+            if (!invalid.empty())
+                throw MethodError(api::kInvalidArgument, invalid);
+            if (rdma_cm)
+                methods.controller->check_rdma_cm(syspath);
+            else
+                methods.controller->check_pfc(syspath); // DCB: an Ethernet setting, as PFC
+        },
+        [c = methods.controller, syspath, request, persist](sd_bus_message* call) {
+            c->set_settings(syspath, request, persist);
             return sd_bus_reply_method_return(call, "");
         });
 }

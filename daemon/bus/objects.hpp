@@ -9,6 +9,7 @@
 // with the changed properties' names.
 #pragma once
 
+#include "config/desired.hpp"
 #include "bus/describe.hpp"
 #include "bus/method_call.hpp"
 #include "bus/sd_bus_ptr.hpp"
@@ -78,6 +79,13 @@ class Objects {
                         sd_bus_message* reply, void* userdata, sd_bus_error*);
     static int set_port_type(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int set_pfc_no_drop(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int set_trust(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int set_dscp_priority(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int set_rdma_cm(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    /// The end of every Set* of a device-wide setting: check the device (`rdma_cm`: it needs
+    /// a RoCE port, else an Ethernet one), ask polkit, then Controller::set_settings().
+    static int set_settings(sd_bus_message* m, void* userdata, sd_bus_error* error,
+                            std::string invalid, Rule request, bool persist, bool rdma_cm);
     static int revert(sd_bus_message* m, void* userdata, sd_bus_error* error);
 
     void announce(const std::string& path);

@@ -4,6 +4,8 @@
 
 #include "config/file_read.hpp"
 #include "config/toml.hpp"
+#include "config/toml_read.hpp"
+#include "reconcile/settings/setting.hpp"
 
 #include "inventory/attributes.hpp"
 #include "util/text.hpp"
@@ -32,216 +34,12 @@ std::string ConfigError::to_string() const {
 
 namespace {
 
-/// Collects the problems of one file; the earliest in the text is reported, so the admin sees
-/// the same "first error" whatever order toml++ keeps its tables in (it sorts keys by name).
-class Problems {
-  public:
-    explicit Problems(const std::string& file) : file_(file) {}
-
-    void add(const toml::source_region& at, std::string reason) {
-        add(static_cast<int>(at.begin.line), static_cast<int>(at.begin.column), std::move(reason));
-    }
-    void add(int line, int column, std::string reason) {
-        line = std::max(line, 1);
-        column = std::max(column, 1);
-        if (!first_ || std::pair(line, column) < std::pair(first_->line, first_->column))
-            first_ = ConfigError{file_, line, column, std::move(reason)};
-    }
-    const std::optional<ConfigError>& first() const { return first_; }
-
-  private:
-    std::string file_;
-    std::optional<ConfigError> first_;
-};
-
-std::string type_name(const toml::node& node) {
-    switch (node.type()) {
-    case toml::node_type::table:
-        return "a table";
-    case toml::node_type::array:
-        return "an array";
-    case toml::node_type::string:
-        return "a string";
-    case toml::node_type::integer:
-        return "an integer";
-    case toml::node_type::floating_point:
-        return "a float";
-    case toml::node_type::boolean:
-        return "a boolean";
-    case toml::node_type::date:
-        return "a date";
-    case toml::node_type::time:
-        return "a time";
-    case toml::node_type::date_time:
-        return "a date-time";
-    case toml::node_type::none:
-        break;
-    }
-    return "nothing";
-}
-
 /// The most of toml++'s own description of a syntax error that a message keeps (its fixed texts
 /// are under 120 bytes; some quote a key of any length).
 constexpr size_t kMaxTomlDescription = 256;
 
-/// `whole` in double quotes for a message: shown_token() of it, with '"' and '\\' escaped.
-std::string quoted(std::string_view whole) {
-    std::string out = "\"";
-    for (char c : shown_token(whole)) {
-        if (c == '"' || c == '\\')
-            out.push_back('\\');
-        out.push_back(c);
-    }
-    return out + "\"";
-}
-
-std::optional<bool> read_bool(const toml::node& value, std::string_view key, Problems& problems) {
-    if (const auto* b = value.as_boolean())
-        return b->get();
-    problems.add(value.source(),
-                 std::string(key) + " must be true or false, not " + type_name(value));
-    return std::nullopt;
-}
-
-/// A number (an integer or a float; TOML `100` and `100.0` alike) above `min` (or equal to it
-/// when `min_allowed`) and at most `max`; `range` says that in words for the message.
-std::optional<double> read_number(const toml::node& value, std::string_view key, double min,
-                                  bool min_allowed, double max, std::string_view range,
-                                  Problems& problems) {
-    std::optional<double> v;
-    if (const auto* i = value.as_integer())
-        v = static_cast<double>(i->get());
-    else if (const auto* f = value.as_floating_point())
-        v = f->get();
-    if (!v) {
-        problems.add(value.source(),
-                     std::string(key) + " must be a number, not " + type_name(value));
-        return std::nullopt;
-    }
-    if (!((min_allowed ? *v >= min : *v > min) && *v <= max)) { // also refuses nan
-        // The value as written: {:g} would print 10000.000000000001 as "10000".
-        std::ostringstream text;
-        value.visit([&](const auto& n) {
-            if constexpr (toml::is_number<decltype(n)>)
-                text << n;
-        });
-        problems.add(value.source(), fmt::format("{} must be {}, not {}", key, range, text.str()));
-        return std::nullopt;
-    }
-    return v;
-}
-
-/// The raw text is checked for ASCII before parsing; this catches what TOML escapes
-/// (\u00e9, \u0000) turn into. False (a problem added) for a control or non-ASCII character.
-bool printable_ascii(const toml::node& value, const std::string& text, std::string_view key,
-                     Problems& problems) {
-    for (const char c : text)
-        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
-            problems.add(value.source(),
-                         std::string(key) + " must be printable ASCII (no control characters)");
-            return false;
-        }
-    return true;
-}
-
-std::optional<std::string> read_string(const toml::node& value, std::string_view key,
-                                       Problems& problems) {
-    const auto* s = value.as_string();
-    if (!s) {
-        problems.add(value.source(),
-                     std::string(key) + " must be a string, not " + type_name(value));
-        return std::nullopt;
-    }
-    if (s->get().empty()) {
-        problems.add(value.source(), std::string(key) + " must not be empty");
-        return std::nullopt;
-    }
-    // Every match value is an ASCII name, address or glob.
-    if (!printable_ascii(value, s->get(), key, problems))
-        return std::nullopt;
-    return s->get();
-}
-
-const toml::array* read_list(const toml::node& value, std::string_view key, std::string_view of,
-                             Problems& problems) {
-    const auto* array = value.as_array();
-    if (!array) {
-        problems.add(value.source(), std::string(key) + " must be a list of " + std::string(of) +
-                                         ", not " + type_name(value));
-        return nullptr;
-    }
-    if (array->empty()) {
-        problems.add(value.source(), std::string(key) + " must not be an empty list");
-        return nullptr;
-    }
-    return array;
-}
-
-std::optional<std::vector<std::string>> read_port_types(const toml::node& value,
-                                                        Problems& problems) {
-    const auto* array = read_list(value, "port_type", "strings", problems);
-    if (!array)
-        return std::nullopt;
-    std::vector<std::string> out;
-    bool ok = true;
-    for (const auto& element : *array) {
-        const auto* s = element.as_string();
-        if (!s) {
-            problems.add(element.source(),
-                         "port_type entries must be strings, not " + type_name(element));
-            ok = false;
-            continue;
-        }
-        // The values mlx4's mlx4_port<n> takes (kernel mlx4/main.c set_port_type).
-        if (!api::valid_port_type(s->get())) {
-            problems.add(element.source(), "unknown port type " + quoted(s->get()) +
-                                               " (expected \"ib\", \"eth\" or \"auto\")");
-            ok = false;
-            continue;
-        }
-        out.push_back(s->get());
-    }
-    return ok ? std::optional(std::move(out)) : std::nullopt;
-}
-
-std::optional<std::vector<uint8_t>> read_priorities(const toml::node& value, Problems& problems) {
-    const auto* array = read_list(value, "pfc_no_drop", "priorities 0-7", problems);
-    if (!array)
-        return std::nullopt;
-    std::vector<uint8_t> out;
-    std::map<int64_t, int> seen_at; // priority -> line
-    bool ok = true;
-    for (const auto& element : *array) {
-        const auto* i = element.as_integer();
-        if (!i) {
-            problems.add(element.source(),
-                         "pfc_no_drop entries must be integers 0-7, not " + type_name(element));
-            ok = false;
-            continue;
-        }
-        const int64_t p = i->get();
-        if (p < 0 || p > api::kMaxPriority) { // 802.1p priorities are 3 bits (DOMAIN.md §2)
-            problems.add(element.source(), "priority " + std::to_string(p) + " is outside 0-7");
-            ok = false;
-            continue;
-        }
-        if (seen_at.count(p)) {
-            problems.add(element.source(),
-                         "priority " + std::to_string(p) + " is listed twice in pfc_no_drop");
-            ok = false;
-            continue;
-        }
-        seen_at[p] = static_cast<int>(element.source().begin.line);
-        out.push_back(static_cast<uint8_t>(p));
-    }
-    if (!ok)
-        return std::nullopt;
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 void read_daemon(const toml::node& node, const toml::key& name, ConfigFile& out,
-                 Problems& problems) {
+                 ConfigProblems& problems) {
     const auto* table = node.as_table();
     if (!table) {
         problems.add(name.source(), "daemon must be a table ([daemon]), not " + type_name(node));
@@ -259,7 +57,7 @@ void read_daemon(const toml::node& node, const toml::key& name, ConfigFile& out,
 
 /// An `[export]` directory: "" (off) or an absolute path of printable ASCII.
 std::optional<std::string> read_export_dir(const toml::node& value, std::string_view key,
-                                           Problems& problems) {
+                                           ConfigProblems& problems) {
     const auto* s = value.as_string();
     if (!s) {
         problems.add(value.source(), std::string(key) +
@@ -279,7 +77,7 @@ std::optional<std::string> read_export_dir(const toml::node& value, std::string_
 }
 
 void read_export(const toml::node& node, const toml::key& name, ConfigFile& out,
-                 Problems& problems) {
+                 ConfigProblems& problems) {
     const auto* table = node.as_table();
     if (!table) {
         problems.add(name.source(), "export must be a table ([export]), not " + type_name(node));
@@ -299,7 +97,7 @@ void read_export(const toml::node& node, const toml::key& name, ConfigFile& out,
 }
 
 void read_dispatcher(const toml::node& node, const toml::key& name, ConfigFile& out,
-                     Problems& problems) {
+                     ConfigProblems& problems) {
     const auto* table = node.as_table();
     if (!table) {
         problems.add(name.source(),
@@ -353,7 +151,7 @@ void read_dispatcher(const toml::node& node, const toml::key& name, ConfigFile& 
 /// doctor checks: 1-15 printable ASCII characters each (TASK_COMM_LEN 16 with its NUL,
 /// include/linux/sched.h), at most 64.
 void read_doctor(const toml::node& node, const toml::key& name, ConfigFile& out,
-                 Problems& problems) {
+                 ConfigProblems& problems) {
     const auto* table = node.as_table();
     if (!table) {
         problems.add(name.source(), "doctor must be a table ([doctor]), not " + type_name(node));
@@ -399,7 +197,7 @@ void read_doctor(const toml::node& node, const toml::key& name, ConfigFile& out,
 
 /// Reads one [[rule]] table; nullopt when it has a problem (already added).
 std::optional<Rule> read_rule(const toml::node& node, const std::string& filename,
-                              Problems& problems) {
+                              ConfigProblems& problems) {
     const auto* table = node.as_table();
     if (!table) {
         problems.add(node.source(), "each rule must be a table ([[rule]]), not " + type_name(node));
@@ -451,12 +249,8 @@ std::optional<Rule> read_rule(const toml::node& node, const std::string& filenam
             keep(read_string(value, k, problems), rule.match.device_glob);
         } else if (k == "netdev") {
             keep(read_string(value, k, problems), rule.match.netdev_glob);
-        } else if (k == "port_type") {
-            rule.port_type = read_port_types(value, problems);
-            ok = ok && rule.port_type.has_value();
-        } else if (k == "pfc_no_drop") {
-            rule.pfc_no_drop = read_priorities(value, problems);
-            ok = ok && rule.pfc_no_drop.has_value();
+        } else if (const Setting* setting = setting_for_key(k)) {
+            ok = setting->parse(k, ConfigValue{value}, rule, problems) && ok;
         } else if (k == "require_provider") {
             rule.require_provider = read_bool(value, k, problems);
             ok = ok && rule.require_provider.has_value();
@@ -476,14 +270,18 @@ std::optional<Rule> read_rule(const toml::node& node, const std::string& filenam
             rule.min_active_ports = n;
             ok = ok && n.has_value();
         } else {
-            problems.add(key.source(),
-                         "unknown key " + quoted(k) +
-                             " in [[rule]] (expected pci_address, driver, node_guid, device, "
-                             "netdev, port_type, pfc_no_drop, require_provider, min_rate_gbps "
-                             "or min_active_ports)");
+            std::string expected = "pci_address, driver, node_guid, device, netdev, ";
+            for (const Setting* setting : all_settings())
+                for (const auto name : setting->keys())
+                    expected += std::string(name) + ", ";
+            problems.add(key.source(), "unknown key " + quoted(k) + " in [[rule]] (expected " +
+                                           expected +
+                                           "require_provider, min_rate_gbps or min_active_ports)");
             ok = false;
         }
     }
+    for (const Setting* setting : all_settings())
+        ok = ok && setting->check(rule, ConfigValue{*table}, problems);
     if (!ok)
         return std::nullopt;
     if (rule.match.empty()) {
@@ -900,7 +698,7 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
         return *hazard;
 
     ConfigFile out;
-    Problems problems(filename);
+    ConfigProblems problems(filename);
     for (auto&& [key, value] : root) {
         if (key.str() == "daemon") {
             read_daemon(value, key, out, problems);

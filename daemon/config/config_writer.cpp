@@ -2,6 +2,8 @@
 #include "config/config_writer.hpp"
 
 #include "config/toml.hpp"
+#include "config/toml_read.hpp"
+#include "reconcile/settings/setting.hpp"
 
 #include <sstream>
 #include <stdexcept>
@@ -30,18 +32,9 @@ std::string format_rules(const std::vector<Rule>& rules) {
         put_string(t, "node_guid", r.match.node_guid);
         put_string(t, "device", r.match.device_glob);
         put_string(t, "netdev", r.match.netdev_glob);
-        if (r.port_type) {
-            toml::array a;
-            for (const auto& type : *r.port_type)
-                a.push_back(type);
-            t.insert("port_type", std::move(a));
-        }
-        if (r.pfc_no_drop) {
-            toml::array a;
-            for (const uint8_t prio : *r.pfc_no_drop)
-                a.push_back(static_cast<int64_t>(prio));
-            t.insert("pfc_no_drop", std::move(a));
-        }
+        ConfigTableOut out{t};
+        for (const Setting* setting : all_settings())
+            setting->format(r, out);
         if (r.require_provider)
             t.insert("require_provider", *r.require_provider);
         if (r.min_rate_gbps)

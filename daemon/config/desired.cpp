@@ -2,6 +2,7 @@
 #include "config/desired.hpp"
 
 #include "inventory/attributes.hpp"
+#include "reconcile/settings/setting.hpp"
 
 #include <fnmatch.h>
 
@@ -56,15 +57,14 @@ DeviceDesired resolve(const DesiredConfig& config, const DeviceState& device,
     for (const auto& rule : config.rules) {
         if (!rule_matches(rule.match, device, links_of_device))
             continue;
+        const std::string origin = rule.line ? rule.file + ":" + std::to_string(rule.line)
+                                             : rule.file;
         bool set = false;
-        if (rule.port_type) {
-            out.port_type = *rule.port_type;
-            set = true;
-        }
-        if (rule.pfc_no_drop) {
-            out.pfc_no_drop = *rule.pfc_no_drop;
-            set = true;
-        }
+        for (const Setting* setting : all_settings())
+            if (setting->sets(rule)) {
+                setting->resolve(rule, origin, out);
+                set = true;
+            }
         if (rule.require_provider) {
             out.require_provider = *rule.require_provider;
             set = true;

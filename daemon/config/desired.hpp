@@ -8,6 +8,7 @@
 #include "inventory/model.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,14 @@ struct Rule {
     Match match;
     std::optional<std::vector<std::string>> port_type; ///< per port from port 1: "ib"|"eth"|"auto"
     std::optional<std::vector<uint8_t>> pfc_no_drop;   ///< sorted, unique, each 0-7
+    /// A named set of values applied before the rule's own keys ("lossless-roce";
+    /// reconcile/settings/profile.cpp)
+    std::optional<std::string> profile;
+    std::optional<std::string> trust;      ///< "dscp" | "pcp" (reconcile/settings/dscp.cpp)
+    std::optional<DscpMap> dscp_priority;  ///< DSCP -> priority, sorted by DSCP, DSCPs unique
+    std::optional<bool> exclusive;         ///< dscp_priority: remove DSCP entries not listed
+    std::optional<std::string> rdma_cm_roce_mode; ///< "RoCE v2" | "IB/RoCE v1"
+    std::optional<uint8_t> rdma_cm_tos;           ///< 0-255
     std::optional<bool> require_provider;
     /// Expectations, checked and reported, never acted on: every ACTIVE port at least this
     /// rate in Gb/s (> 0, at most 10000), and at least this many ACTIVE ports (1-64).
@@ -85,6 +94,14 @@ struct DesiredConfig {
 struct DeviceDesired {
     std::vector<std::string> port_type; ///< per port from port 1; empty: leave alone
     std::vector<uint8_t> pfc_no_drop;   ///< per device, sorted; empty: leave alone
+    std::string trust;                  ///< "dscp" | "pcp"; "": leave alone
+    DscpMap dscp_priority;              ///< empty: leave alone
+    bool exclusive = false;             ///< dscp_priority: remove DSCP entries not listed
+    std::string rdma_cm_roce_mode;      ///< "": leave alone
+    std::optional<uint8_t> rdma_cm_tos; ///< nullopt: leave alone
+    /// Where each key in force came from, by key ("pfc_no_drop" -> "/etc/rdmad/rdmad.conf:3",
+    /// or "profile lossless-roce (/etc/rdmad/rdmad.conf:3)" for a value a profile gave)
+    std::map<std::string, std::string> origin;
     bool require_provider = true;       ///< a missing rdma-core provider is a problem
     std::optional<double> min_rate_gbps;      ///< expectation: rate of each ACTIVE port
     std::optional<uint32_t> min_active_ports; ///< expectation: number of ACTIVE ports

@@ -57,6 +57,10 @@ struct Problem {
     auto operator<=>(const Problem&) const = default;
 };
 
+/// DSCP -> 802.1p priority entries of a DCB IEEE APP table (selector DSCP), as (DSCP 0-63,
+/// priority 0-7) pairs sorted by DSCP, then priority.
+using DscpMap = std::vector<std::pair<uint8_t, uint8_t>>;
+
 /// The IEEE PFC state of a port's netdev, as DCB netlink reported it (an IEEE_GET reply, the
 /// read-back after rdmad's SET, or an RTNLGRP_DCB notification). Source: uapi linux/dcbnl.h
 /// struct ieee_pfc; net/dcb/dcbnl.c dcbnl_ieee_fill().
@@ -75,7 +79,7 @@ struct PfcActual {
     std::string trust;
     /// The DSCP entries of the APP table as (DSCP 0-63, priority 0-7), sorted; a DSCP may map
     /// to several priorities (net/dcb/dcbnl.c dcb_ieee_setapp() keeps each distinct entry).
-    std::vector<std::pair<uint8_t, uint8_t>> dscp_map;
+    DscpMap dscp_map;
     std::string message;             ///< why not ok, for the admin
     bool operator==(const PfcActual&) const = default;
 };
@@ -91,6 +95,27 @@ struct PcieFunction {
     std::string max_link_speed;
     std::string max_link_width;
     bool operator==(const PcieFunction&) const = default;
+};
+
+/// The RDMA-CM defaults of one port as configfs shows them
+/// (`/sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_mode`, `default_roce_tos`; kernel
+/// drivers/infiniband/core/cma_configfs.c). The `<dev>` group exists only once someone made it
+/// with mkdir (rdma-core's cma_roce_mode, rdmad); until then the kernel's defaults apply and
+/// cannot be read.
+struct RdmaCmState {
+    enum class Status {
+        unknown,       ///< not read (not a RoCE port, or nothing read yet)
+        ok,            ///< both files read
+        no_group,      ///< configfs is there but nobody made the device's group
+        no_configfs,   ///< /sys/kernel/config/rdma_cm absent (configfs not mounted, rdma_cm
+                       ///< not loaded)
+        not_supported, ///< the group is there without the files (a kernel without them)
+        failed,        ///< a read failed; `message` says why
+    } status = Status::unknown;
+    std::string roce_mode; ///< "RoCE v2", "IB/RoCE v1"; "" unless ok
+    int32_t tos = -1;      ///< the ToS byte 0-255; -1 unless ok
+    std::string message;   ///< why not ok, for the admin
+    bool operator==(const RdmaCmState&) const = default;
 };
 
 /// One port of an RDMA device (`/sys/class/infiniband/<dev>/ports/<n>/`).
@@ -112,6 +137,8 @@ struct PortState {
     /// DCB PFC of its netdev, read for every Ethernet port with a netdev (unknown otherwise)
     PfcActual pfc;
     std::vector<uint8_t> pfc_no_drop; ///< pfc.priorities when pfc is ok, else empty
+    /// RDMA-CM defaults from configfs, read for RoCE ports (sources/rdma_cm_reader.hpp)
+    RdmaCmState rdma_cm;
     // Derived from the port's netdev (doctor/roce_mtu.hpp derive_mtus()):
     uint32_t netdev_mtu = 0; ///< the netdev's `mtu`, 0 when no netdev or unreadable
     uint32_t active_mtu = 0; ///< RoCE: iboe_get_mtu(netdev_mtu); 0 otherwise or when unknown
@@ -123,6 +150,10 @@ struct PortState {
     // Filled by the reconciler, not read from sysfs:
     std::string desired_port_type;            ///< "ib", "eth", "auto", "" when nothing asked
     std::vector<uint8_t> desired_pfc_no_drop; ///< empty when nothing asked
+    std::string desired_trust;                ///< "dscp", "pcp", "" when nothing asked
+    DscpMap desired_dscp_priority;            ///< empty when nothing asked
+    std::string desired_rdma_cm_roce_mode;    ///< "RoCE v2", "IB/RoCE v1", "" when nothing asked
+    int32_t desired_rdma_cm_tos = -1;         ///< 0-255, -1 when nothing asked
     bool in_sync = true;                 ///< actual equals desired (true when nothing asked)
     bool operator==(const PortState&) const = default;
 };

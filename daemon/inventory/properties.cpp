@@ -4,6 +4,8 @@
 #include "inventory/inventory.hpp"
 #include "inventory/object_path.hpp"
 #include "inventory/problems.hpp"
+#include "inventory/property_rows.hpp"
+#include "reconcile/settings/setting.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -12,6 +14,10 @@
 
 namespace rdmad {
 namespace {
+
+using rows::internal;
+using rows::member;
+using rows::same_member;
 
 // ---- values -------------------------------------------------------------------------------
 
@@ -25,61 +31,6 @@ void write_message(ValueWriter& w, const std::string& s) {
         w.string(s);
     else
         w.string(message_text(s));
-}
-
-template <typename T> struct Signature;
-template <> struct Signature<std::string> { static constexpr const char* value = "s"; };
-template <> struct Signature<bool> { static constexpr const char* value = "b"; };
-template <> struct Signature<uint16_t> { static constexpr const char* value = "q"; };
-template <> struct Signature<int32_t> { static constexpr const char* value = "i"; };
-template <> struct Signature<uint32_t> { static constexpr const char* value = "u"; };
-template <> struct Signature<double> { static constexpr const char* value = "d"; };
-template <> struct Signature<std::vector<std::string>> { static constexpr const char* value = "as"; };
-template <> struct Signature<std::vector<uint8_t>> { static constexpr const char* value = "ay"; };
-
-void put(ValueWriter& w, const std::string& s) { write_line(w, s); }
-void put(ValueWriter& w, bool b) { w.boolean(b); }
-void put(ValueWriter& w, uint16_t n) { w.u16(n); }
-void put(ValueWriter& w, int32_t n) { w.i32(n); }
-void put(ValueWriter& w, uint32_t n) { w.u32(n); }
-void put(ValueWriter& w, double d) { w.f64(d); }
-void put(ValueWriter& w, const std::vector<std::string>& v) {
-    w.begin_array("s");
-    for (const auto& s : v)
-        write_line(w, s);
-    w.end_array();
-}
-void put(ValueWriter& w, const std::vector<uint8_t>& v) {
-    w.begin_array("y");
-    for (const uint8_t n : v)
-        w.byte(n);
-    w.end_array();
-}
-
-// ---- rows from members --------------------------------------------------------------------
-
-template <auto M> struct MemberOf;
-template <typename O, typename T, T O::*M> struct MemberOf<M> {
-    using Owner = O;
-    using Type = T;
-};
-template <auto M> using Owner = typename MemberOf<M>::Owner;
-
-template <auto M> bool same_member(const Owner<M>& a, const Owner<M>& b) { return a.*M == b.*M; }
-
-template <auto M> void write_member(ValueWriter& w, const Owner<M>& s, const PropertyContext&) {
-    put(w, s.*M);
-}
-
-/// A property that shows member M as it is.
-template <auto M> constexpr Property<Owner<M>> member(const char* name, bool constant = false) {
-    return {name, Signature<typename MemberOf<M>::Type>::value, &same_member<M>, &write_member<M>,
-            constant};
-}
-
-/// An internal fact: member M is compared (and named `name` in change sets), not shown.
-template <auto M> constexpr Property<Owner<M>> internal(const char* name) {
-    return {name, nullptr, &same_member<M>, nullptr};
 }
 
 // ---- references ---------------------------------------------------------------------------
@@ -213,10 +164,7 @@ const Property<PortState> kPort[] = {
      [](ValueWriter& w, const PortState& p, const PropertyContext&) {
          w.object_path(p.link_index ? link_path(p.link_index) : "/");
      }},
-    member<&PortState::port_type>("PortType"),
-    member<&PortState::desired_port_type>("DesiredPortType"),
-    member<&PortState::pfc_no_drop>("PFCNoDrop"),
-    member<&PortState::desired_pfc_no_drop>("DesiredPFCNoDrop"),
+    // Every setting's actual and desired values are its own rows (Setting::port_rows()).
     member<&PortState::in_sync>("InSync"),
     member<&PortState::netdev_mtu>("NetdevMTU"),
     member<&PortState::active_mtu>("ActiveMTU"),
@@ -286,7 +234,17 @@ void write_line(ValueWriter& w, const std::string& s) {
 }
 
 PropertyTable<DeviceState> device_properties() { return kDevice; }
-PropertyTable<PortState> port_properties() { return kPort; }
+PropertyTable<PortState> port_properties() {
+    // The base rows, then each setting's (reconcile/settings/), in the registry's order.
+    static const std::vector<Property<PortState>> table = [] {
+        std::vector<Property<PortState>> rows(std::begin(kPort), std::end(kPort));
+        for (const Setting* setting : all_settings())
+            for (const auto& row : setting->port_rows())
+                rows.push_back(row);
+        return rows;
+    }();
+    return table;
+}
 PropertyTable<LinkState> link_properties() { return kLink; }
 
 } // namespace rdmad

@@ -30,7 +30,17 @@ struct Mlx4ModuleState {
 struct Action {
     /// mlx4_modprobe writes rdmad's modprobe.d file with `mask`; mlx4_modprobe_remove deletes
     /// it when mlx4 devices are present and none asks for PFC any more.
-    enum class Kind { mlx4_port_type, pfc, mlx4_modprobe, mlx4_modprobe_remove } kind;
+    /// dscp_app makes the DSCP entries of a netdev's APP table `dscp_add` plus what it has,
+    /// less `dscp_remove` (trust, dscp_priority); rdma_cm writes a port's RDMA-CM defaults
+    /// (`value` the RoCE mode, `number` the ToS; "" and -1 leave one alone).
+    enum class Kind {
+        mlx4_port_type,
+        pfc,
+        mlx4_modprobe,
+        mlx4_modprobe_remove,
+        dscp_app,
+        rdma_cm
+    } kind;
     std::string device;      ///< RDMA device name
     std::string syspath;     ///< its syspath (identity across the pass)
     uint32_t port = 0;       ///< port number (mlx4_port_type)
@@ -40,6 +50,9 @@ struct Action {
     uint8_t mask = 0;        ///< pfc, mlx4_modprobe
     std::string setting;     ///< "PortType", "PFCNoDrop", "mlx4_en pfctx/pfcrx"
     std::string from, to;    ///< for Reconcile()'s (object, setting, from, to)
+    DscpMap dscp_add{};      ///< dscp_app: entries to add
+    DscpMap dscp_remove{};   ///< dscp_app: entries to delete
+    int32_t number = -1;     ///< rdma_cm: the ToS, -1 to leave it
     bool operator==(const Action&) const = default;
 };
 
@@ -48,6 +61,10 @@ struct PortPlan {
     std::string desired_port_type;        ///< "" when nothing asked
     std::vector<uint8_t> desired_pfc;     ///< empty when nothing asked
     std::vector<uint8_t> pfc_now;         ///< as read on its netdev, when readable
+    std::string desired_trust;            ///< "" when nothing asked
+    DscpMap desired_dscp_priority;        ///< empty when nothing asked
+    std::string desired_rdma_cm_roce_mode; ///< "" when nothing asked
+    int32_t desired_rdma_cm_tos = -1;     ///< -1 when nothing asked
     bool in_sync = true;
 };
 

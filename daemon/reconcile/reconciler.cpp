@@ -2,7 +2,6 @@
 #include "reconcile/reconciler.hpp"
 
 #include "actuators/modprobe.hpp"
-#include "actuators/port_type.hpp"
 #include "config/config_writer.hpp"
 #include "config/file_read.hpp"
 #include "config/mlx4_conf.hpp"
@@ -24,8 +23,14 @@ namespace rdmad {
 namespace {
 
 std::string action_key(const Action& a) {
-    return fmt::format("{}|{}|{}|{}|{}|{}", static_cast<int>(a.kind), a.syspath, a.port,
-                       a.netdev, a.value, a.mask);
+    std::string dscp;
+    for (const auto* map : {&a.dscp_add, &a.dscp_remove}) {
+        for (const auto& [d, p] : *map)
+            dscp += fmt::format("{}:{},", d, p);
+        dscp += '/';
+    }
+    return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", static_cast<int>(a.kind), a.syspath, a.port,
+                       a.netdev, a.value, a.mask, a.number, dscp);
 }
 
 /// `name` as an fnmatch(3) pattern that matches only itself: '*', '?', '[' and '\\' escaped
@@ -67,17 +72,29 @@ links_by_device(const HostState& inv, const std::set<std::string>* names = nullp
     return out;
 }
 
+/// True when a D-Bus request `r` still asks something (else it is dropped).
+bool sets_anything(const Rule& r) {
+    return r.require_provider ||
+           std::any_of(all_settings().begin(), all_settings().end(),
+                       [&](const Setting* s) { return s->sets(r); });
+}
+
 } // namespace
 
-Reconciler::Reconciler(ReconcilerOptions options, dcb::DcbClient* dcb)
-    : options_(std::move(options)), dcb_(dcb) {
-    if (!options_.now_usec)
-        options_.now_usec = [] {
+namespace {
+ReconcilerOptions with_clock(ReconcilerOptions options) {
+    if (!options.now_usec)
+        options.now_usec = [] {
             struct timespec ts {};
             clock_gettime(CLOCK_MONOTONIC, &ts);
             return uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
         };
+    return options;
 }
+} // namespace
+
+Reconciler::Reconciler(ReconcilerOptions options, dcb::DcbClient* dcb)
+    : options_(with_clock(std::move(options))), dcb_(dcb), guard_(options_.now_usec) {}
 
 std::optional<ConfigError> Reconciler::reload() {
     return take(load(options_));
@@ -211,8 +228,15 @@ void Reconciler::override_port_type(const HostState& inv, const DeviceState& d, 
 
 void Reconciler::override_pfc(const DeviceState& d, const std::vector<uint8_t>& priorities,
                               bool persist) {
-    Rule r = override_rule(d);
+    Rule r;
     r.pfc_no_drop = priorities;
+    override_settings(d, std::move(r), persist);
+}
+
+void Reconciler::override_settings(const DeviceState& d, Rule request, bool persist) {
+    Rule r = override_rule(d);
+    for (const Setting* setting : all_settings())
+        setting->merge(request, r);
     add_override(r, persist);
 }
 
@@ -252,12 +276,11 @@ void Reconciler::add_override(const Rule& r, bool persist) {
     // The latest call wins: a runtime setting of the same keys made earlier steps aside.
     for (auto it = runtime_.begin(); it != runtime_.end();) {
         if (it->match == r.match) {
-            // Port types are positional: override_port_type() updates the asked port only.
-            if (r.pfc_no_drop)
-                it->pfc_no_drop.reset();
+            for (const Setting* setting : all_settings())
+                setting->clear_set_by(r, *it);
             if (r.require_provider)
                 it->require_provider.reset();
-            if (!it->port_type && !it->pfc_no_drop && !it->require_provider) {
+            if (!sets_anything(*it)) {
                 it = runtime_.erase(it);
                 continue;
             }
@@ -307,7 +330,7 @@ void Reconciler::revert(const HostState& inv, const DeviceState& d, uint32_t por
                     it->port_type.reset();
                 changed = true;
             }
-            if (!it->port_type && !it->pfc_no_drop && !it->require_provider) {
+            if (!sets_anything(*it)) {
                 it = rules.erase(it);
                 continue;
             }
@@ -398,10 +421,8 @@ void Reconciler::merge_rule(std::vector<Rule>& rules, const Rule& r) {
     // layer refuses two rules with the same match in one file, state.conf included).
     for (auto& existing : rules)
         if (existing.match == r.match) {
-            if (r.port_type)
-                existing.port_type = r.port_type;
-            if (r.pfc_no_drop)
-                existing.pfc_no_drop = r.pfc_no_drop;
+            for (const Setting* setting : all_settings())
+                setting->merge(r, existing);
             if (r.require_provider)
                 existing.require_provider = r.require_provider;
             return;
@@ -450,8 +471,9 @@ Reconciler::desired(const HostState& inv, std::map<std::string, std::vector<Prob
         const auto it = by_device.find(d.name);
         const auto& links = it == by_device.end() ? none : it->second;
         DeviceDesired want = resolve(all, d, links);
-        if (!want.from.empty() || !want.port_type.empty() || !want.pfc_no_drop.empty() ||
-            !want.require_provider)
+        if (!want.from.empty() || !want.require_provider ||
+            std::any_of(all_settings().begin(), all_settings().end(),
+                        [&](const Setting* s) { return s->asks(want); }))
             out[syspath] = want;
         if (conflicts)
             for (auto& p : override_problems(d, links))
@@ -527,94 +549,18 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
     std::vector<Outcome> outcomes;
     if (!config_.apply)
         return outcomes;
-    std::set<std::string> port_type_failed; // devices whose earlier write in this plan failed
+    SettingExecContext ctx;
+    ctx.dcb = dcb_;
+    ctx.modprobe_dir = options_.modprobe_dir;
+    ctx.configfs_dir = options_.configfs_dir;
+    ctx.guard = &guard_;
+    ctx.plan = &plan;
     for (const auto& a : plan.actions) {
         const std::string key = action_key(a);
         if (!attempted_.insert(key).second)
             continue;
         Outcome o{a, false, 0, "", std::nullopt};
-        switch (a.kind) {
-        case Action::Kind::mlx4_port_type: {
-            // The plan orders a card's writes so that no step is eth/ib (port 2 first when
-            // port 1 becomes eth); after a failed step the next one could make that pair.
-            if (port_type_failed.count(a.syspath)) {
-                o.error = ECANCELED;
-                o.message = "not written: the write before it on this card failed";
-                break;
-            }
-            WriteResult w = write_mlx4_port_type(a.pci_address, a.port, a.value);
-            o.ok = w.ok();
-            o.error = w.error;
-            o.message = w.ok() ? "" : w.message;
-            if (!o.ok)
-                port_type_failed.insert(a.syspath);
-            break;
-        }
-        case Action::Kind::pfc: {
-            if (!dcb_) {
-                o.message = "no netlink socket";
-                break;
-            }
-            if (pfc_set_.count(a.netdev) && !contested_.count(a.netdev)) {
-                // rdmad set it before, so someone else changed it since: a correction.
-                auto& times = pfc_corrections_[a.netdev];
-                const uint64_t now = options_.now_usec();
-                std::erase_if(times, [&](uint64_t t) { return now - t > kPfcContestUsec; });
-                times.push_back(now);
-                if (times.size() > kMaxPfcCorrections)
-                    contested_.insert(a.netdev);
-            }
-            if (contested_.count(a.netdev)) {
-                o.error = EBUSY;
-                o.message = fmt::format(
-                    "{} was changed back by another writer more than {} times within {} s (an "
-                    "LLDP agent such as lldpad, willing DCBX taking the switch's settings, dcb "
-                    "or mlnx_qos); rdmad stopped setting it: stop the other writer or drop the "
-                    "rule, then run rdmactl reconcile",
-                    a.netdev, kMaxPfcCorrections, kPfcContestUsec / 1'000'000);
-                break;
-            }
-            // The state the plan read keeps pfc_cap, mbc and delay for the SET: one SET, one
-            // read-back.
-            std::optional<dcb::PfcState> known;
-            if (auto it = plan.pfc.find(a.netdev);
-                it != plan.pfc.end() && it->second.status == PfcActual::Status::ok) {
-                const auto mask = pfc_mask(it->second.priorities);
-                known = dcb::PfcState{};
-                known->pfc_cap = it->second.pfc_cap;
-                known->pfc_en = mask.value_or(0);
-                known->mbc = it->second.mbc;
-                known->delay = it->second.delay;
-            }
-            dcb::DcbResult r = dcb_->set_pfc(a.netdev, a.mask, known);
-            o.ok = r.ok();
-            o.error = r.error;
-            o.message = r.message;
-            if (r.ok() || r.status == dcb::DcbResult::Status::not_applied)
-                o.read_back = r; // verified: the inventory takes it
-            if (o.ok)
-                pfc_set_.insert(a.netdev);
-            break;
-        }
-        case Action::Kind::mlx4_modprobe:
-            try {
-                write_mlx4_modprobe(options_.modprobe_dir, a.mask);
-                o.ok = true;
-            } catch (const std::system_error& e) {
-                o.error = e.code().value();
-                o.message = e.what();
-            }
-            break;
-        case Action::Kind::mlx4_modprobe_remove:
-            try {
-                remove_mlx4_modprobe(options_.modprobe_dir);
-                o.ok = true;
-            } catch (const std::system_error& e) {
-                o.error = e.code().value();
-                o.message = e.what();
-            }
-            break;
-        }
+        setting_for(a).execute(a, ctx, o);
         if (o.ok) {
             failures_.erase(key);
             log::with(log::Level::info, log::about(a.device, a.netdev, a.pci_address, a.port),
@@ -652,35 +598,29 @@ std::map<std::string, std::vector<Problem>> Reconciler::unconfirmed_problems(con
 
 void Reconciler::forget() {
     attempted_.clear();
-    pfc_set_.clear();
-    pfc_corrections_.clear();
-    contested_.clear();
+    guard_.forget();
     std::erase_if(failures_, [](const auto& f) { return f.second.error == EBUSY; });
 }
 
 void Reconciler::pfc_changed(const std::string& netdev) {
-    if (contested_.count(netdev))
+    if (guard_.contested(netdev))
         return; // stays stopped until forget()
     std::erase_if(attempted_, [&](const std::string& key) {
-        return key.rfind(std::to_string(static_cast<int>(Action::Kind::pfc)) + "|", 0) == 0 &&
-               key.find("|" + netdev + "|") != std::string::npos;
+        const bool dcb_kind =
+            key.rfind(std::to_string(static_cast<int>(Action::Kind::pfc)) + "|", 0) == 0 ||
+            key.rfind(std::to_string(static_cast<int>(Action::Kind::dscp_app)) + "|", 0) == 0;
+        return dcb_kind && key.find("|" + netdev + "|") != std::string::npos;
     });
 }
 
 std::map<std::string, std::vector<Problem>> Reconciler::failure_problems() const {
     std::map<std::string, std::vector<Problem>> out;
     for (const auto& [_, o] : failures_) {
-        if (o.action.kind == Action::Kind::pfc && o.error == EBUSY) {
-            out[o.action.syspath].push_back({"pfc-contested", "warning", o.message});
+        const std::string code = setting_for(o.action).failure_code(o);
+        if (code == "pfc-contested") {
+            out[o.action.syspath].push_back({code, "warning", o.message});
             continue;
         }
-        std::string code = "apply-failed";
-        if (o.action.kind == Action::Kind::mlx4_port_type && o.error == EACCES)
-            code = "port-type-read-only"; // 0444 in SR-IOV mode (DOMAIN.md §7.1)
-        else if (o.action.kind == Action::Kind::mlx4_port_type && o.error == ECANCELED)
-            code = "port-type-skipped"; // after the card's previous write failed
-        else if (o.error == EOPNOTSUPP)
-            code = "not-supported";
         out[o.action.syspath].push_back(
             {code, "error", fmt::format("{} {} -> {}: {}", o.action.setting,
                                         o.action.from.empty() ? "(none)" : o.action.from,

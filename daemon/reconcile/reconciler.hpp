@@ -10,7 +10,9 @@
 #include "config/config_file.hpp"
 #include "config/desired.hpp"
 #include "config/file_read.hpp"
+#include "reconcile/contest_guard.hpp"
 #include "reconcile/plan.hpp"
+#include "reconcile/settings/setting.hpp"
 
 #include <functional>
 #include <map>
@@ -28,14 +30,11 @@ struct ReconcilerOptions {
     std::string state_dir = "/var/lib/rdmad";            ///< state.conf (persisted overrides)
     std::string legacy_mlx4_conf = "/etc/rdma/mlx4.conf"; ///< read at lowest precedence
     std::string modprobe_dir = "/etc/modprobe.d";        ///< rdmad-mlx4.conf goes here
+    std::string configfs_dir = "/sys/kernel/config";     ///< rdma_cm/<dev>/ports/<n>/
     /// CLOCK_MONOTONIC in microseconds; tests inject their own.
     std::function<uint64_t()> now_usec;
 };
 
-/// How often rdmad sets a netdev's PFC back after another writer changed it before it calls
-/// the port contested and stops: more than this many corrections within kPfcContestUsec.
-inline constexpr size_t kMaxPfcCorrections = 3;
-inline constexpr uint64_t kPfcContestUsec = 60'000'000;
 
 class Reconciler {
   public:
@@ -115,6 +114,9 @@ class Reconciler {
                             const std::string& type, bool persist);
     void override_pfc(const DeviceState& device, const std::vector<uint8_t>& priorities,
                       bool persist);
+    /// The same for any device-wide setting (Port.SetTrust, SetDSCPPriority, SetRDMACM):
+    /// `request` sets the keys asked; its match is replaced by the device's.
+    void override_settings(const DeviceState& device, Rule request, bool persist);
     /// Port.Revert: drop what D-Bus requests (this run's and those kept in state.conf) ask of
     /// `device`: everything when `port` is 0, else only port `port`'s type (its entry takes
     /// what /etc asks, else the port's type now; a list left asking nothing /etc does not is
@@ -135,15 +137,7 @@ class Reconciler {
     /// devices and leaves the host-wide mlx4_en module options alone: what one event costs.
     Plan plan(const HostState& inventory, const std::set<std::string>* only = nullptr);
 
-    struct Outcome {
-        Action action;
-        bool ok = false;
-        int error = 0;
-        std::string message;
-        /// A PFC action's read-back (IEEE_GET after the SET), when there was one: the
-        /// netdev's actual state now, for the inventory.
-        std::optional<dcb::DcbResult> read_back;
-    };
+    using Outcome = rdmad::Outcome;
     /// Run `plan`'s actions not tried since the last forget(); failures are remembered and
     /// not retried until forget(). Nothing runs when apply is off.
     std::vector<Outcome> execute(const Plan& plan);
@@ -151,11 +145,11 @@ class Reconciler {
     /// contested netdevs included.
     void forget();
 
-    /// The PFC of `netdev` changed (a DCB notification: another tool, an LLDP agent, or
-    /// rdmad's own SET): its PFC action may run again at the next plan. A netdev rdmad has
-    /// set back more than kMaxPfcCorrections times within kPfcContestUsec is contested:
-    /// execute() no longer sets it and failure_problems() reports "pfc-contested", until
-    /// forget().
+    /// The DCB state of `netdev` changed (a DCB notification: another tool, an LLDP agent,
+    /// or rdmad's own SET): its DCB actions (PFC, the DSCP APP table) may run again at the next
+    /// plan. A netdev rdmad has set back more than kMaxPfcCorrections times within
+    /// kPfcContestUsec is contested (ContestGuard): execute() no longer sets it and
+    /// failure_problems() reports "pfc-contested", until forget().
     void pfc_changed(const std::string& netdev);
 
     /// mlx4 port type writes of `plan` that were made without an error since the last
@@ -194,9 +188,7 @@ class Reconciler {
     std::vector<ConfigError> legacy_warnings_;
     std::set<std::string> attempted_;
     std::map<std::string, Outcome> failures_; ///< by action key
-    std::set<std::string> pfc_set_;           ///< netdevs rdmad set since forget()
-    std::map<std::string, std::vector<uint64_t>> pfc_corrections_; ///< netdev -> times (µs)
-    std::set<std::string> contested_;         ///< netdevs rdmad stopped setting
+    ContestGuard guard_;                      ///< DCB netdevs another writer fights over
 };
 
 } // namespace rdmad

@@ -137,6 +137,10 @@ DeviceState as_read(DeviceState d) {
         port.link_index = port_read.link_index;
         port.desired_port_type = port_read.desired_port_type;
         port.desired_pfc_no_drop.clear();
+        port.desired_trust = port_read.desired_trust;
+        port.desired_dscp_priority.clear();
+        port.desired_rdma_cm_roce_mode = port_read.desired_rdma_cm_roce_mode;
+        port.desired_rdma_cm_tos = port_read.desired_rdma_cm_tos;
         port.in_sync = port_read.in_sync;
     }
     return d;
