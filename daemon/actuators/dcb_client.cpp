@@ -5,6 +5,7 @@
 // (linux-libc-dev). Kernel behaviour: net/dcb/dcbnl.c dcb_doit / dcbnl_ieee_set, DOMAIN.md §2.3.
 #include "actuators/dcb_client.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -132,6 +133,22 @@ int on_error(const struct nlmsghdr* nlh, void* data) {
     return MNL_CB_STOP;
 }
 
+/// An on_reply for DcbClient::exchange(): the reply parsed with `parse` into `out`, or its
+/// parser's reason in the result's message.
+template <class T>
+std::function<bool(std::span<const uint8_t>, DcbResult&)>
+parse_into(Parsed<T> (*parse)(std::span<const uint8_t>), std::optional<T>& out) {
+    return [parse, &out](std::span<const uint8_t> payload, DcbResult& res) {
+        auto p = parse(payload);
+        if (!p.ok()) {
+            res.message = p.error;
+            return false;
+        }
+        out = std::move(*p.value);
+        return true;
+    };
+}
+
 std::string hex(uint8_t mask) {
     return fmt::format("0x{:02x}", mask);
 }
@@ -213,44 +230,61 @@ bool DcbClient::exchange(
     return true;
 }
 
-DcbResult DcbClient::get_pfc(std::string_view ifname) {
-    if (!valid_ifname(ifname))
-        return failure(DcbResult::Status::failed, EINVAL,
-                       fmt::format("\"{}\" is not a netdev name", ifname));
+std::optional<IeeeGetReply> DcbClient::ieee_get(std::string_view ifname, DcbResult& r) {
     std::string what = fmt::format("DCB IEEE_GET on {}", ifname);
     uint32_t seq = next_seq();
     Bytes request = build_ieee_get(ifname, seq, 0);
     std::optional<IeeeGetReply> got;
-    DcbResult r;
-    bool ok = exchange(request, seq, RTM_GETDCB, what, r,
-                       [&](std::span<const uint8_t> payload, DcbResult& res) {
-                           auto p = parse_ieee_get_reply(payload);
-                           if (!p.ok()) {
-                               res.message = p.error;
-                               return false;
-                           }
-                           got = *p.value;
-                           return true;
-                       });
-    if (!ok)
-        return r;
-    if (!got)
-        return failure(DcbResult::Status::failed, EPROTO,
-                       what + ": the kernel acknowledged but sent no reply");
+    if (!exchange(request, seq, RTM_GETDCB, what, r, parse_into(parse_ieee_get_reply, got)))
+        return std::nullopt;
+    if (!got) {
+        r = failure(DcbResult::Status::failed, EPROTO,
+                    what + ": the kernel acknowledged but sent no reply");
+        return std::nullopt;
+    }
+    r.status = DcbResult::Status::ok;
+    r.error = 0;
     r.dcbx = got->dcbx;
     r.app = got->app;
+    if (got->pfc)
+        r.state = *got->pfc;
+    return got;
+}
+
+bool DcbClient::send_with_status(const Bytes& request, uint32_t seq, uint8_t cmd,
+                                 const std::string& what, DcbResult& r, int& status) {
+    std::optional<int> got;
+    if (!exchange(
+            request, seq, RTM_SETDCB, what, r,
+            parse_into(cmd == DCB_CMD_IEEE_DEL ? parse_ieee_del_reply : parse_ieee_set_reply, got)))
+        return false;
+    if (!got) {
+        r = failure(DcbResult::Status::failed, EPROTO,
+                    what + ": the kernel acknowledged but sent no status");
+        return false;
+    }
+    status = *got;
+    return true;
+}
+
+DcbResult DcbClient::get_pfc(std::string_view ifname) {
+    if (!valid_ifname(ifname))
+        return failure(DcbResult::Status::failed, EINVAL,
+                       fmt::format("\"{}\" is not a netdev name", ifname));
+    DcbResult r;
+    auto got = ieee_get(ifname, r);
+    if (!got)
+        return r;
     if (!got->pfc) {
         // DOMAIN.md §2.3: a driver without ieee_getpfc (CEE-only) answers without
         // DCB_ATTR_IEEE_PFC; iproute2 prints "Attribute not found".
         r.status = DcbResult::Status::not_supported;
         r.error = ENODATA;
-        r.message = what + ": the driver does DCB but reports no IEEE PFC (no "
-                           "DCB_ATTR_IEEE_PFC in the reply)";
+        r.message = fmt::format("DCB IEEE_GET on {}: the driver does DCB but reports no IEEE PFC "
+                                "(no DCB_ATTR_IEEE_PFC in the reply)",
+                                ifname);
         return r;
     }
-    r.status = DcbResult::Status::ok;
-    r.error = 0;
-    r.state = *got->pfc;
     r.message =
         fmt::format("{}: PFC {} (pfc_cap {})", ifname, hex(r.state.pfc_en), r.state.pfc_cap);
     return r;
@@ -283,34 +317,18 @@ DcbResult DcbClient::set_pfc(std::string_view ifname, uint8_t mask,
     std::string what = fmt::format("DCB IEEE_SET PFC {} on {}", hex(mask), ifname);
     uint32_t seq = next_seq();
     Bytes request = build_ieee_set_pfc(ifname, wanted, seq, 0);
-    std::optional<int> status;
+    int status = 0;
     DcbResult r;
-    bool ok = exchange(request, seq, RTM_SETDCB, what, r,
-                       [&](std::span<const uint8_t> payload, DcbResult& res) {
-                           auto p = parse_ieee_set_reply(payload);
-                           if (!p.ok()) {
-                               res.message = p.error;
-                               return false;
-                           }
-                           status = *p.value;
-                           return true;
-                       });
-    if (!ok) {
+    if (!send_with_status(request, seq, DCB_CMD_IEEE_SET, what, r, status)) {
         r.state = current.state;
         return r;
     }
-    if (!status) {
-        DcbResult f = failure(DcbResult::Status::failed, EPROTO,
-                              what + ": the kernel acknowledged but sent no status");
-        f.state = current.state;
-        return f;
-    }
-    if (*status != 0) {
+    if (status != 0) {
         // DOMAIN.md §2.3: the driver's ieee_setpfc failed; netlink said 0 all the same. (ice:
         // EINVAL while its firmware LLDP agent is on, or when bonded.)
         DcbResult f =
-            failure(DcbResult::Status::driver_error, *status,
-                    fmt::format("{}: the driver refused it: {}", what, std::strerror(*status)));
+            failure(DcbResult::Status::driver_error, status,
+                    fmt::format("{}: the driver refused it: {}", what, std::strerror(status)));
         f.state = current.state;
         f.dcbx = current.dcbx;
         return f;
@@ -334,6 +352,116 @@ DcbResult DcbClient::set_pfc(std::string_view ifname, uint8_t mask,
     }
     back.message =
         fmt::format("{}: PFC {} applied (was {})", ifname, hex(mask), hex(current.state.pfc_en));
+    return back;
+}
+
+namespace {
+
+/// "26:3 48:6" (DSCP:priority), as `dcb app show dscp-prio` prints them.
+std::string dscp_text(const std::vector<AppEntry>& entries) {
+    std::string out;
+    for (const AppEntry& e : entries)
+        out += fmt::format("{}{}:{}", out.empty() ? "" : " ", e.protocol, e.priority);
+    return out.empty() ? "none" : out;
+}
+
+} // namespace
+
+DcbResult DcbClient::set_dscp_app(std::string_view ifname, const DscpAppGoal& goal,
+                                  const std::optional<std::vector<AppEntry>>& known) {
+    if (!valid_ifname(ifname))
+        return failure(DcbResult::Status::failed, EINVAL,
+                       fmt::format("\"{}\" is not a netdev name", ifname));
+    // A goal that cannot be met is refused before anything is sent (or read).
+    if (auto check = plan_dscp_app({}, goal); !check.ok())
+        return failure(DcbResult::Status::failed, EINVAL,
+                       fmt::format("{}: DSCP APP entries: {}", ifname, check.error));
+    const std::string table_missing = "the IEEE_GET reply has no DCB_ATTR_IEEE_APP_TABLE";
+    DcbResult current;
+    if (known) {
+        current.status = DcbResult::Status::ok;
+    } else {
+        if (!ieee_get(ifname, current))
+            return current;
+        if (!current.app)
+            return failure(DcbResult::Status::failed, EPROTO,
+                           fmt::format("DCB IEEE_GET on {}: {}", ifname, table_missing));
+    }
+    const std::vector<AppEntry>& table = known ? *known : *current.app;
+    const AppPlan p = *plan_dscp_app(table, goal).value; // the goal was checked above
+    if (p.empty()) {
+        current.message = fmt::format("{}: DSCP APP entries already as asked", ifname);
+        return current;
+    }
+
+    // 1. Add, 2. delete (only when every add was taken), 3. read back.
+    int set_status = 0, del_status = 0;
+    std::string done;
+    if (!p.add.empty()) {
+        std::string what =
+            fmt::format("DCB IEEE_SET APP dscp-prio {} on {}", dscp_text(p.add), ifname);
+        uint32_t seq = next_seq();
+        DcbResult r;
+        if (!send_with_status(build_ieee_set_app(ifname, p.add, seq, 0), seq, DCB_CMD_IEEE_SET,
+                              what, r, set_status))
+            return r;
+        done = what;
+    }
+    if (set_status == 0 && !p.remove.empty()) {
+        std::string what =
+            fmt::format("DCB IEEE_DEL APP dscp-prio {} on {}", dscp_text(p.remove), ifname);
+        uint32_t seq = next_seq();
+        DcbResult r;
+        if (!send_with_status(build_ieee_del_app(ifname, p.remove, seq, 0), seq, DCB_CMD_IEEE_DEL,
+                              what, r, del_status)) {
+            if (!done.empty())
+                r.message = done + " was sent; then " + r.message;
+            return r;
+        }
+        done += (done.empty() ? "" : ", then ") + what;
+    }
+
+    DcbResult back;
+    if (!ieee_get(ifname, back) || !back.app) {
+        if (back.ok())
+            back = failure(DcbResult::Status::failed, EPROTO, table_missing);
+        back.message = done + " was sent, but reading it back failed: " + back.message;
+        if (back.status == DcbResult::Status::not_supported)
+            back.status = DcbResult::Status::failed;
+        return back;
+    }
+    const std::vector<AppEntry>& now = *back.app;
+    auto again = plan_dscp_app(now, goal);
+    bool right = again.ok() && again.value->empty() &&
+                 std::all_of(p.add.begin(), p.add.end(), [&](const AppEntry& e) {
+                     return std::find(now.begin(), now.end(), e) != now.end();
+                 });
+    std::vector<AppEntry> dscp_now;
+    for (const AppEntry& e : now)
+        if (e.selector == app_sel_dscp)
+            dscp_now.push_back(e);
+    if (right) {
+        back.message = fmt::format(
+            "{}: DSCP APP entries applied: {}{}", ifname, done,
+            del_status == ENOENT ? " (the driver had already removed what the DEL named)" : "");
+        return back;
+    }
+    if (set_status != 0 || del_status != 0) {
+        // The driver's ieee_setapp/ieee_delapp failed; netlink said 0 all the same.
+        const int e = set_status != 0 ? set_status : del_status;
+        back.status = DcbResult::Status::driver_error;
+        back.error = e;
+        back.message =
+            fmt::format("{}: the driver refused it: {}{}; dscp-prio now {}", done, std::strerror(e),
+                        set_status != 0 && !p.remove.empty() ? " (no entry was deleted)" : "",
+                        dscp_text(dscp_now));
+        return back;
+    }
+    back.status = DcbResult::Status::not_applied;
+    back.error = 0;
+    back.message = fmt::format("{}: accepted, but the driver now reports dscp-prio {}: it "
+                               "ignored the APP entries",
+                               done, dscp_text(dscp_now));
     return back;
 }
 

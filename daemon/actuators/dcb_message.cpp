@@ -34,12 +34,13 @@ template <class T> T load(std::span<const uint8_t> bytes, size_t offset) {
     return v;
 }
 
-/// The longest request we build: nlmsghdr + dcbmsg + IFNAME + IEEE nest with struct ieee_pfc.
-constexpr size_t max_request = 256;
+/// The room every request needs before its IEEE nest's content: nlmsghdr + dcbmsg + IFNAME +
+/// the nest headers (a PFC request is 176 bytes with "eth0").
+constexpr size_t request_head = 128;
 
 /// The first part of every request, laid out by libmnl as iproute2 dcb/dcb.c dcb_prepare() does.
 struct Request {
-    Bytes buf = Bytes(max_request, 0);
+    Bytes buf;
     struct nlmsghdr* nlh = nullptr;
 
     Bytes finish() {
@@ -48,10 +49,13 @@ struct Request {
     }
 };
 
-Request request(uint16_t type, uint8_t cmd, std::string_view ifname, uint32_t seq, uint32_t port) {
+/// `room`: the bytes the IEEE nest's content will take.
+Request request(uint16_t type, uint8_t cmd, std::string_view ifname, uint32_t seq, uint32_t port,
+                size_t room) {
     if (!valid_ifname(ifname))
         throw std::invalid_argument("not a netdev name: \"" + std::string(ifname) + "\"");
     Request r;
+    r.buf.assign(request_head + room, 0);
     r.nlh = mnl_nlmsg_put_header(r.buf.data());
     r.nlh->nlmsg_type = type;
     // iproute2 dcb/dcb.c dcb_prepare(): NLM_F_REQUEST | NLM_F_ACK.
@@ -305,12 +309,13 @@ bool valid_ifname(std::string_view ifname) {
 }
 
 Bytes build_ieee_get(std::string_view ifname, uint32_t seq, uint32_t port) {
-    return request(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname, seq, port).finish();
+    return request(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname, seq, port, 0).finish();
 }
 
 Bytes build_ieee_set_pfc(std::string_view ifname, const PfcState& pfc, uint32_t seq,
                          uint32_t port) {
-    Request r = request(RTM_SETDCB, DCB_CMD_IEEE_SET, ifname, seq, port);
+    Request r = request(RTM_SETDCB, DCB_CMD_IEEE_SET, ifname, seq, port,
+                        MNL_ATTR_HDRLEN + sizeof(struct ieee_pfc));
     struct ieee_pfc raw {};
     raw.pfc_cap = pfc.pfc_cap;
     raw.pfc_en = pfc.pfc_en;
@@ -322,6 +327,59 @@ Bytes build_ieee_set_pfc(std::string_view ifname, const PfcState& pfc, uint32_t 
     mnl_attr_put(r.nlh, DCB_ATTR_IEEE_PFC, sizeof raw, &raw);
     mnl_attr_nest_end(r.nlh, nest);
     return r.finish();
+}
+
+namespace {
+
+/// DCB_CMD_IEEE_SET/DEL with DCB_ATTR_IEEE { DCB_ATTR_IEEE_APP_TABLE { DCB_ATTR_IEEE_APP... } },
+/// nested as iproute2 dcb/dcb_app.c dcb_app_add_del_cb() nests it.
+Bytes app_request(uint8_t cmd, std::string_view ifname, std::span<const AppEntry> entries,
+                  uint32_t seq, uint32_t port) {
+    if (entries.empty())
+        throw std::invalid_argument("an APP table request without entries");
+    if (entries.size() > max_app_entries)
+        throw std::invalid_argument("an APP table request of " + std::to_string(entries.size()) +
+                                    " entries, more than " + std::to_string(max_app_entries));
+    for (const AppEntry& e : entries) {
+        // dcbnl_app_attr_type_get() (kernel 6.3+; iproute2 dcb_app_attr_type_get()): the IEEE
+        // selectors go in DCB_ATTR_IEEE_APP, DCB_APP_SEL_PCP in DCB_ATTR_DCB_APP, which this
+        // encoder does not send.
+        if (e.selector < IEEE_8021QAZ_APP_SEL_ETHERTYPE || e.selector > IEEE_8021QAZ_APP_SEL_DSCP)
+            throw std::invalid_argument("APP entry selector " + std::to_string(e.selector) +
+                                        " is not an IEEE 802.1Qaz one");
+    }
+    Request r = request(RTM_SETDCB, cmd, ifname, seq, port,
+                        MNL_ATTR_HDRLEN +
+                            entries.size() * MNL_ALIGN(MNL_ATTR_HDRLEN + sizeof(struct dcb_app)));
+    // mnl_attr_nest_start() sets NLA_F_NESTED on both nests, as iproute2's request has them.
+    // The kernel does not mind either way: dcbnl_ieee_set()/dcbnl_ieee_del() parse DCB_ATTR_IEEE
+    // with nla_parse_nested_deprecated() (no NLA_F_NESTED check; nla_type() masks the flag off
+    // when indexing) and walk the table with nla_for_each_nested() comparing nla_type(), while
+    // the kernel's own fill (nla_nest_start_noflag()) sends both without the flag.
+    struct nlattr* ieee = mnl_attr_nest_start(r.nlh, DCB_ATTR_IEEE);
+    struct nlattr* table = mnl_attr_nest_start(r.nlh, DCB_ATTR_IEEE_APP_TABLE);
+    for (const AppEntry& e : entries) {
+        struct dcb_app raw {};
+        raw.selector = e.selector;
+        raw.priority = e.priority;
+        raw.protocol = e.protocol;
+        mnl_attr_put(r.nlh, DCB_ATTR_IEEE_APP, sizeof raw, &raw);
+    }
+    mnl_attr_nest_end(r.nlh, table);
+    mnl_attr_nest_end(r.nlh, ieee);
+    return r.finish();
+}
+
+} // namespace
+
+Bytes build_ieee_set_app(std::string_view ifname, std::span<const AppEntry> entries, uint32_t seq,
+                         uint32_t port) {
+    return app_request(DCB_CMD_IEEE_SET, ifname, entries, seq, port);
+}
+
+Bytes build_ieee_del_app(std::string_view ifname, std::span<const AppEntry> entries, uint32_t seq,
+                         uint32_t port) {
+    return app_request(DCB_CMD_IEEE_DEL, ifname, entries, seq, port);
 }
 
 Parsed<std::vector<Message>> split_messages(std::span<const uint8_t> datagram) {
@@ -408,20 +466,37 @@ Parsed<DcbNotification> parse_dcb_notification(std::span<const uint8_t> payload)
     return R{std::move(n), {}};
 }
 
-Parsed<int> parse_ieee_set_reply(std::span<const uint8_t> payload) {
+namespace {
+
+/// The u8 DCB_ATTR_IEEE status of the reply to DCB_CMD_IEEE_SET or DCB_CMD_IEEE_DEL (`what`).
+Parsed<int> parse_ieee_status_reply(std::span<const uint8_t> payload, uint8_t cmd,
+                                    const char* what) {
     AttrStream stream(payload);
     std::string error;
-    auto w = dcb_reply(stream, DCB_CMD_IEEE_SET, error);
+    auto w = dcb_reply(stream, cmd, error);
     if (!w)
         return Parsed<int>::fail(error);
     if (!w->first_ieee)
-        return Parsed<int>::fail("IEEE_SET reply without its DCB_ATTR_IEEE status byte");
+        return Parsed<int>::fail(std::string(what) +
+                                 " reply without its DCB_ATTR_IEEE status byte");
     if (w->first_ieee->empty())
         return Parsed<int>::fail("empty status DCB_ATTR_IEEE");
     // dcbnl_ieee_set(): nla_put_u8(skb, DCB_ATTR_IEEE, err), err a negative errno; iproute2
     // reads it back as int8. A positive byte is no errno we know: keep it as is.
     auto status = static_cast<int8_t>(w->first_ieee->front());
     return Parsed<int>{status < 0 ? -status : status, {}};
+}
+
+} // namespace
+
+Parsed<int> parse_ieee_set_reply(std::span<const uint8_t> payload) {
+    return parse_ieee_status_reply(payload, DCB_CMD_IEEE_SET, "IEEE_SET");
+}
+
+Parsed<int> parse_ieee_del_reply(std::span<const uint8_t> payload) {
+    // dcbnl_ieee_del(): err = nla_put_u8(skb, DCB_ATTR_IEEE, err), in the reply dcb_doit()
+    // allocated as reply_funcs[DCB_CMD_IEEE_DEL] = { RTM_SETDCB, ... } with cmd IEEE_DEL.
+    return parse_ieee_status_reply(payload, DCB_CMD_IEEE_DEL, "IEEE_DEL");
 }
 
 } // namespace rdmad::dcb

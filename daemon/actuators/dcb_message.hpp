@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 //
 // DCB netlink messages, pure (no sockets): the bytes of the requests rdmad sends to set PFC
-// no-drop priorities, and strict parsers for the kernel's replies (untrusted input: every length
-// is checked, nothing is read out of bounds, a bad reply is an error string).
+// no-drop priorities and the DSCP entries of the IEEE APP table, and strict parsers for the
+// kernel's replies (untrusted input: every length is checked, nothing is read out of bounds, a bad
+// reply is an error string).
 //
 // Formats: kernel include/uapi/linux/dcbnl.h (Debian linux-libc-dev) and net/dcb/dcbnl.c
-// (dcb_doit, dcbnl_ieee_fill, dcbnl_ieee_set, dcbnl_getdcbx); requests are laid out exactly as
-// iproute2 dcb/dcb.c sends them (see tests/unit/data/dcb/). DOMAIN.md §2.2-2.3.
+// (dcb_doit, dcbnl_ieee_fill, dcbnl_ieee_set, dcbnl_ieee_del, dcbnl_getdcbx); requests are laid out
+// exactly as iproute2 dcb/dcb.c sends them (see tests/unit/data/dcb/). DOMAIN.md §2.2-2.3.
 #pragma once
 
 #include <array>
@@ -109,6 +110,25 @@ Bytes build_ieee_get(std::string_view ifname, uint32_t seq, uint32_t port);
 /// zero (no driver reads them on set; iproute2 echoes what it read).
 Bytes build_ieee_set_pfc(std::string_view ifname, const PfcState& pfc, uint32_t seq, uint32_t port);
 
+/// RTM_SETDCB, DCB_CMD_IEEE_SET, DCB_ATTR_IFNAME, nest DCB_ATTR_IEEE { nest
+/// DCB_ATTR_IEEE_APP_TABLE { DCB_ATTR_IEEE_APP: struct dcb_app, one per entry, in order } }, as
+/// iproute2 `dcb app add` sends it (tests/unit/data/dcb/ieee_set_app_request.txt). The kernel
+/// hands the entries to the driver one by one (dcbnl_ieee_set(): ops->ieee_setapp or
+/// dcb_ieee_setapp()) and stops at the first that fails; dcb_ieee_setapp() refuses an entry
+/// already in the table with EEXIST. Throws std::invalid_argument on a bad ifname, an empty
+/// `entries`, more than max_app_entries, or a selector that is not an IEEE one (1-5: only those
+/// go in DCB_ATTR_IEEE_APP; kernels 6.3+ refuse the rest there with EINVAL).
+Bytes build_ieee_set_app(std::string_view ifname, std::span<const AppEntry> entries, uint32_t seq,
+                         uint32_t port);
+
+/// The same request with DCB_CMD_IEEE_DEL (`dcb app del`,
+/// tests/unit/data/dcb/ieee_del_app_request.txt): the kernel removes each exact
+/// (selector, protocol, priority) match (dcbnl_ieee_del(): ops->ieee_delapp or
+/// dcb_ieee_delapp(), ENOENT when there is none) and stops at the first that fails. The message
+/// type is RTM_SETDCB all the same (net/dcb/dcbnl.c reply_funcs[]; there is no RTM_DELDCB).
+Bytes build_ieee_del_app(std::string_view ifname, std::span<const AppEntry> entries, uint32_t seq,
+                         uint32_t port);
+
 // --- Replies.
 
 /// Split one received datagram into its netlink messages. Every nlmsg_len must cover its header
@@ -131,5 +151,11 @@ Parsed<DcbNotification> parse_dcb_notification(std::span<const uint8_t> payload)
 /// u8 DCB_ATTR_IEEE (its negative errno truncated to 8 bits; NLMSG_ERROR is 0 all the same).
 /// Returns 0 or the positive errno (0xEA -> 22, EINVAL).
 Parsed<int> parse_ieee_set_reply(std::span<const uint8_t> payload);
+
+/// The payload of the reply to DCB_CMD_IEEE_DEL: laid out as the IEEE_SET reply (dcbnl_ieee_del()
+/// puts the same u8 DCB_ATTR_IEEE status in an RTM_SETDCB message), but its struct dcbmsg says
+/// DCB_CMD_IEEE_DEL, and a reply for another command is refused. Returns 0 or the positive
+/// errno (ENOENT: no such entry in the table).
+Parsed<int> parse_ieee_del_reply(std::span<const uint8_t> payload);
 
 } // namespace rdmad::dcb

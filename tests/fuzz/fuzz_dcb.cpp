@@ -46,6 +46,12 @@ void all_parsers(std::span<const uint8_t> payload) {
     check(s);
     if (s.ok() && (*s.value < 0 || *s.value > 128))
         std::abort();
+    auto d = parse_ieee_del_reply(payload);
+    check(d);
+    if (d.ok() && (*d.value < 0 || *d.value > 128))
+        std::abort();
+    if (s.ok() && d.ok())
+        std::abort(); // one struct dcbmsg cannot answer both IEEE_SET and IEEE_DEL
     auto n = parse_dcb_notification(payload);
     check(n);
     if (n.ok() && n.value->ifname.empty())

@@ -8,7 +8,9 @@
 //                         an empty APP table)
 // FAKE_DCBNL_PFC=a:0x08   a netdev's pfc_en at start (`dcb pfc set dev a prio-pfc 3:on`)
 // FAKE_DCBNL_DSCP=a:26:3,a:46:5  APP table DSCP entries (`dcb app add dev a dscp-prio 26:3`)
-// FAKE_DCBNL_LOG=file     one line per request rdmad sends: "GET a" or "SET a 0x08"
+// FAKE_DCBNL_LOG=file     one line per request rdmad sends: "GET a", "SET a 0x08" (PFC),
+//                         "APPSET a 26:3 48:6" / "APPDEL a 26:0" (DSCP:priority of the APP
+//                         entries of an IEEE_SET / IEEE_DEL; other selectors as SEL/PROTO:PRIO)
 // iproute2 6.1 takes its replies as the kernel's: with FAKE_DCBNL_PFC=a:0x08 and
 // FAKE_DCBNL_DSCP=a:26:3,a:46:5, `dcb pfc show dev a prio-pfc` prints "prio-pfc 0:off 1:off
 // 2:off 3:on 4:off 5:off 6:off 7:off" and `dcb -N app show dev a dscp-prio` "dscp-prio 26:3
@@ -17,13 +19,18 @@
 // Requests (sendto on a NETLINK_ROUTE socket, RTM_GETDCB/RTM_SETDCB naming an emulated netdev)
 // are answered as net/dcb/dcbnl.c does: dcb_doit() replies with the command's message (IEEE_GET:
 // dcbnl_ieee_fill(); IEEE_SET: the driver's status byte) and netlink_ack() follows; those
-// datagrams are returned by the next recvmsg on that socket. After a SET the kernel multicasts
-// the new state to RTNLGRP_DCB (dcbnl_ieee_notify()): the shim sends that notification to the
-// group from a socket of its own. A DCB notification that reaches rdmad from a process (the
+// datagrams are returned by the next recvmsg on that socket. APP entries of an IEEE_SET are
+// added as dcb_ieee_setapp() adds them (an exact duplicate fails with EEXIST; a DSCP may map to
+// several priorities), those of an IEEE_DEL removed as dcb_ieee_delapp() does (exact match, else
+// ENOENT); as dcbnl_ieee_set()/dcbnl_ieee_del(), the first failure stops the rest and becomes the
+// reply's status byte. After a SET or DEL the kernel multicasts the new state to RTNLGRP_DCB
+// (dcbnl_ieee_notify() with the command: DCB_CMD_IEEE_SET or DCB_CMD_IEEE_DEL): the shim sends
+// that notification to the group from a socket of its own. A DCB notification that reaches rdmad from a process (the
 // tests play "another tool" by multicasting one) is taken as the kernel's: its PFC (and its APP
 // table, when it has one) becomes the netdev's state and its sender port id reads 0.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <linux/dcbnl.h>
 #include <linux/if.h>
 #include <linux/netlink.h>
@@ -40,7 +47,8 @@
 #define MAX_NETDEVS 8
 #define MAX_FDS 1024
 #define MAX_QUEUED 8
-#define MAX_APP 16
+#define MAX_APP 128 // mlnx_qos --trust dscp alone adds 64 DSCP entries
+#define MAX_MSG 2048 // an IEEE_GET reply with MAX_APP entries and struct ieee_pfc fits
 
 struct netdev {
     char name[IFNAMSIZ];
@@ -52,7 +60,7 @@ static struct netdev netdevs[MAX_NETDEVS];
 static int n_netdevs = -1;
 
 struct datagram {
-    uint8_t bytes[1024];
+    uint8_t bytes[MAX_MSG];
     size_t len;
 };
 static struct datagram queue[MAX_FDS][MAX_QUEUED];
@@ -196,11 +204,11 @@ static void ack(int fd, const struct nlmsghdr* request) {
     enqueue(fd, &o);
 }
 
-/// What the kernel multicasts to RTNLGRP_DCB after a SET (dcbnl_ieee_notify()).
-static void notify(const struct netdev* d) {
-    uint8_t buf[512];
+/// What the kernel multicasts to RTNLGRP_DCB after a SET or DEL `cmd` (dcbnl_ieee_notify()).
+static void notify(const struct netdev* d, uint8_t cmd) {
+    uint8_t buf[MAX_MSG];
     struct out o = {buf, 0};
-    header(&o, RTM_SETDCB, 0, 0, 0, DCB_CMD_IEEE_SET);
+    header(&o, RTM_SETDCB, 0, 0, 0, cmd);
     ieee_fill(&o, d);
     finish(&o);
     int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
@@ -265,24 +273,86 @@ static int pfc_en_of(const uint8_t* msg, size_t len) {
     return pfc && n >= sizeof(struct ieee_pfc) ? pfc[offsetof(struct ieee_pfc, pfc_en)] : -1;
 }
 
-/// The DCB_ATTR_IEEE { DCB_ATTR_IEEE_APP_TABLE } of a DCB message, into `d` (only when the
-/// message has a table: its IEEE_APP entries replace the netdev's).
-static void take_app_table(struct netdev* d, const uint8_t* msg, size_t len) {
+/// The DCB_ATTR_IEEE_APP entries of DCB_ATTR_IEEE { DCB_ATTR_IEEE_APP_TABLE } of a DCB message,
+/// at most `max` into `apps`: how many, or -1 when the message has no table. An entry shorter
+/// than struct dcb_app ends the walk with *short_entry set (dcbnl_ieee_set(): -ERANGE there).
+static int app_entries(const uint8_t* msg, size_t len, struct dcb_app* apps, int max,
+                       int* short_entry) {
     size_t n = 0;
     const uint8_t* table = ieee_attr(msg, len, DCB_ATTR_IEEE_APP_TABLE, &n);
+    *short_entry = 0;
     if (!table)
-        return;
-    d->n_app = 0;
-    for (size_t e = 0; e + NLA_HDRLEN <= n && d->n_app < MAX_APP;) {
+        return -1;
+    int count = 0;
+    for (size_t e = 0; e + NLA_HDRLEN <= n && count < max;) {
         struct nlattr c;
         memcpy(&c, table + e, sizeof c);
         if (c.nla_len < NLA_HDRLEN || e + c.nla_len > n)
-            return;
-        if ((c.nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE_APP &&
-            c.nla_len >= NLA_HDRLEN + sizeof(struct dcb_app))
-            memcpy(&d->app[d->n_app++], table + e + NLA_HDRLEN, sizeof(struct dcb_app));
+            break;
+        if ((c.nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE_APP) {
+            if (c.nla_len < NLA_HDRLEN + sizeof(struct dcb_app)) {
+                *short_entry = 1;
+                break;
+            }
+            memcpy(&apps[count++], table + e + NLA_HDRLEN, sizeof(struct dcb_app));
+        }
         e += NLA_ALIGN(c.nla_len);
     }
+    return count;
+}
+
+/// The DCB_ATTR_IEEE { DCB_ATTR_IEEE_APP_TABLE } of a DCB message, into `d` (only when the
+/// message has a table: its IEEE_APP entries replace the netdev's).
+static void take_app_table(struct netdev* d, const uint8_t* msg, size_t len) {
+    struct dcb_app apps[MAX_APP];
+    int short_entry;
+    const int n = app_entries(msg, len, apps, MAX_APP, &short_entry);
+    if (n < 0)
+        return;
+    memcpy(d->app, apps, sizeof(struct dcb_app) * (size_t)n);
+    d->n_app = n;
+}
+
+static int app_find(const struct netdev* d, const struct dcb_app* a) {
+    for (int i = 0; i < d->n_app; ++i)
+        if (d->app[i].selector == a->selector && d->app[i].protocol == a->protocol &&
+            d->app[i].priority == a->priority)
+            return i;
+    return -1;
+}
+
+/// The APP entries of an IEEE_SET (dcb_ieee_setapp()) or IEEE_DEL (dcb_ieee_delapp()), in order
+/// until one fails, logged as one line: 0 or the negative errno of the failure.
+static int apply_app(struct netdev* d, uint8_t cmd, const struct dcb_app* apps, int n,
+                     int short_entry) {
+    char line[MAX_APP * 16 + 64];
+    int at = snprintf(line, sizeof line, "%s %s", cmd == DCB_CMD_IEEE_DEL ? "APPDEL" : "APPSET",
+                      d->name);
+    for (int i = 0; i < n && at < (int)sizeof line; ++i)
+        at += apps[i].selector == IEEE_8021QAZ_APP_SEL_DSCP
+                  ? snprintf(line + at, sizeof line - (size_t)at, " %u:%u",
+                             (unsigned)apps[i].protocol, (unsigned)apps[i].priority)
+                  : snprintf(line + at, sizeof line - (size_t)at, " %u/%u:%u",
+                             (unsigned)apps[i].selector, (unsigned)apps[i].protocol,
+                             (unsigned)apps[i].priority);
+    log_line("%s\n", line, 0);
+    for (int i = 0; i < n; ++i) {
+        const int found = app_find(d, &apps[i]);
+        if (cmd == DCB_CMD_IEEE_SET) {
+            if (found >= 0)
+                return -EEXIST;
+            if (d->n_app >= MAX_APP)
+                return -ENOMEM;
+            d->app[d->n_app++] = apps[i];
+        } else {
+            if (found < 0)
+                return -ENOENT;
+            memmove(&d->app[found], &d->app[found + 1],
+                    sizeof(struct dcb_app) * (size_t)(d->n_app - found - 1));
+            --d->n_app;
+        }
+    }
+    return short_entry ? -ERANGE : 0;
 }
 
 ssize_t sendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* addr,
@@ -303,7 +373,7 @@ ssize_t sendto(int fd, const void* buf, size_t len, int flags, const struct sock
     if (!d)
         return real(fd, buf, len, flags, addr, addrlen);
     const uint8_t cmd = msg[NLMSG_HDRLEN + offsetof(struct dcbmsg, cmd)];
-    uint8_t out_buf[512];
+    uint8_t out_buf[MAX_MSG];
     struct out o = {out_buf, 0};
     if (h.nlmsg_type == RTM_GETDCB && cmd == DCB_CMD_IEEE_GET) {
         log_line("GET %s\n", d->name, 0);
@@ -312,13 +382,19 @@ ssize_t sendto(int fd, const void* buf, size_t len, int flags, const struct sock
     } else if (h.nlmsg_type == RTM_GETDCB && cmd == DCB_CMD_GDCBX) {
         header(&o, RTM_GETDCB, h.nlmsg_flags, h.nlmsg_seq, h.nlmsg_pid, DCB_CMD_GDCBX);
         attr(&o, DCB_ATTR_DCBX, &d->dcbx, 1);
-    } else if (h.nlmsg_type == RTM_SETDCB && cmd == DCB_CMD_IEEE_SET) {
-        const int en = pfc_en_of(msg, h.nlmsg_len);
+    } else if (h.nlmsg_type == RTM_SETDCB && (cmd == DCB_CMD_IEEE_SET || cmd == DCB_CMD_IEEE_DEL)) {
+        // dcbnl_ieee_set(): PFC first, then the APP table; dcbnl_ieee_del(): the APP table.
+        const int en = cmd == DCB_CMD_IEEE_SET ? pfc_en_of(msg, h.nlmsg_len) : -1;
         if (en >= 0)
             d->pfc_en = (uint8_t)en;
-        log_line("SET %s 0x%02x\n", d->name, (unsigned)d->pfc_en);
-        header(&o, RTM_SETDCB, h.nlmsg_flags, h.nlmsg_seq, h.nlmsg_pid, DCB_CMD_IEEE_SET);
-        uint8_t status = 0;
+        struct dcb_app apps[MAX_APP];
+        int short_entry;
+        const int n = app_entries(msg, h.nlmsg_len, apps, MAX_APP, &short_entry);
+        if (en >= 0 || (n < 0 && cmd == DCB_CMD_IEEE_SET))
+            log_line("SET %s 0x%02x\n", d->name, (unsigned)d->pfc_en);
+        const int err = n >= 0 ? apply_app(d, cmd, apps, n, short_entry) : 0;
+        header(&o, RTM_SETDCB, h.nlmsg_flags, h.nlmsg_seq, h.nlmsg_pid, cmd);
+        uint8_t status = (uint8_t)(int8_t)err;
         attr(&o, DCB_ATTR_IEEE, &status, 1);
     } else {
         return real(fd, buf, len, flags, addr, addrlen);
@@ -327,7 +403,7 @@ ssize_t sendto(int fd, const void* buf, size_t len, int flags, const struct sock
     enqueue(fd, &o);
     ack(fd, &h);
     if (h.nlmsg_type == RTM_SETDCB)
-        notify(d);
+        notify(d, cmd);
     return (ssize_t)len;
 }
 

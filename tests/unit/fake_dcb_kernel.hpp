@@ -1,20 +1,32 @@
 // SPDX-License-Identifier: MIT
 //
 // A fake kernel for DCB netlink (rdmad::dcb::NetlinkTransport) that answers like
-// net/dcb/dcbnl.c (DOMAIN.md §2.2-2.3): IEEE_GET, IEEE_SET, EOPNOTSUPP without
-// dcbnl_ops, capped ACKs. It decodes requests and lays out replies by hand, so rdmad's own
-// encoder and parsers are what the tests check. Used by test_dcb_client.cpp and
-// test_reconciler_pfc.cpp.
+// net/dcb/dcbnl.c (DOMAIN.md §2.2-2.3): IEEE_GET, IEEE_SET (PFC, APP table), IEEE_DEL (APP
+// table), EOPNOTSUPP without dcbnl_ops, capped ACKs. It decodes requests and lays out replies by
+// hand, so rdmad's own encoder and parsers are what the tests check. Used by
+// test_dcb_client.cpp and test_reconciler_pfc.cpp.
+//
+// APP entries: by default as the kernel's own table code for a driver without ieee_setapp /
+// ieee_delapp: dcb_ieee_setapp() adds an entry unless that exact (selector, protocol, priority)
+// is there (EEXIST), so a DSCP may map to several priorities; dcb_ieee_delapp() removes the exact
+// match or fails with ENOENT. dcbnl_ieee_set()/dcbnl_ieee_del() hand the entries over in order and
+// stop at the first failure, whose errno becomes the reply's status byte. FakeNetdev::mlx5_app
+// answers as mlx5e_dcbnl_ieee_setapp()/_delapp() (drivers/net/ethernet/mellanox/mlx5/core/en/
+// en_dcbnl.c) instead.
 #pragma once
 
 #include "actuators/dcb_client.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <map>
+#include <span>
 #include <string>
 #include <sys/socket.h>
+#include <vector>
 
 #include <linux/dcbnl.h>
 #include <linux/netlink.h>
@@ -39,6 +51,23 @@ struct FakeNetdev {
     /// The APP table (dcb app add ...): sent in every IEEE_GET reply, as dcbnl_ieee_fill()
     /// always sends DCB_ATTR_IEEE_APP_TABLE (empty when the netdev has no entry)
     std::vector<dcb::AppEntry> app;
+    /// APP entries as mlx5 takes them: DSCP ones only (EINVAL otherwise); a setapp of a DSCP
+    /// that maps elsewhere replaces that mapping (the old entry goes); a delapp whose priority
+    /// is not the DSCP's current one fails with ENOENT. The first DSCP entry switches the port
+    /// to DSCP trust, removing the last switches it back to PCP (counted in `to_pcp_trust`).
+    bool mlx5_app = false;
+    bool ignore_app = false; ///< APP entries of a SET/DEL silently ignored, status 0
+    int setapp_errno = 0;    ///< non-zero: the driver refuses every APP entry of a SET
+    /// Times the table went from some DSCP entry to none: a port that trusted DSCP trusting PCP
+    /// (mlx5 switches its hardware there; iproute2 and mlnx_qos read it so).
+    int to_pcp_trust = 0;
+};
+
+/// One APP request the fake kernel received: DCB_CMD_IEEE_SET or _DEL, and its entries in order.
+struct AppRequest {
+    uint8_t cmd = 0;
+    std::vector<dcb::AppEntry> entries;
+    bool operator==(const AppRequest&) const = default;
 };
 
 /// Appends netlink structures the way the kernel lays them out (4-byte aligned).
@@ -66,6 +95,7 @@ class FakeKernel final : public NetlinkTransport {
     std::deque<Bytes> scripted; ///< the answers to the next request, when `script` is set
     bool script = false;
     int gets = 0, sets = 0, dels = 0;
+    std::vector<AppRequest> app_requests; ///< every APP SET/DEL, in the order received
 
     ssize_t send(std::span<const uint8_t> req) override {
         if (req.size() < 24)
@@ -123,22 +153,34 @@ class FakeKernel final : public NetlinkTransport {
                 o.attr(DCB_ATTR_DCBX, &dev.dcbx, 1);
             finish(o, seq);
             ack(seq, type, 0);
-        } else if (type == RTM_SETDCB && cmd == DCB_CMD_IEEE_SET) {
-            ++sets;
-            int err = 0;
-            // The IEEE nest follows IFNAME; the PFC attribute is the first inside it.
-            size_t nest = 20 + ((ifl + 3u) & ~3u);
-            if (req.size() < nest + 8 + 136)
-                err = -ERANGE;
-            else if (dev.ieee_setpfc && dev.setpfc_errno)
-                err = -dev.setpfc_errno;
-            else if (dev.ieee_setpfc)
-                dev.pfc_en = req[nest + 8 + 1];
-            if (err == -ERANGE) {
-                ack(seq, type, err);
+        } else if (type == RTM_SETDCB && (cmd == DCB_CMD_IEEE_SET || cmd == DCB_CMD_IEEE_DEL)) {
+            if (cmd == DCB_CMD_IEEE_SET)
+                ++sets;
+            // dcbnl_ieee_set()/_del(): DCB_ATTR_IEEE parsed with dcbnl_ieee_policy (a short
+            // IEEE_PFC is -ERANGE from netlink itself); then PFC, then the APP table, each entry
+            // handed to the driver in order until one fails.
+            const size_t attrs = 20;
+            std::span<const uint8_t> ieee = find_attr(req.subspan(attrs), DCB_ATTR_IEEE);
+            if (ieee.data() == nullptr) {
+                ack(seq, type, -EINVAL);
                 return static_cast<ssize_t>(req.size());
             }
-            Out o = reply_header(RTM_SETDCB, DCB_CMD_IEEE_SET);
+            std::span<const uint8_t> pfc = find_attr(ieee, DCB_ATTR_IEEE_PFC);
+            std::span<const uint8_t> table = find_attr(ieee, DCB_ATTR_IEEE_APP_TABLE);
+            if (pfc.data() != nullptr && pfc.size() < sizeof(struct ieee_pfc)) {
+                ack(seq, type, -ERANGE);
+                return static_cast<ssize_t>(req.size());
+            }
+            int err = 0;
+            if (cmd == DCB_CMD_IEEE_SET && pfc.data() != nullptr) {
+                if (dev.ieee_setpfc && dev.setpfc_errno)
+                    err = -dev.setpfc_errno;
+                else if (dev.ieee_setpfc)
+                    dev.pfc_en = pfc[offsetof(struct ieee_pfc, pfc_en)];
+            }
+            if (err == 0 && table.data() != nullptr)
+                err = app_table(dev, cmd, table);
+            Out o = reply_header(RTM_SETDCB, cmd);
             auto status = static_cast<uint8_t>(static_cast<int8_t>(err));
             o.attr(DCB_ATTR_IEEE, &status, 1);
             finish(o, seq);
@@ -164,6 +206,110 @@ class FakeKernel final : public NetlinkTransport {
     uint32_t port_id() const override { return port; }
 
   private:
+    /// The payload of the first attribute of `type` (NLA_F_NESTED masked off) in `attrs`, or
+    /// an empty span with a null data() when there is none or the stream does not hold.
+    static std::span<const uint8_t> find_attr(std::span<const uint8_t> attrs, uint16_t type) {
+        size_t off = 0;
+        while (off + NLA_HDRLEN <= attrs.size()) {
+            struct nlattr a;
+            std::memcpy(&a, attrs.data() + off, sizeof a);
+            if (a.nla_len < NLA_HDRLEN || off + a.nla_len > attrs.size())
+                return {};
+            if ((a.nla_type & NLA_TYPE_MASK) == type)
+                return attrs.subspan(off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN);
+            off += NLA_ALIGN(a.nla_len);
+        }
+        return {};
+    }
+
+    static size_t dscp_entries(const FakeNetdev& dev) {
+        return static_cast<size_t>(std::count_if(dev.app.begin(), dev.app.end(), [](auto& e) {
+            return e.selector == IEEE_8021QAZ_APP_SEL_DSCP;
+        }));
+    }
+
+    /// dcb_ieee_setapp(): EEXIST for an exact duplicate, else added (net/dcb/dcbnl.c).
+    static int table_add(FakeNetdev& dev, const dcb::AppEntry& e) {
+        if (std::find(dev.app.begin(), dev.app.end(), e) != dev.app.end())
+            return -EEXIST;
+        dev.app.push_back(e);
+        return 0;
+    }
+    /// dcb_ieee_delapp(): the exact match goes, ENOENT without one.
+    static int table_del(FakeNetdev& dev, const dcb::AppEntry& e) {
+        auto it = std::find(dev.app.begin(), dev.app.end(), e);
+        if (it == dev.app.end())
+            return -ENOENT;
+        dev.app.erase(it);
+        return 0;
+    }
+
+    /// mlx5e_dcbnl_ieee_setapp(): the DSCP's old mapping (dscp2prio[], modelled as the table's
+    /// entry for it, priority 0 without one) is deleted, the new one added.
+    static int mlx5_setapp(FakeNetdev& dev, const dcb::AppEntry& e) {
+        if (e.selector != IEEE_8021QAZ_APP_SEL_DSCP || e.protocol >= 64)
+            return -EINVAL;
+        (void)table_del(dev,
+                        dcb::AppEntry{e.selector, mlx5_dscp2prio(dev, e.protocol), e.protocol});
+        return table_add(dev, e);
+    }
+    /// mlx5e_dcbnl_ieee_delapp(): ENOENT without DSCP entries or when the priority is not the
+    /// DSCP's current one; otherwise the entry goes (and dscp2prio[] back to 0).
+    static int mlx5_delapp(FakeNetdev& dev, const dcb::AppEntry& e) {
+        if (e.selector != IEEE_8021QAZ_APP_SEL_DSCP || e.protocol >= 64)
+            return -EINVAL;
+        if (dscp_entries(dev) == 0 || e.priority != mlx5_dscp2prio(dev, e.protocol))
+            return -ENOENT;
+        return table_del(dev, e);
+    }
+    static uint8_t mlx5_dscp2prio(const FakeNetdev& dev, uint16_t dscp) {
+        for (const auto& a : dev.app)
+            if (a.selector == IEEE_8021QAZ_APP_SEL_DSCP && a.protocol == dscp)
+                return a.priority;
+        return 0;
+    }
+
+    /// The entries of DCB_ATTR_IEEE_APP_TABLE, one by one until one fails: 0 or -errno. The
+    /// whole request goes to app_requests, whether or not the driver got to every entry.
+    int app_table(FakeNetdev& dev, uint8_t cmd, std::span<const uint8_t> table) {
+        AppRequest logged{cmd, {}};
+        int stop = 0; // -ERANGE at an entry shorter than struct dcb_app, after those before it
+        for (size_t off = 0; off + NLA_HDRLEN <= table.size();) {
+            struct nlattr a;
+            std::memcpy(&a, table.data() + off, sizeof a);
+            if (a.nla_len < NLA_HDRLEN || off + a.nla_len > table.size())
+                break;
+            if ((a.nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE_APP) {
+                if (a.nla_len < NLA_HDRLEN + sizeof(struct dcb_app)) {
+                    stop = -ERANGE;
+                    break;
+                }
+                struct dcb_app raw;
+                std::memcpy(&raw, table.data() + off + NLA_HDRLEN, sizeof raw);
+                logged.entries.push_back(dcb::AppEntry{raw.selector, raw.priority, raw.protocol});
+            }
+            off += NLA_ALIGN(a.nla_len);
+        }
+        app_requests.push_back(logged);
+        if (dev.ignore_app)
+            return 0;
+        for (const dcb::AppEntry& e : logged.entries) {
+            const size_t before = dscp_entries(dev);
+            int err;
+            if (cmd == DCB_CMD_IEEE_SET)
+                err = dev.setapp_errno ? -dev.setapp_errno
+                      : dev.mlx5_app   ? mlx5_setapp(dev, e)
+                                       : table_add(dev, e);
+            else
+                err = dev.mlx5_app ? mlx5_delapp(dev, e) : table_del(dev, e);
+            if (before > 0 && dscp_entries(dev) == 0)
+                ++dev.to_pcp_trust;
+            if (err)
+                return err;
+        }
+        return stop;
+    }
+
     static Out reply_header(uint16_t type, uint8_t cmd) {
         Out o;
         struct nlmsghdr h {};

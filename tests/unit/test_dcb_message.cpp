@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // DCB netlink codec (daemon/actuators/dcb_message.hpp) against bytes captured from iproute2
-// `dcb pfc` and the kernel (tests/unit/data/dcb/*.txt, each with the command that produced it).
+// `dcb pfc`, `dcb app` and the kernel (tests/unit/data/dcb/*.txt, each with the command that
+// produced it).
 #include "actuators/dcb_message.hpp"
 
 #include <catch2/catch.hpp>
@@ -91,6 +92,88 @@ TEST_CASE("IEEE_SET PFC request is byte for byte what iproute2 `dcb pfc set prio
     expect_same_but_seq(build_ieee_set_pfc("rdmatest0", want, 1, 1234), theirs);
 }
 
+TEST_CASE("IEEE_SET APP request is byte for byte what iproute2 `dcb app add dscp-prio 26:3 48:6` "
+          "sends",
+          "[dcb][app]") {
+    Bytes theirs = load("ieee_set_app_request.txt");
+    const std::vector<AppEntry> add = {{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26},
+                                       {IEEE_8021QAZ_APP_SEL_DSCP, 6, 48}};
+    CHECK(build_ieee_set_app("rdmatest0", add, u32_at(theirs, 8), 0) == theirs);
+    expect_same_but_seq(build_ieee_set_app("rdmatest0", add, 3, 77), theirs);
+}
+
+TEST_CASE("IEEE_DEL APP request is byte for byte what iproute2 `dcb app del dscp-prio 26:3` sends: "
+          "RTM_SETDCB with DCB_CMD_IEEE_DEL, not an RTM_DELDCB",
+          "[dcb][app]") {
+    Bytes theirs = load("ieee_del_app_request.txt");
+    const std::vector<AppEntry> del = {{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}};
+    Bytes ours = build_ieee_del_app("rdmatest0", del, u32_at(theirs, 8), 0);
+    CHECK(ours == theirs);
+    CHECK(ours[4] == RTM_SETDCB);
+    CHECK(ours[17] == DCB_CMD_IEEE_DEL);
+}
+
+TEST_CASE("mlnx_qos's 64-entry default DSCP map goes in one request, each entry a struct dcb_app "
+          "in order",
+          "[dcb][app]") {
+    std::vector<AppEntry> all;
+    for (uint16_t d = 0; d < 64; ++d)
+        all.push_back({IEEE_8021QAZ_APP_SEL_DSCP, static_cast<uint8_t>(d >> 3), d});
+    Bytes b = build_ieee_set_app("eth0", all, 1, 0);
+    // header 16 + dcbmsg 4 + IFNAME "eth0\0" 12 + IEEE nest 4 + table nest 4 + 64 * (4 + 4)
+    REQUIRE(b.size() == 40 + 64 * 8);
+    CHECK(u32_at(b, 0) == b.size());
+    uint16_t table_len;
+    std::memcpy(&table_len, b.data() + 36, 2);
+    CHECK(table_len == 4 + 64 * 8);
+    for (size_t i = 0; i < 64; ++i) {
+        const size_t at = 40 + i * 8;
+        CHECK(b[at + 2] == DCB_ATTR_IEEE_APP);
+        CHECK(b[at + 4] == IEEE_8021QAZ_APP_SEL_DSCP);
+        CHECK(b[at + 5] == i >> 3); // priority
+        CHECK(b[at + 6] == i);      // protocol, host order (x86: low byte first)
+    }
+}
+
+TEST_CASE("an APP request the kernel would refuse, or that says nothing, is not built",
+          "[dcb][app]") {
+    const std::vector<AppEntry> none;
+    CHECK_THROWS_AS(build_ieee_set_app("eth0", none, 1, 0), std::invalid_argument);
+    CHECK_THROWS_AS(build_ieee_del_app("eth0", none, 1, 0), std::invalid_argument);
+    // DCB_APP_SEL_PCP (255) belongs in DCB_ATTR_DCB_APP: kernels 6.3+ answer EINVAL for it in
+    // DCB_ATTR_IEEE_APP (dcbnl_app_selector_validate()). Selector 0 is no selector at all.
+    const std::vector<AppEntry> pcp = {{255, 3, 3}};
+    CHECK_THROWS_AS(build_ieee_set_app("eth0", pcp, 1, 0), std::invalid_argument);
+    const std::vector<AppEntry> zero = {{0, 3, 26}};
+    CHECK_THROWS_AS(build_ieee_del_app("eth0", zero, 1, 0), std::invalid_argument);
+    const std::vector<AppEntry> too_many(max_app_entries + 1,
+                                         AppEntry{IEEE_8021QAZ_APP_SEL_DSCP, 0, 0});
+    CHECK_THROWS_AS(build_ieee_set_app("eth0", too_many, 1, 0), std::invalid_argument);
+    const std::vector<AppEntry> fcoe = {{IEEE_8021QAZ_APP_SEL_ETHERTYPE, 3, 0x8906}};
+    CHECK(build_ieee_set_app("eth0", fcoe, 1, 0).size() == 48);
+    CHECK_THROWS_AS(build_ieee_set_app("", fcoe, 1, 0), std::invalid_argument);
+}
+
+TEST_CASE("the IEEE_DEL reply is a status byte under DCB_CMD_IEEE_DEL; a SET reply is not one",
+          "[dcb][app]") {
+    // dcbmsg{0, cmd}, DCB_ATTR_IEEE u8 status, as dcbnl_ieee_del()/dcbnl_ieee_set() put it
+    auto reply = [](uint8_t cmd, uint8_t status) {
+        return Bytes{0, cmd, 0, 0, 5, 0, DCB_ATTR_IEEE, 0, status, 0, 0, 0};
+    };
+    // 0xFE (-2): dcb_ieee_delapp() found no such entry
+    auto r = parse_ieee_del_reply(reply(DCB_CMD_IEEE_DEL, 0xFE));
+    REQUIRE(r.ok());
+    CHECK(*r.value == ENOENT);
+    CHECK(*parse_ieee_del_reply(reply(DCB_CMD_IEEE_DEL, 0)).value == 0);
+    CHECK(!parse_ieee_set_reply(reply(DCB_CMD_IEEE_DEL, 0)).ok()); // it does not answer a SET
+    auto wrong = parse_ieee_del_reply(reply(DCB_CMD_IEEE_SET, 0));
+    CHECK(!wrong.ok());
+    CHECK_THAT(wrong.error, Catch::Contains("expected 27"));
+    auto missing = parse_ieee_del_reply(Bytes{0, DCB_CMD_IEEE_DEL, 0, 0});
+    CHECK(!missing.ok());
+    CHECK_THAT(missing.error, Catch::Contains("IEEE_DEL reply without"));
+}
+
 TEST_CASE("the counters read by IEEE_GET are not echoed back in an IEEE_SET") {
     PfcState s;
     s.pfc_en = 0x08;
@@ -159,6 +242,7 @@ TEST_CASE("every truncation of a captured reply is refused or parsed, never read
                 (void)parse_nlmsg_error(m.payload);
                 (void)parse_ieee_get_reply(m.payload);
                 (void)parse_ieee_set_reply(m.payload);
+                (void)parse_ieee_del_reply(m.payload);
             }
         }
     }
