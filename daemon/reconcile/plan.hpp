@@ -50,8 +50,10 @@ struct Action {
     uint8_t mask = 0;        ///< pfc, mlx4_modprobe
     std::string setting;     ///< "PortType", "PFCNoDrop", "mlx4_en pfctx/pfcrx"
     std::string from, to;    ///< for Reconcile()'s (object, setting, from, to)
-    DscpMap dscp_add{};      ///< dscp_app: entries to add
-    DscpMap dscp_remove{};   ///< dscp_app: entries to delete
+    DscpMap dscp_add{};      ///< dscp_app: entries to add (as planned, for Reconcile())
+    DscpMap dscp_remove{};   ///< dscp_app: entries to delete (likewise)
+    DscpMap dscp_map{};      ///< dscp_app: the map asked; `value` the trust asked
+    bool exclusive = false;  ///< dscp_app: entries not in dscp_map go
     int32_t number = -1;     ///< rdma_cm: the ToS, -1 to leave it
     bool operator==(const Action&) const = default;
 };

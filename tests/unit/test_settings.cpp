@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+//
+// The settings of issue #25 on the settings contract (reconcile/settings/): each setting's keys
+// (good and bad values, file:line:column), what a profile expands to and where each value came
+// from, the state file round trip, and each setting's compare and plan from Inventory values
+// only (no sysfs, no netlink here).
+#include "config/config_file.hpp"
+#include "config/config_writer.hpp"
+#include "config/desired.hpp"
+#include "reconcile/plan.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace rdmad;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+    auto parsed = parse_config_text(text, "f.conf");
+    auto* err = std::get_if<ConfigError>(&parsed);
+    return err ? err->to_string() : "(no error)";
+}
+
+Rule rule_of(const std::string& text) {
+    auto parsed = parse_config_text(text, "f.conf");
+    REQUIRE(std::holds_alternative<ConfigFile>(parsed));
+    auto& rules = std::get<ConfigFile>(parsed).rules;
+    REQUIRE(rules.size() == 1);
+    return rules[0];
+}
+
+const std::string mlx5_path = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_0";
+
+DeviceState mlx5_roce(const DscpMap& dscp_now = {}, PfcActual::Status status = PfcActual::Status::ok) {
+    DeviceState d;
+    d.name = "mlx5_0";
+    d.syspath = mlx5_path;
+    d.pci_address = "0000:3b:00.0";
+    d.kernel_driver = "mlx5_core";
+    PortState p;
+    p.number = 1;
+    p.link_layer = "Ethernet";
+    p.transport = "RoCE";
+    p.netdev = "ens1f0np0";
+    p.pfc.status = status;
+    p.pfc.dscp_map = dscp_now;
+    p.pfc.trust = dscp_now.empty() ? "pcp" : "dscp";
+    d.ports.push_back(p);
+    return d;
+}
+
+Plan plan_for(const DeviceState& d, const DeviceDesired& want) {
+    HostState host;
+    host.devices[d.syspath] = d;
+    std::map<std::string, PfcActual> pfc;
+    for (const auto& p : d.ports)
+        pfc[p.netdev] = p.pfc;
+    return make_plan(host, {{d.syspath, want}}, pfc, {});
+}
+
+std::vector<std::string> codes_of(const Plan& plan) {
+    std::vector<std::string> out;
+    if (auto it = plan.problems.find(mlx5_path); it != plan.problems.end())
+        for (const auto& p : it->second)
+            out.push_back(p.code);
+    return out;
+}
+
+} // namespace
+
+// ---- config keys ----------------------------------------------------------------------------
+
+TEST_CASE("trust, dscp_priority and exclusive read as written") {
+    const Rule r = rule_of("[[rule]]\ndriver = \"mlx5_core\"\ntrust = \"dscp\"\n"
+                           "dscp_priority = { 48 = 6, 26 = 3 }\nexclusive = true\n");
+    CHECK(r.trust == "dscp");
+    CHECK(r.dscp_priority == DscpMap{{26, 3}, {48, 6}}); // sorted by DSCP
+    CHECK(r.exclusive == true);
+}
+
+TEST_CASE("a bad trust, DSCP or priority names its file, line and column") {
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\ntrust = \"l2\"\n") ==
+          "f.conf:3:9: unknown trust \"l2\" (expected \"dscp\" or \"pcp\")");
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\ndscp_priority = { 64 = 3 }\n") ==
+          "f.conf:3:19: DSCP \"64\" is not a number from 0 to 63");
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\ndscp_priority = { 26 = 8 }\n") ==
+          "f.conf:3:24: the priority of DSCP 26 must be from 0 to 7, not 8");
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\ndscp_priority = [26, 3]\n") ==
+          "f.conf:3:17: dscp_priority must be a table of DSCP = priority (e.g. { 26 = 3, 48 = 6 "
+          "}), not an array");
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\ndscp_priority = { 26 = 3, 026 = 4 }\n") ==
+          "f.conf:3:17: DSCP 26 is listed twice in dscp_priority");
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\nexclusive = \"yes\"\n") ==
+          "f.conf:3:13: exclusive must be true or false, not a string");
+}
+
+TEST_CASE("trust pcp with a DSCP map in one rule is refused at the trust key") {
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\ndscp_priority = { 26 = 3 }\ntrust = \"pcp\"\n") ==
+          "f.conf:4:9: trust = \"pcp\" removes every DSCP entry, so it cannot go with "
+          "dscp_priority in one rule");
+}
+
+TEST_CASE("an unknown profile names the one rdmad knows") {
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\nprofile = \"lossy\"\n") ==
+          "f.conf:3:11: unknown profile \"lossy\" (expected \"lossless-roce\")");
+}
+
+TEST_CASE("the state file keeps every setting's keys: format then parse gives the same rule") {
+    Rule r;
+    r.file = "D-Bus";
+    r.match.pci_address = "0000:3b:00.0";
+    r.pfc_no_drop = std::vector<uint8_t>{3};
+    r.profile = "lossless-roce";
+    r.trust = "dscp";
+    r.dscp_priority = DscpMap{{0, 0}, {26, 3}, {48, 6}, {63, 7}};
+    r.exclusive = false;
+    Rule back = rule_of(format_rules({r}));
+    back.file = r.file;
+    back.line = r.line;
+    CHECK(back == r);
+}
+
+// ---- resolve: profiles and where a value came from ------------------------------------------
+
+TEST_CASE("profile lossless-roce gives the lossless chain; the rule's own keys win and say so") {
+    DesiredConfig config;
+    config.rules = {rule_of("[[rule]]\ndriver = \"mlx5_core\"\nprofile = \"lossless-roce\"\n"
+                            "dscp_priority = { 26 = 4 }\n")};
+    const DeviceDesired want = resolve(config, mlx5_roce(), {});
+    CHECK(want.pfc_no_drop == std::vector<uint8_t>{3});
+    CHECK(want.trust == "dscp");
+    CHECK(want.dscp_priority == DscpMap{{26, 4}});
+    CHECK(want.origin.at("pfc_no_drop") == "profile lossless-roce (f.conf:1)");
+    CHECK(want.origin.at("trust") == "profile lossless-roce (f.conf:1)");
+    CHECK(want.origin.at("dscp_priority") == "f.conf:1");
+}
+
+TEST_CASE("a later rule overrides one value of an earlier rule's profile") {
+    DesiredConfig config;
+    config.rules = {rule_of("[[rule]]\ndriver = \"mlx5_core\"\nprofile = \"lossless-roce\"\n"),
+                    rule_of("\n\n[[rule]]\ndevice = \"mlx5_*\"\npfc_no_drop = [4]\n")};
+    const DeviceDesired want = resolve(config, mlx5_roce(), {});
+    CHECK(want.pfc_no_drop == std::vector<uint8_t>{4});
+    CHECK(want.origin.at("pfc_no_drop") == "f.conf:3");
+    CHECK(want.trust == "dscp");
+    CHECK(want.origin.at("trust") == "profile lossless-roce (f.conf:1)");
+}
+
+// ---- DSCP: compare and plan -----------------------------------------------------------------
+
+TEST_CASE("trust dscp on a table without DSCP entries installs DSCP >> 3; with one, nothing") {
+    DeviceDesired want;
+    want.trust = "dscp";
+    const Plan plan = plan_for(mlx5_roce(), want);
+    REQUIRE(plan.actions.size() == 1);
+    const Action& a = plan.actions[0];
+    CHECK(a.setting == "Trust");
+    CHECK(a.from == "pcp");
+    CHECK(a.to == "dscp");
+    REQUIRE(a.dscp_add.size() == 64); // as mlnx_qos --trust dscp shows: prio = DSCP >> 3
+    CHECK(a.dscp_add[26] == std::pair<uint8_t, uint8_t>{26, 3});
+    CHECK(a.dscp_add[63] == std::pair<uint8_t, uint8_t>{63, 7});
+    CHECK(plan_for(mlx5_roce({{46, 5}}), want).actions.empty());
+}
+
+TEST_CASE("trust pcp deletes every DSCP entry; exclusive deletes the unlisted ones") {
+    DeviceDesired pcp;
+    pcp.trust = "pcp";
+    const Plan plan = plan_for(mlx5_roce({{10, 1}, {26, 3}}), pcp);
+    REQUIRE(plan.actions.size() == 1);
+    CHECK(plan.actions[0].dscp_add.empty());
+    CHECK(plan.actions[0].dscp_remove == DscpMap{{10, 1}, {26, 3}});
+    DeviceDesired only;
+    only.dscp_priority = {{26, 3}};
+    CHECK(plan_for(mlx5_roce({{10, 1}, {26, 3}}), only).actions.empty()); // 10:1 left alone
+    only.exclusive = true;
+    const Plan ex = plan_for(mlx5_roce({{10, 1}, {26, 3}}), only);
+    REQUIRE(ex.actions.size() == 1);
+    CHECK(ex.actions[0].dscp_remove == DscpMap{{10, 1}});
+    CHECK(ex.actions[0].exclusive);
+}
+
+TEST_CASE("a DSCP map that differs plans one APP write on the port's netdev") {
+    DeviceDesired want;
+    want.dscp_priority = {{26, 3}, {48, 6}};
+    const Plan plan = plan_for(mlx5_roce({{26, 0}}), want);
+    REQUIRE(plan.actions.size() == 1);
+    const Action& a = plan.actions[0];
+    CHECK(a.kind == Action::Kind::dscp_app);
+    CHECK(a.netdev == "ens1f0np0");
+    CHECK(a.setting == "DSCPPriority");
+    CHECK(a.dscp_add == DscpMap{{26, 3}, {48, 6}});
+    CHECK(a.dscp_remove == DscpMap{{26, 0}});
+    CHECK(a.from == "26:0");
+    CHECK(a.to == "26:3,48:6");
+    const PortPlan& pp = plan.ports.at(mlx5_path).at(1);
+    CHECK_FALSE(pp.in_sync);
+    CHECK(pp.desired_dscp_priority == want.dscp_priority);
+}
+
+TEST_CASE("a DSCP map already there plans nothing and the port is in sync") {
+    DeviceDesired want;
+    want.trust = "dscp";
+    want.dscp_priority = {{26, 3}};
+    const Plan plan = plan_for(mlx5_roce({{26, 3}, {46, 5}}), want);
+    CHECK(plan.actions.empty());
+    CHECK(plan.ports.at(mlx5_path).at(1).in_sync);
+    CHECK(plan.ports.at(mlx5_path).at(1).desired_trust == "dscp");
+}
+
+TEST_CASE("an LLDP agent owning DCB: the DSCP difference is reported, not fought") {
+    DeviceState d = mlx5_roce();
+    d.ports[0].pfc.lldpad = true;
+    DeviceDesired want;
+    want.trust = "dscp";
+    const Plan plan = plan_for(d, want);
+    CHECK(plan.actions.empty());
+    CHECK(codes_of(plan) == std::vector<std::string>{"dscp-owned-elsewhere"});
+}
+
+TEST_CASE("a netdev without DCB: one no-dcb problem for the port whatever settings ask") {
+    DeviceDesired want;
+    want.trust = "dscp";
+    want.pfc_no_drop = {3};
+    const Plan plan = plan_for(mlx5_roce({}, PfcActual::Status::not_supported), want);
+    CHECK(plan.actions.empty());
+    CHECK(codes_of(plan) == std::vector<std::string>{"no-dcb"});
+}
+
