@@ -469,23 +469,24 @@ ChangeSet Inventory::replace(HostState next) {
     // Known devices first: their ids stay. New ones then in name order, with every new
     // device indexed first, so that a GUID or PCI address shared with another new device is
     // seen as shared (the ids a fresh start gives).
-    std::vector<DeviceState*> fresh;
-    for (auto& [syspath, d] : next.devices) {
-        if (state_.devices.count(syspath))
-            cs.merge(put_device(std::move(d)));
+    using Entry = std::map<std::string, DeviceState>::iterator;
+    std::vector<Entry> fresh;
+    for (auto it = next.devices.begin(); it != next.devices.end(); ++it) {
+        if (state_.devices.count(it->first))
+            cs.merge(put_device(std::move(it->second)));
         else
-            fresh.push_back(&d);
+            fresh.push_back(it);
     }
     std::sort(fresh.begin(), fresh.end(),
-              [](const DeviceState* a, const DeviceState* b) { return a->name < b->name; });
+              [](Entry a, Entry b) { return a->second.name < b->second.name; });
     // Stored first, so that the indexes point at their keys; ids are chosen once every new
-    // device is indexed.
+    // device is indexed. Their entries move over whole (node handles): no second copy of any
+    // device, not even of its struct, while both maps hold the host.
     std::vector<std::pair<SyspathRef, const DeviceState*>> stored;
     stored.reserve(fresh.size());
-    for (DeviceState* d : fresh) {
-        std::string syspath = d->syspath;
-        const auto& [key, s] = *state_.devices.emplace(std::move(syspath), std::move(*d)).first;
-        stored.emplace_back(&key, &s);
+    for (Entry it : fresh) {
+        const auto& [key, d] = *state_.devices.insert(next.devices.extract(it)).position;
+        stored.emplace_back(&key, &d);
     }
     for (const auto& [key, d] : stored)
         index_device(key, *d, true);
@@ -502,8 +503,19 @@ ChangeSet Inventory::replace(HostState next) {
     // A device whose GUID is now unique (its twin went) takes it as its id.
     for (const auto& [syspath, _] : state_.devices)
         upgrade_id(syspath, cs);
-    for (auto& [index, l] : next.links)
-        cs.merge(put_link(std::move(l)));
+    for (auto it = next.links.begin(); it != next.links.end();) {
+        if (state_.links.count(it->first) || it->first != it->second.index) {
+            cs.merge(put_link(std::move(it->second)));
+            ++it;
+            continue;
+        }
+        // New: its entry moves over whole, as put_link() would add it.
+        const LinkState& l = state_.links.insert(next.links.extract(it++)).position->second;
+        ++objects_compared_;
+        index_link(l, true);
+        cs.links_added.insert(l.index);
+        mark_link_relatives(l);
+    }
     cs.merge(end_batch());
     return cs;
 }

@@ -571,8 +571,7 @@ HostState Scanner::derive_all(const Inventory& inventory) {
         if (incomplete_.count(syspath))
             continue;
         if (auto p = pending_.find(syspath); p != pending_.end()) {
-            inv.devices.emplace(syspath, std::move(p->second));
-            pending_.erase(p);
+            inv.devices.insert(pending_.extract(p)); // the entry itself: nothing copied
         } else if (const DeviceState* d = inventory.device(syspath)) {
             DeviceState read = as_read(*d);
             read.syspath = syspath; // renamed: the Inventory's copy was read at the old path
