@@ -107,7 +107,8 @@ constexpr FamilyInfo kFamilies[kFamilyCount] = {
 };
 
 /// Writes one object's samples family by family into scratch buffers (kept between objects,
-/// so rendering allocates only when a buffer grows), then packs them into a Fragments.
+/// so rendering allocates only when a buffer grows), then packs them into a Fragments. Each
+/// sample is written without its family's name, which assemble_prometheus() puts back.
 class Sampler {
   public:
     Sampler() {
@@ -116,7 +117,6 @@ class Sampler {
     }
     void add(FamilyId f, std::string_view labels, double value) {
         std::string& text = buffers_[f];
-        text += kFamilies[f].name;
         if (!labels.empty()) {
             text += '{';
             text += labels;
@@ -279,13 +279,34 @@ void render_link(const LinkState& l, PrometheusFragments& out) {
     s.pack(out);
 }
 
+/// Append the samples of `text` (one family's, each line without the family's name) with the
+/// name `name` put back before each.
+void append_samples(std::string& out, std::string_view name, std::string_view text) {
+    while (!text.empty()) {
+        const size_t newline = text.find('\n'); // every sample ends with one
+        const size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
+        out += name;
+        out += text.substr(0, end);
+        text.remove_prefix(end);
+    }
+}
+
+/// Bytes of the samples of `text` once append_samples() has put the name back.
+size_t samples_size(std::string_view name, std::string_view text) {
+    return text.size() +
+           name.size() * static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
 std::string assemble_prometheus(const PrometheusFragments& manager,
                                 const std::vector<const PrometheusFragments*>& objects) {
-    size_t size = manager.text.size();
-    for (const auto* o : objects)
-        size += o->text.size();
-    for (const auto& f : kFamilies)
-        size += 2 * std::strlen(f.name) + std::strlen(f.help) + 24;
+    size_t size = 0;
+    for (size_t f = 0; f < kFamilyCount; ++f) {
+        const std::string_view name = kFamilies[f].name;
+        size += 2 * name.size() + std::strlen(kFamilies[f].help) + 24 +
+                samples_size(name, family_text(manager, f));
+        for (const auto* o : objects)
+            size += samples_size(name, family_text(*o, f));
+    }
     std::string out;
     out.reserve(size);
     for (size_t f = 0; f < kFamilyCount; ++f) {
@@ -303,9 +324,9 @@ std::string assemble_prometheus(const PrometheusFragments& manager,
         out += "\n# TYPE ";
         out += kFamilies[f].name;
         out += " gauge\n";
-        out += family_text(manager, f);
+        append_samples(out, kFamilies[f].name, family_text(manager, f));
         for (const auto* o : objects)
-            out += family_text(*o, f);
+            append_samples(out, kFamilies[f].name, family_text(*o, f));
     }
     return out;
 }

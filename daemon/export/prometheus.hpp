@@ -52,7 +52,9 @@ std::string render_prometheus(const HostState& inventory, const ManagerFacts& fa
 inline constexpr size_t kFamilyCount = 17;
 
 /// One object's samples (the Manager's, one RDMA device's with its ports, or one netdev's),
-/// family by family: family f is text[start[f], start[f + 1]). No HELP or TYPE lines.
+/// family by family: family f is text[start[f], start[f + 1]). No HELP or TYPE lines, and
+/// each sample without its family's name (the same for every sample of the family; put back
+/// when the file is assembled): at 1,024 devices the names were a third of the kept text.
 struct PrometheusFragments {
     std::string text;
     std::array<uint32_t, kFamilyCount + 1> start{};

@@ -34,8 +34,8 @@ std::set<std::string> link_diff(const LinkState& a, const LinkState& b) {
     return out;
 }
 
-template <typename K, typename V>
-void erase_from(std::map<K, std::set<V>>& index, const K& key, const V& value) {
+template <typename K, typename Set, typename V>
+void erase_from(std::map<K, Set>& index, const K& key, const V& value) {
     auto it = index.find(key);
     if (it == index.end())
         return;
@@ -113,14 +113,14 @@ const DeviceState* Inventory::device(const std::string& syspath) const {
 
 const DeviceState* Inventory::device_named(const std::string& name) const {
     auto it = by_name_.find(name);
-    return it == by_name_.end() ? nullptr : device(*it->second.begin());
+    return it == by_name_.end() ? nullptr : device(**it->second.begin());
 }
 
 const DeviceState* Inventory::device_at_pci(const std::string& pci_address) const {
     if (pci_address.empty())
         return nullptr;
     auto it = by_pci_.find(pci_address);
-    return it == by_pci_.end() ? nullptr : device(*it->second.begin());
+    return it == by_pci_.end() ? nullptr : device(**it->second.begin());
 }
 
 const LinkState* Inventory::link(int32_t ifindex) const {
@@ -145,37 +145,37 @@ const std::string& Inventory::id_of(const std::string& syspath) const {
 
 const std::string& Inventory::syspath_of(const std::string& id) const {
     auto it = syspath_by_id_.find(id);
-    return it == syspath_by_id_.end() ? kNone : it->second;
+    return it == syspath_by_id_.end() ? kNone : *it->second;
 }
 
 // ---- indexes ------------------------------------------------------------------------------
 
-void Inventory::index_device(const DeviceState& d, bool add) {
+void Inventory::index_device(SyspathRef key, const DeviceState& d, bool add) {
     const std::string g = guid_digits(d.node_guid);
     if (add) {
-        by_name_[d.name].insert(d.syspath);
+        by_name_[d.name].insert(key);
         if (!d.pci_address.empty())
-            by_pci_[d.pci_address].insert(d.syspath);
+            by_pci_[d.pci_address].insert(key);
         if (!g.empty())
             ++guid_count_[g];
         if (!d.physical_function.empty())
-            vfs_of_[d.physical_function].insert(d.syspath);
+            vfs_of_[d.physical_function].insert(key);
         for (const auto& p : d.ports)
             if (!p.netdev.empty())
-                ports_on_[p.netdev].insert({d.syspath, p.number});
+                ports_on_[p.netdev].insert({key, p.number});
         return;
     }
-    erase_from(by_name_, d.name, d.syspath);
+    erase_from(by_name_, d.name, key);
     if (!d.pci_address.empty())
-        erase_from(by_pci_, d.pci_address, d.syspath);
+        erase_from(by_pci_, d.pci_address, key);
     if (!g.empty())
         if (auto it = guid_count_.find(g); it != guid_count_.end() && --it->second == 0)
             guid_count_.erase(it);
     if (!d.physical_function.empty())
-        erase_from(vfs_of_, d.physical_function, d.syspath);
+        erase_from(vfs_of_, d.physical_function, key);
     for (const auto& p : d.ports)
         if (!p.netdev.empty())
-            erase_from(ports_on_, p.netdev, std::make_pair(d.syspath, p.number));
+            erase_from(ports_on_, p.netdev, std::make_pair(key, p.number));
 }
 
 void Inventory::index_link(const LinkState& l, bool add) {
@@ -196,17 +196,17 @@ void Inventory::mark_device_relatives(const DeviceState& d) {
         unresolved_links_.insert(it->second.begin(), it->second.end());
     if (!d.pci_address.empty())
         if (auto it = vfs_of_.find(d.pci_address); it != vfs_of_.end())
-            unresolved_devices_.insert(it->second.begin(), it->second.end());
+            insert_strings(unresolved_devices_, it->second);
     unresolved_devices_.insert(d.syspath);
 }
 
 void Inventory::mark_link_relatives(const LinkState& l) {
     if (!l.rdma_device.empty())
         if (auto it = by_name_.find(l.rdma_device); it != by_name_.end())
-            unresolved_devices_.insert(it->second.begin(), it->second.end());
+            insert_strings(unresolved_devices_, it->second);
     if (auto it = ports_on_.find(l.name); it != ports_on_.end())
         for (const auto& [syspath, _] : it->second)
-            unresolved_devices_.insert(syspath);
+            unresolved_devices_.insert(*syspath);
     unresolved_links_.insert(l.index);
 }
 
@@ -305,7 +305,7 @@ bool Inventory::upgrade_id(const std::string& syspath, ChangeSet& cs) {
     moved.devices_removed.insert(id->second);
     syspath_by_id_.erase(id->second);
     id->second = g;
-    syspath_by_id_[g] = syspath;
+    syspath_by_id_[g] = id->first;
     moved.devices_added.insert(g);
     mark_device_relatives(*d);
     cs.merge(moved);
@@ -320,12 +320,12 @@ ChangeSet Inventory::put_device(DeviceState d) {
     ++objects_compared_;
     auto it = state_.devices.find(syspath);
     if (it == state_.devices.end()) {
-        index_device(d, true);
-        const std::string id = choose_id(d);
-        ids_[syspath] = id;
-        syspath_by_id_[id] = syspath;
+        const auto& [key, stored] = *state_.devices.emplace(syspath, std::move(d)).first;
+        index_device(&key, stored, true);
+        const std::string id = choose_id(stored);
+        ids_[&key] = id;
+        syspath_by_id_[id] = &key;
         cs.devices_added.insert(id);
-        auto& stored = state_.devices.emplace(syspath, std::move(d)).first->second;
         mark_device_relatives(stored);
         return settled(std::move(cs));
     }
@@ -351,9 +351,9 @@ ChangeSet Inventory::put_device(DeviceState d) {
     const bool relatives = props.count("Name") || props.count("PCIAddress");
     if (relatives)
         mark_device_relatives(old);
-    index_device(old, false);
+    index_device(&it->first, old, false);
     old = std::move(d);
-    index_device(old, true);
+    index_device(&it->first, old, true);
     if (relatives)
         mark_device_relatives(old);
     if (netdevs_moved || props.count("physical_function"))
@@ -377,12 +377,15 @@ ChangeSet Inventory::remove_device(std::string syspath) {
     auto it = state_.devices.find(syspath);
     if (it == state_.devices.end())
         return cs;
-    const std::string id = ids_[syspath];
-    index_device(it->second, false);
+    auto id_entry = ids_.find(syspath);
+    const std::string id = id_entry == ids_.end() ? std::string() : id_entry->second;
+    index_device(&it->first, it->second, false);
     mark_device_relatives(it->second);
-    state_.devices.erase(it);
-    ids_.erase(syspath);
+    // Out of every index before the entry (the key they point at) goes.
+    if (id_entry != ids_.end())
+        ids_.erase(id_entry);
     syspath_by_id_.erase(id);
+    state_.devices.erase(it);
     cs.devices_removed.insert(id);
     cs.devices_changed.erase(id);
     return settled(std::move(cs));
@@ -392,16 +395,19 @@ void Inventory::rename_device(std::string old_syspath, std::string new_syspath) 
     auto it = state_.devices.find(old_syspath);
     if (it == state_.devices.end() || state_.devices.count(new_syspath))
         return;
+    index_device(&it->first, it->second, false);
+    std::string id;
+    if (auto id_entry = ids_.find(old_syspath); id_entry != ids_.end()) {
+        id = std::move(id_entry->second);
+        ids_.erase(id_entry);
+    }
     DeviceState d = std::move(it->second);
-    index_device(d, false);
     state_.devices.erase(it);
     d.syspath = new_syspath;
-    index_device(d, true);
-    state_.devices.emplace(new_syspath, std::move(d));
-    std::string id = std::move(ids_[old_syspath]);
-    ids_.erase(old_syspath);
-    syspath_by_id_[id] = new_syspath;
-    ids_[new_syspath] = std::move(id);
+    const auto& [key, stored] = *state_.devices.emplace(new_syspath, std::move(d)).first;
+    index_device(&key, stored, true);
+    syspath_by_id_[id] = &key;
+    ids_[&key] = std::move(id);
 }
 
 ChangeSet Inventory::put_link(LinkState l) {
@@ -463,34 +469,53 @@ ChangeSet Inventory::replace(HostState next) {
     // Known devices first: their ids stay. New ones then in name order, with every new
     // device indexed first, so that a GUID or PCI address shared with another new device is
     // seen as shared (the ids a fresh start gives).
-    std::vector<DeviceState*> fresh;
-    for (auto& [syspath, d] : next.devices) {
-        if (state_.devices.count(syspath))
-            cs.merge(put_device(std::move(d)));
+    using Entry = std::map<std::string, DeviceState>::iterator;
+    std::vector<Entry> fresh;
+    for (auto it = next.devices.begin(); it != next.devices.end(); ++it) {
+        if (state_.devices.count(it->first))
+            cs.merge(put_device(std::move(it->second)));
         else
-            fresh.push_back(&d);
+            fresh.push_back(it);
     }
     std::sort(fresh.begin(), fresh.end(),
-              [](const DeviceState* a, const DeviceState* b) { return a->name < b->name; });
-    for (DeviceState* d : fresh)
-        index_device(*d, true);
-    for (DeviceState* d : fresh) {
-        const std::string id = choose_id(*d);
-        ids_[d->syspath] = id;
-        syspath_by_id_[id] = d->syspath;
+              [](Entry a, Entry b) { return a->second.name < b->second.name; });
+    // Stored first, so that the indexes point at their keys; ids are chosen once every new
+    // device is indexed. Their entries move over whole (node handles): no second copy of any
+    // device, not even of its struct, while both maps hold the host.
+    std::vector<std::pair<SyspathRef, const DeviceState*>> stored;
+    stored.reserve(fresh.size());
+    for (Entry it : fresh) {
+        const auto& [key, d] = *state_.devices.insert(next.devices.extract(it)).position;
+        stored.emplace_back(&key, &d);
     }
-    for (DeviceState* d : fresh) {
-        const std::string syspath = d->syspath;
-        cs.devices_added.insert(ids_[syspath]);
-        auto& stored = state_.devices.emplace(syspath, std::move(*d)).first->second;
-        mark_device_relatives(stored);
+    for (const auto& [key, d] : stored)
+        index_device(key, *d, true);
+    for (const auto& [key, d] : stored) {
+        const std::string id = choose_id(*d);
+        ids_[key] = id;
+        syspath_by_id_[id] = key;
+    }
+    for (const auto& [key, d] : stored) {
+        cs.devices_added.insert(ids_.find(key)->second);
+        mark_device_relatives(*d);
         ++objects_compared_;
     }
     // A device whose GUID is now unique (its twin went) takes it as its id.
     for (const auto& [syspath, _] : state_.devices)
         upgrade_id(syspath, cs);
-    for (auto& [index, l] : next.links)
-        cs.merge(put_link(std::move(l)));
+    for (auto it = next.links.begin(); it != next.links.end();) {
+        if (state_.links.count(it->first) || it->first != it->second.index) {
+            cs.merge(put_link(std::move(it->second)));
+            ++it;
+            continue;
+        }
+        // New: its entry moves over whole, as put_link() would add it.
+        const LinkState& l = state_.links.insert(next.links.extract(it++)).position->second;
+        ++objects_compared_;
+        index_link(l, true);
+        cs.links_added.insert(l.index);
+        mark_link_relatives(l);
+    }
     cs.merge(end_batch());
     return cs;
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "inventory/model.hpp"
+#include "util/key_ref.hpp"
 
 #include <cstdint>
 #include <map>
@@ -92,8 +93,22 @@ class Inventory {
     uint64_t objects_compared() const { return objects_compared_; }
 
   private:
+    /// A device's syspath as the key of its entry in state_.devices (util/key_ref.hpp): the
+    /// indexes below point at that one copy. An entry leaves every index before it is erased.
+    using SyspathRef = KeyRef;
+    using SyspathSet = KeyRefSet;
+    /// (syspath, port number), by syspath, then number.
+    struct PortRefLess {
+        bool operator()(const std::pair<SyspathRef, uint32_t>& a,
+                        const std::pair<SyspathRef, uint32_t>& b) const {
+            const int c = a.first->compare(*b.first);
+            return c < 0 || (c == 0 && a.second < b.second);
+        }
+    };
+
     std::string choose_id(const DeviceState& d) const;
-    void index_device(const DeviceState& d, bool add);
+    /// `key`: the syspath key of `d`'s entry in state_.devices.
+    void index_device(SyspathRef key, const DeviceState& d, bool add);
     void index_link(const LinkState& l, bool add);
     /// Mark for resolution a device whose name or PCI address appeared or went, and the
     /// objects that refer to it by them.
@@ -108,20 +123,20 @@ class Inventory {
     bool upgrade_id(const std::string& syspath, ChangeSet& cs);
 
     HostState state_;
-    std::map<std::string, std::string> ids_; ///< syspath -> id
-    std::map<std::string, std::string> syspath_by_id_;
+    std::map<SyspathRef, std::string, KeyRefLess> ids_; ///< syspath -> id
+    std::map<std::string, SyspathRef> syspath_by_id_;
     /// device name -> syspaths. Kernel names are unique, but a pass that sees two devices swap
     /// names (mlx5_0 <-> mlx5_1) puts one under its new name while the other still holds it:
     /// a set, so that neither put loses the other's entry.
-    std::map<std::string, std::set<std::string>> by_name_;
-    std::map<std::string, std::set<std::string>> by_pci_; ///< PCI address -> syspaths
-    std::map<std::string, size_t> guid_count_;            ///< node GUID digits -> devices
-    std::map<std::string, std::set<std::string>> vfs_of_; ///< PF PCI address -> VF syspaths
+    std::map<std::string, SyspathSet> by_name_;
+    std::map<std::string, SyspathSet> by_pci_; ///< PCI address -> syspaths
+    std::map<std::string, size_t> guid_count_; ///< node GUID digits -> devices
+    std::map<std::string, SyspathSet> vfs_of_; ///< PF PCI address -> VF syspaths
     std::map<std::string, std::set<int32_t>>
-        link_by_name_; ///< netdev name -> ifindexes (as by_name_)
-    std::map<std::string, std::set<int32_t>> links_of_;   ///< rdma_device -> ifindexes
+        link_by_name_;                                  ///< netdev name -> ifindexes (as by_name_)
+    std::map<std::string, std::set<int32_t>> links_of_; ///< rdma_device -> ifindexes
     /// netdev name -> (syspath, port number) of the ports on it
-    std::map<std::string, std::set<std::pair<std::string, uint32_t>>> ports_on_;
+    std::map<std::string, std::set<std::pair<SyspathRef, uint32_t>, PortRefLess>> ports_on_;
     uint64_t objects_compared_ = 0;
     std::set<std::string> unresolved_devices_; ///< syspaths whose references may have moved
     std::set<int32_t> unresolved_links_;       ///< likewise, ifindexes

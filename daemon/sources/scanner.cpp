@@ -98,8 +98,8 @@ Scanner::DeviceKeys Scanner::keys_of(const DeviceState& d) {
     return k;
 }
 
-void Scanner::index_device_raw(const std::string& syspath, const DeviceKeys& d, bool add) {
-    auto update = [&](std::map<std::string, std::set<std::string>>& index, const std::string& key) {
+void Scanner::index_device_raw(KeyRef syspath, const DeviceKeys& d, bool add) {
+    auto update = [&](std::map<std::string, KeyRefSet>& index, const std::string& key) {
         if (key.empty())
             return;
         if (add) {
@@ -117,11 +117,14 @@ void Scanner::index_device_raw(const std::string& syspath, const DeviceKeys& d, 
         update(devices_on_netdev_, netdev);
 }
 
+void Scanner::keep_keys(const std::string& syspath, DeviceKeys keys) {
+    const auto& [key, kept] = *known_.emplace(syspath, std::move(keys)).first;
+    index_device_raw(&key, kept, true);
+}
+
 void Scanner::put_device_raw(const std::string& syspath, DeviceState d) {
     erase_device_raw(syspath);
-    DeviceKeys keys = keys_of(d);
-    index_device_raw(syspath, keys, true);
-    known_[syspath] = std::move(keys);
+    keep_keys(syspath, keys_of(d));
     pending_[syspath] = std::move(d);
 }
 
@@ -129,9 +132,9 @@ void Scanner::erase_device_raw(const std::string& syspath) {
     auto it = known_.find(syspath);
     if (it == known_.end())
         return;
-    index_device_raw(syspath, it->second, false);
-    known_.erase(it);
+    index_device_raw(&it->first, it->second, false);
     pending_.erase(syspath);
+    known_.erase(it); // last: `syspath` may be its key
 }
 
 void Scanner::erase_link_raw(const std::string& syspath) {
@@ -304,14 +307,14 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             if (auto it = known_.find(old_syspath); it != known_.end()) {
                 // The keys move with it; so does a read not yet derived. The Inventory's copy
                 // is renamed by the caller; the device is read again below either way.
-                DeviceKeys keys = std::move(it->second);
+                // A copy: erase_device_raw() takes the old entry out of the indexes by its keys.
+                DeviceKeys keys = it->second;
                 std::optional<DeviceState> read;
                 if (auto p = pending_.find(old_syspath); p != pending_.end())
                     read = std::move(p->second);
                 erase_device_raw(old_syspath);
                 erase_device_raw(ev.syspath);
-                index_device_raw(ev.syspath, keys, true);
-                known_[ev.syspath] = std::move(keys);
+                keep_keys(ev.syspath, std::move(keys));
                 if (read) {
                     read->syspath = ev.syspath;
                     pending_[ev.syspath] = std::move(*read);
@@ -343,7 +346,7 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             if (auto at = link_at_.find(old_syspath); at != link_at_.end()) {
                 const std::string& old_name = links_.at(at->second).name;
                 if (auto d = devices_on_netdev_.find(old_name); d != devices_on_netdev_.end())
-                    dirty_devices_.insert(d->second.begin(), d->second.end());
+                    insert_strings(dirty_devices_, d->second);
                 pfc_.note_renamed(old_name);
             }
             pfc_.note_renamed(device_paths::sysname(ev.syspath));
@@ -375,7 +378,7 @@ void Scanner::note_link(int32_t ifindex) {
         for (const auto* index : {&devices_at_pci_, &devices_on_netdev_}) {
             const std::string& key = index == &devices_at_pci_ ? link.pci_address : link.name;
             if (auto it = index->find(key); !key.empty() && it != index->end())
-                dirty_devices_.insert(it->second.begin(), it->second.end());
+                insert_strings(dirty_devices_, it->second);
         }
     };
     if (ifindex != 0) {
@@ -411,7 +414,7 @@ bool Scanner::note_address(int32_t ifindex) {
             names.insert(link.name);
     for (const auto& name : names)
         if (auto d = devices_on_netdev_.find(name); d != devices_on_netdev_.end())
-            address_devices_.insert(d->second.begin(), d->second.end());
+            insert_strings(address_devices_, d->second);
     return !address_devices_.empty();
 }
 
@@ -422,7 +425,7 @@ void Scanner::take_address_devices() {
 
 void Scanner::note_device(const std::string& name) {
     if (auto it = device_named_.find(name); it != device_named_.end())
-        dirty_devices_.insert(it->second.begin(), it->second.end());
+        insert_strings(dirty_devices_, it->second);
 }
 
 std::set<std::string> Scanner::devices_with_verbs() const {
@@ -568,8 +571,7 @@ HostState Scanner::derive_all(const Inventory& inventory) {
         if (incomplete_.count(syspath))
             continue;
         if (auto p = pending_.find(syspath); p != pending_.end()) {
-            inv.devices.emplace(syspath, std::move(p->second));
-            pending_.erase(p);
+            inv.devices.insert(pending_.extract(p)); // the entry itself: nothing copied
         } else if (const DeviceState* d = inventory.device(syspath)) {
             DeviceState read = as_read(*d);
             read.syspath = syspath; // renamed: the Inventory's copy was read at the old path

@@ -21,6 +21,7 @@
 #include "sources/provider_probe.hpp"
 #include "sources/udev.hpp"
 #include "sources/udev_monitor.hpp"
+#include "util/key_ref.hpp"
 
 #include <map>
 #include <optional>
@@ -143,7 +144,10 @@ class Scanner {
         std::vector<std::string> gid_netdevs; ///< the netdevs its GID entries name, distinct
     };
     static DeviceKeys keys_of(const DeviceState& d);
-    void index_device_raw(const std::string& syspath, const DeviceKeys& keys, bool add);
+    /// `key`: the syspath key of the device's entry in known_.
+    void index_device_raw(KeyRef key, const DeviceKeys& keys, bool add);
+    /// Keep `keys` for the device at `syspath` (not in known_) and index them.
+    void keep_keys(const std::string& syspath, DeviceKeys keys);
     /// The whole host as exported: every device read (those pending taken from `pending_`,
     /// the others as_read() from `inventory`), every netdev, derived.
     HostState derive_all(const Inventory& inventory);
@@ -164,11 +168,13 @@ class Scanner {
     std::map<std::string, std::pair<std::string, std::string>> verbs_;
     std::map<std::string, AuxDevice> aux_; ///< by syspath
     // Indexes of what was read: an event looks its objects up instead of walking them all.
-    std::map<std::string, std::set<std::string>> device_named_;   ///< name -> syspaths (a set:
-                                                                  ///< swaps, as in Inventory)
-    std::map<std::string, std::set<std::string>> devices_at_pci_; ///< PCI address -> syspaths
+    // They point at the syspath keys of known_ (util/key_ref.hpp): a device leaves them
+    // before it leaves known_.
+    std::map<std::string, KeyRefSet> device_named_;   ///< name -> syspaths (a set: swaps, as
+                                                      ///< in Inventory)
+    std::map<std::string, KeyRefSet> devices_at_pci_; ///< PCI address -> syspaths
     /// netdev name -> syspaths of the devices whose GIDs (or rxe parent) name it
-    std::map<std::string, std::set<std::string>> devices_on_netdev_;
+    std::map<std::string, KeyRefSet> devices_on_netdev_;
     std::map<std::string, int32_t> link_at_;      ///< syspath -> ifindex
     /// links_ by name, as doctor::index_links(links_) gives it (the lowest ifindex when two
     /// share a name while their renames are still being read), kept as links_ changes so that
