@@ -307,6 +307,9 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
     auto put = [&](const DeviceState& current) {
         DeviceState d = current;
         auto w = want.find(d.syspath);
+        d.desired_origin.clear();
+        if (w != want.end())
+            d.desired_origin.assign(w->second.origin.begin(), w->second.origin.end());
         if (w != want.end() && !w->second.require_provider)
             std::erase_if(d.problems, [](const Problem& p) {
                 return p.code == "provider-missing" || p.code == "no-provider";

@@ -43,8 +43,10 @@ int make_configfs_group(const std::string& path) {
 }
 
 int write_configfs_attribute(const std::string& path, std::string_view text) {
-    // No O_CREAT: configfs attributes exist or the kernel does not have them.
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    // No O_CREAT: configfs attributes exist or the kernel does not have them. O_TRUNC as
+    // `echo X > file` opens it (configfs takes it and stores the whole write, fs/configfs/file.c);
+    // a plain file standing in for it then holds exactly the value written.
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
     if (!fd)
         return errno;
     ssize_t n;

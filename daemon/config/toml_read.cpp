@@ -42,7 +42,6 @@ std::string type_name(const toml::node& node) {
     return "nothing";
 }
 
-
 /// `whole` in double quotes for a message: shown_token() of it, with '"' and '\\' escaped.
 std::string quoted(std::string_view whole) {
     std::string out = "\"";
@@ -54,7 +53,8 @@ std::string quoted(std::string_view whole) {
     return out + "\"";
 }
 
-std::optional<bool> read_bool(const toml::node& value, std::string_view key, ConfigProblems& problems) {
+std::optional<bool> read_bool(const toml::node& value, std::string_view key,
+                              ConfigProblems& problems) {
     if (const auto* b = value.as_boolean())
         return b->get();
     problems.add(value.source(),
@@ -140,9 +140,8 @@ std::optional<int64_t> read_integer(const toml::node& value, std::string_view ke
                                     int64_t max, ConfigProblems& problems) {
     const auto* i = value.as_integer();
     if (!i) {
-        problems.add(value.source(),
-                     fmt::format("{} must be an integer from {} to {}, not {}", key, min, max,
-                                 type_name(value)));
+        problems.add(value.source(), fmt::format("{} must be an integer from {} to {}, not {}", key,
+                                                 min, max, type_name(value)));
         return std::nullopt;
     }
     if (i->get() < min || i->get() > max) {

@@ -62,11 +62,20 @@ enum FamilyId : size_t {
     kPfcStatus,
     kNoDrop,
     kDesiredNoDrop,
+    kTrust,
+    kDesiredTrust,
+    kDscpPriority,
+    kDesiredDscpPriority,
+    kRdmaCmRoceMode,
+    kDesiredRdmaCmRoceMode,
+    kRdmaCmTos,
+    kDesiredRdmaCmTos,
     kRoceVersion,
     kRoutable,
     kGidIndex,
     kRdmaCapable,
 };
+static_assert(kRdmaCapable + 1 == kFamilyCount, "kFamilyCount counts the families");
 
 struct FamilyInfo {
     const char* name;
@@ -97,6 +106,21 @@ constexpr FamilyInfo kFamilies[kFamilyCount] = {
      "PFC no-drop (lossless) 802.1p priorities of the port's netdev: 1 when on."},
     {"rdmad_port_desired_pfc_no_drop",
      "PFC no-drop priorities the desired state asks of the port: 1 when asked on."},
+    {"rdmad_port_trust",
+     "What the port's netdev classifies packets by (its DCB APP table: dscp while it has a DSCP "
+     "entry): 1 for the current."},
+    {"rdmad_port_desired_trust", "Trust the desired state asks of the port: 1 for the one asked."},
+    {"rdmad_port_dscp_priority",
+     "802.1p priority each DSCP maps to in the DSCP entries of the port's netdev APP table."},
+    {"rdmad_port_desired_dscp_priority",
+     "802.1p priority the desired state asks each DSCP to map to."},
+    {"rdmad_port_rdma_cm_roce_mode",
+     "RoCE version rdma_cm uses on the port by default (configfs default_roce_mode): 1 for the "
+     "current."},
+    {"rdmad_port_desired_rdma_cm_roce_mode",
+     "RDMA-CM default RoCE version the desired state asks of the port: 1 for the one asked."},
+    {"rdmad_port_rdma_cm_tos", "ToS byte rdma_cm sets by default on the port (default_roce_tos)."},
+    {"rdmad_port_desired_rdma_cm_tos", "RDMA-CM default ToS byte the desired state asks."},
     {"rdmad_port_roce_version", "RoCE versions the port's GID table offers: 1 when offered."},
     {"rdmad_port_roce_v2_routable_gid",
      "Whether the RoCE port has a routable RoCE v2 GID (not link-local)."},
@@ -186,6 +210,12 @@ const char* pfc_status(PfcActual::Status s) {
     return "unknown";
 }
 
+/// One sample per DSCP entry, its value the priority: `{...,dscp="26"} 3`.
+void dscp_map(Sampler& s, FamilyId f, const std::string& port, const DscpMap& map) {
+    for (const auto& [dscp, prio] : map)
+        s.add(f, with(port, "dscp", std::to_string(dscp)), prio);
+}
+
 void priorities(Sampler& s, FamilyId f, const std::string& port,
                 const std::vector<uint8_t>& no_drop) {
     static const char* const names[8] = {"0", "1", "2", "3", "4", "5", "6", "7"};
@@ -257,6 +287,22 @@ void render_device(const DeviceState& d, PrometheusFragments& out) {
         }
         if (!p.desired_pfc_no_drop.empty())
             priorities(s, kDesiredNoDrop, port, p.desired_pfc_no_drop);
+        if (p.pfc.status == PfcActual::Status::ok && !p.pfc.trust.empty()) {
+            s.states(kTrust, port, "trust", {"dscp", "pcp"}, p.pfc.trust);
+            dscp_map(s, kDscpPriority, port, p.pfc.dscp_map);
+        }
+        if (!p.desired_trust.empty())
+            s.states(kDesiredTrust, port, "trust", {"dscp", "pcp"}, p.desired_trust);
+        dscp_map(s, kDesiredDscpPriority, port, p.desired_dscp_priority);
+        if (!p.rdma_cm.roce_mode.empty())
+            s.states(kRdmaCmRoceMode, port, "mode", {"RoCE v2", "IB/RoCE v1"}, p.rdma_cm.roce_mode);
+        if (!p.desired_rdma_cm_roce_mode.empty())
+            s.states(kDesiredRdmaCmRoceMode, port, "mode", {"RoCE v2", "IB/RoCE v1"},
+                     p.desired_rdma_cm_roce_mode);
+        if (p.rdma_cm.tos)
+            s.add(kRdmaCmTos, port, *p.rdma_cm.tos);
+        if (p.desired_rdma_cm_tos >= 0)
+            s.add(kDesiredRdmaCmTos, port, p.desired_rdma_cm_tos);
         if (p.transport == "RoCE") {
             for (const char* v : {"v1", "v2"})
                 s.add(kRoceVersion, with(port, "version", v),

@@ -41,6 +41,15 @@ namespace rdmad::exports {
 ///                                           unknown (whether PFC could be read)
 ///   rdmad_port_pfc_no_drop{device,port,priority}  0/1 per priority 0-7, when PFC was read
 ///   rdmad_port_desired_pfc_no_drop{device,port,priority}  0/1, when a rule or call asks
+///   rdmad_port_trust{device,port,trust}     when DCB was read: 1 for dscp or pcp
+///   rdmad_port_desired_trust{device,port,trust}  when asked
+///   rdmad_port_dscp_priority{device,port,dscp}  the priority of each DSCP entry, when read
+///   rdmad_port_desired_dscp_priority{device,port,dscp}  the priority asked, when asked
+///   rdmad_port_rdma_cm_roce_mode{device,port,mode}  RoCE ports whose configfs group reads:
+///                                           1 for "RoCE v2" or "IB/RoCE v1"
+///   rdmad_port_desired_rdma_cm_roce_mode{device,port,mode}  when asked
+///   rdmad_port_rdma_cm_tos{device,port}     the ToS byte, when read
+///   rdmad_port_desired_rdma_cm_tos{device,port}  when asked
 ///   rdmad_port_roce_version{device,port,version}  RoCE ports: 0/1 for v1 and v2
 ///   rdmad_port_roce_v2_routable_gid{device,port}  RoCE ports: 0/1 (facts.hpp)
 ///   rdmad_port_recommended_roce_gid_index{device,port}  RoCE ports that have one (facts.hpp)
@@ -49,7 +58,7 @@ namespace rdmad::exports {
 std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts);
 
 /// The metric families of rdmad.prom (listed at render_prometheus()).
-inline constexpr size_t kFamilyCount = 17;
+inline constexpr size_t kFamilyCount = 25;
 
 /// One object's samples (the Manager's, one RDMA device's with its ports, or one netdev's),
 /// family by family: family f is text[start[f], start[f + 1]). No HELP or TYPE lines, and

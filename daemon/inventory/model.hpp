@@ -99,23 +99,30 @@ struct PcieFunction {
 
 /// The RDMA-CM defaults of one port as configfs shows them
 /// (`/sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_mode`, `default_roce_tos`; kernel
-/// drivers/infiniband/core/cma_configfs.c). The `<dev>` group exists only once someone made it
-/// with mkdir (rdma-core's cma_roce_mode, rdmad); until then the kernel's defaults apply and
-/// cannot be read.
-struct RdmaCmState {
-    enum class Status {
-        unknown,       ///< not read (not a RoCE port, or nothing read yet)
-        ok,            ///< both files read
-        no_group,      ///< configfs is there but nobody made the device's group
-        no_configfs,   ///< /sys/kernel/config/rdma_cm absent (configfs not mounted, rdma_cm
-                       ///< not loaded)
-        not_supported, ///< the group is there without the files (a kernel without them)
-        failed,        ///< a read failed; `message` says why
-    } status = Status::unknown;
-    std::string roce_mode; ///< "RoCE v2", "IB/RoCE v1"; "" unless ok
-    int32_t tos = -1;      ///< the ToS byte 0-255; -1 unless ok
-    std::string message;   ///< why not ok, for the admin
-    bool operator==(const RdmaCmState&) const = default;
+/// drivers/infiniband/core/cma_configfs.c), read by sources/rdma_cm_reader.hpp.
+/// How far a port's RDMA-CM defaults could be read.
+enum class RdmaCmStatus {
+    ok,          ///< read: roce_mode set; tos set unless the kernel predates default_roce_tos
+    no_group,    ///< no `rdma_cm/<dev>` group: the values cannot be seen without creating it.
+                 ///< Not "the kernel defaults": a tool may have set them and removed its group
+                 ///< (mlnx-tools sbin/cma_roce_mode does mkdir, echo, rmdir)
+    no_configfs, ///< `<root>` is absent (no configfs in the kernel, or its module not loaded)
+                 ///< or is the bare mount point (configfs not mounted)
+    unsupported, ///< configfs is mounted but has no `rdma_cm`: the rdma_cm module is not loaded,
+                 ///< or the kernel is built without CONFIG_INFINIBAND_ADDR_TRANS_CONFIGFS
+    failed,      ///< the group is there but the port's files did not read: `error` says why
+                 ///< (ENOENT: no such port; ENODEV: the device of the group went away)
+};
+
+/// One port's RDMA-CM defaults as read.
+struct RdmaCmActual {
+    uint32_t port = 0;
+    RdmaCmStatus status = RdmaCmStatus::failed;
+    std::string roce_mode;      ///< "IB/RoCE v1" or "RoCE v2" when ok, else ""
+    std::optional<uint8_t> tos; ///< when ok and the kernel has default_roce_tos
+    int error = 0;              ///< errno of what failed, else 0; with ok, of default_roce_tos
+    std::string message;        ///< for the admin, naming the path; "" when ok with both values
+    bool operator==(const RdmaCmActual&) const = default;
 };
 
 /// One port of an RDMA device (`/sys/class/infiniband/<dev>/ports/<n>/`).
@@ -137,8 +144,9 @@ struct PortState {
     /// DCB PFC of its netdev, read for every Ethernet port with a netdev (unknown otherwise)
     PfcActual pfc;
     std::vector<uint8_t> pfc_no_drop; ///< pfc.priorities when pfc is ok, else empty
-    /// RDMA-CM defaults from configfs, read for RoCE ports (sources/rdma_cm_reader.hpp)
-    RdmaCmState rdma_cm;
+    /// RDMA-CM defaults from configfs, read for RoCE ports (sources/rdma_cm_reader.hpp);
+    /// status failed with no message for other ports
+    RdmaCmActual rdma_cm;
     // Derived from the port's netdev (doctor/roce_mtu.hpp derive_mtus()):
     uint32_t netdev_mtu = 0; ///< the netdev's `mtu`, 0 when no netdev or unreadable
     uint32_t active_mtu = 0; ///< RoCE: iboe_get_mtu(netdev_mtu); 0 otherwise or when unknown
@@ -184,6 +192,10 @@ struct DeviceState {
     std::vector<PcieFunction> pcie_path;
     std::vector<PortState> ports;   ///< sorted by number
     std::vector<Problem> problems;
+    /// Filled by the reconciler, not read: each setting key the desired state asks of the
+    /// device and where its value comes from ("pfc_no_drop", "/etc/rdmad/rdmad.conf:3" or
+    /// "profile lossless-roce (/etc/rdmad/rdmad.conf:3)"), sorted by key
+    std::vector<std::pair<std::string, std::string>> desired_origin;
     // Filled by the Inventory, not read (kept across puts, resolved when names settle):
     std::vector<int32_t> link_indexes; ///< the netdevs whose rdma_device is this device, ascending
     std::string pf_id;                 ///< the Inventory id of the SR-IOV PF's device, "" when none

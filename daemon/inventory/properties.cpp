@@ -132,6 +132,20 @@ const Property<DeviceState> kDevice[] = {
      }},
     {"Problems", "a(sss)", &same_problems, &write_problems},
     {"ProblemDetails", "a(sssassu)", &same_member<&DeviceState::problems>, &write_problem_details},
+    // (setting key, where its value comes from): rdmactl show, Cockpit.
+    {"DesiredOrigin", "a(ss)", &same_member<&DeviceState::desired_origin>,
+     [](ValueWriter& w, const DeviceState& d, const PropertyContext&) {
+         w.begin_array("(ss)");
+         for (const auto& [key, origin] : d.desired_origin) {
+             w.begin_struct("ss");
+             w.field("Key");
+             write_line(w, key);
+             w.field("Origin");
+             write_line(w, origin);
+             w.end_struct();
+         }
+         w.end_array();
+     }},
     internal<&DeviceState::physical_function>("physical_function"),
     internal<&DeviceState::pcie_path>("pcie_path"),
     internal<&DeviceState::syspath>("syspath"),

@@ -21,15 +21,29 @@ template <> struct Signature<uint16_t> { static constexpr const char* value = "q
 template <> struct Signature<int32_t> { static constexpr const char* value = "i"; };
 template <> struct Signature<uint32_t> { static constexpr const char* value = "u"; };
 template <> struct Signature<double> { static constexpr const char* value = "d"; };
-template <> struct Signature<std::vector<std::string>> { static constexpr const char* value = "as"; };
+template <> struct Signature<std::vector<std::string>> {
+    static constexpr const char* value = "as";
+};
 template <> struct Signature<std::vector<uint8_t>> { static constexpr const char* value = "ay"; };
 
-inline void put(ValueWriter& w, const std::string& s) { write_line(w, s); }
-inline void put(ValueWriter& w, bool b) { w.boolean(b); }
-inline void put(ValueWriter& w, uint16_t n) { w.u16(n); }
-inline void put(ValueWriter& w, int32_t n) { w.i32(n); }
-inline void put(ValueWriter& w, uint32_t n) { w.u32(n); }
-inline void put(ValueWriter& w, double d) { w.f64(d); }
+inline void put(ValueWriter& w, const std::string& s) {
+    write_line(w, s);
+}
+inline void put(ValueWriter& w, bool b) {
+    w.boolean(b);
+}
+inline void put(ValueWriter& w, uint16_t n) {
+    w.u16(n);
+}
+inline void put(ValueWriter& w, int32_t n) {
+    w.i32(n);
+}
+inline void put(ValueWriter& w, uint32_t n) {
+    w.u32(n);
+}
+inline void put(ValueWriter& w, double d) {
+    w.f64(d);
+}
 inline void put(ValueWriter& w, const std::vector<std::string>& v) {
     w.begin_array("s");
     for (const auto& s : v)
@@ -58,7 +72,6 @@ inline void put(ValueWriter& w, const DscpMap& map) {
     w.end_array();
 }
 
-
 // ---- rows from members --------------------------------------------------------------------
 
 template <auto M> struct MemberOf;
@@ -68,7 +81,9 @@ template <typename O, typename T, T O::*M> struct MemberOf<M> {
 };
 template <auto M> using Owner = typename MemberOf<M>::Owner;
 
-template <auto M> bool same_member(const Owner<M>& a, const Owner<M>& b) { return a.*M == b.*M; }
+template <auto M> bool same_member(const Owner<M>& a, const Owner<M>& b) {
+    return a.*M == b.*M;
+}
 
 template <auto M> void write_member(ValueWriter& w, const Owner<M>& s, const PropertyContext&) {
     put(w, s.*M);
@@ -84,6 +99,5 @@ template <auto M> constexpr Property<Owner<M>> member(const char* name, bool con
 template <auto M> constexpr Property<Owner<M>> internal(const char* name) {
     return {name, nullptr, &same_member<M>, nullptr};
 }
-
 
 } // namespace rdmad::rows

@@ -38,9 +38,9 @@ class ContestGuard {
 
   private:
     std::function<uint64_t()> now_usec_;
-    std::set<std::string> set_;                             ///< netdevs rdmad set
+    std::set<std::string> set_;                                ///< netdevs rdmad set
     std::map<std::string, std::vector<uint64_t>> corrections_; ///< netdev -> times (µs)
-    std::set<std::string> contested_;                       ///< netdevs rdmad stopped setting
+    std::set<std::string> contested_;                          ///< netdevs rdmad stopped setting
 };
 
 } // namespace rdmad

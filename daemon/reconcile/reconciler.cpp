@@ -496,10 +496,9 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
     std::map<std::string, std::vector<Problem>> conflicts;
     const auto want = desired(inv, &conflicts, only);
     std::map<std::string, PfcActual> pfc;
-    // PFC as the inventory has it (sources/pfc_reader.hpp): no DCB read here.
+    // DCB state as the inventory has it (sources/pfc_reader.hpp): no DCB read here. Every
+    // device with a desired state: the DCB settings (PFC, DSCP) compare with it.
     for (const auto& [syspath, w] : want) {
-        if (w.pfc_no_drop.empty())
-            continue;
         for (const auto& port : inv.devices.at(syspath).ports) {
             if (port.netdev.empty() || pfc.count(port.netdev))
                 continue;

@@ -4,6 +4,7 @@
 #include "inventory/attributes.hpp"
 #include "inventory/driver_capabilities.hpp"
 #include "inventory/transport.hpp"
+#include "sources/rdma_cm_reader.hpp"
 #include "sources/device_paths.hpp"
 #include "util/sysfs.hpp"
 
@@ -119,6 +120,7 @@ DeviceState as_read(DeviceState d) {
     d.provider_package = read.provider_package;
     d.verbs_device = read.verbs_device;
     d.problems.clear();
+    d.desired_origin.clear();
     d.link_indexes.clear();
     d.pf_id = read.pf_id;
     const PortState port_read;
@@ -201,6 +203,9 @@ DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
         PortState port = read_port(sp, n, &has_gid_attrs);
         port.transport = classify_transport(d.node_type, port.link_layer, d.kernel_driver);
         port.roce_versions = roce_versions(port.transport, port.gids, has_gid_attrs);
+        // RDMA-CM's defaults are RoCE's (reconcile/settings/rdma_cm.cpp).
+        if (port.transport == "RoCE")
+            port.rdma_cm = read_rdma_cm_port(std::string(kConfigfsRoot), d.name, n);
         // A VPI port type that sysfs shows (and switches): mlx4_port<n>.
         if (driver_capabilities(d.kernel_driver).port_type == PortTypeSwitch::sysfs &&
             !pci_syspath.empty())

@@ -29,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+#include "inventory/model.hpp"
+
 namespace rdmad {
 
 /// Where configfs is mounted: systemd's sys-kernel-config.mount, the path the kernel makes
@@ -40,33 +42,11 @@ inline constexpr std::string_view kConfigfsRoot = "/sys/kernel/config";
 inline constexpr std::string_view kRoceModeV1 = "IB/RoCE v1";
 inline constexpr std::string_view kRoceModeV2 = "RoCE v2";
 
-/// How far a port's RDMA-CM defaults could be read.
-enum class RdmaCmStatus {
-    ok,          ///< read: roce_mode set; tos set unless the kernel predates default_roce_tos
-    no_group,    ///< no `rdma_cm/<dev>` group: the values cannot be seen without creating it.
-                 ///< Not "the kernel defaults": a tool may have set them and removed its group
-                 ///< (mlnx-tools sbin/cma_roce_mode does mkdir, echo, rmdir)
-    no_configfs, ///< `<root>` is absent (no configfs in the kernel, or its module not loaded)
-                 ///< or is the bare mount point (configfs not mounted)
-    unsupported, ///< configfs is mounted but has no `rdma_cm`: the rdma_cm module is not loaded,
-                 ///< or the kernel is built without CONFIG_INFINIBAND_ADDR_TRANS_CONFIGFS
-    failed,      ///< the group is there but the port's files did not read: `error` says why
-                 ///< (ENOENT: no such port; ENODEV: the device of the group went away)
-};
-
 /// "ok", "no_group", "no_configfs", "unsupported", "failed".
 std::string_view to_string(RdmaCmStatus status);
 
-/// One port's RDMA-CM defaults as read.
-struct RdmaCmActual {
-    uint32_t port = 0;
-    RdmaCmStatus status = RdmaCmStatus::failed;
-    std::string roce_mode;      ///< kRoceModeV1 or kRoceModeV2 when ok, else ""
-    std::optional<uint8_t> tos; ///< when ok and the kernel has default_roce_tos
-    int error = 0;              ///< errno of what failed, else 0; with ok, of default_roce_tos
-    std::string message;        ///< for the admin, naming the path; "" when ok with both values
-    bool operator==(const RdmaCmActual&) const = default;
-};
+// RdmaCmStatus and RdmaCmActual are the Inventory's (inventory/model.hpp, PortState::rdma_cm).
+
 
 /// default_roce_mode's text as the kernel prints it: exactly kRoceModeV1 or kRoceModeV2, with
 /// the one trailing newline the kernel adds (or none: ib_cache_gid_parse_type_str() accepts

@@ -226,6 +226,20 @@ struct RRig {
             .onInterface("org.rdmad1.Port")
             .withArguments(prios, persist);
     }
+    void set_trust(const std::string& dev, unsigned n, const std::string& trust, bool persist) {
+        client->proxy(port_path(dev, n))
+            ->callMethod("SetTrust")
+            .onInterface("org.rdmad1.Port")
+            .withArguments(trust, persist);
+    }
+    void set_dscp_priority(const std::string& dev, unsigned n,
+                           const std::vector<sdbus::Struct<uint8_t, uint8_t>>& map, bool exclusive,
+                           bool persist) {
+        client->proxy(port_path(dev, n))
+            ->callMethod("SetDSCPPriority")
+            .onInterface("org.rdmad1.Port")
+            .withArguments(map, exclusive, persist);
+    }
     std::vector<std::vector<std::string>> reconcile(bool dry_run) {
         std::vector<sdbus::Struct<std::string, std::string, std::string, std::string>> v;
         client->manager()
@@ -1051,7 +1065,7 @@ TEST_CASE("reconcile: a bad rdmad.conf is refused with file:line:column, keeps t
          "3:13: port_type must be a list of strings, not a string"},
         {"unknown key", "[[rule]]\ndevice = \"mlx5_0\"\nport_types = [\"eth\"]\n",
          "3:1: unknown key \"port_types\" in [[rule]] (expected pci_address, driver, node_guid, "
-         "device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, require_provider, min_rate_gbps or "
+         "device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, rdma_cm_roce_mode, rdma_cm_tos, require_provider, min_rate_gbps or "
          "min_active_ports)"},
         {"priority 8", "[[rule]]\ndriver = \"mlx5_core\"\npfc_no_drop = [3, 8]\n",
          "3:19: priority 8 is outside 0-7"},
@@ -1821,5 +1835,156 @@ TEST_CASE("lossless: PFC off while a rule asks priority 3 (apply = false) is an 
     CHECK_THAT(e["Text"].get<std::string>(), Catch::Contains("asks no-drop priorities 3"));
     CHECK_FALSE(has(codes(d), "pfc-off"));
     CHECK(r.count("SET") == 0);
+    r.stop();
+}
+
+// ---- issue #25: DSCP trust and map, RDMA-CM defaults ---------------------------------------
+
+namespace {
+
+/// A DSCP map as Describe() shows an a(yy) of (DSCP, priority): objects {"DSCP", "Priority"}.
+json dscp_json(std::initializer_list<std::pair<int, int>> map) {
+    json out = json::array();
+    for (const auto& [dscp, prio] : map)
+        out.push_back({{"DSCP", dscp}, {"Priority", prio}});
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("dscp: a map rule adds before it deletes the replaced entry, reads back once, and "
+          "another tool's change is set back",
+          "[reconcile][dscp]") {
+    DcbRig r(kHost);
+    r.extra_env["FAKE_DCBNL_DSCP"] = "rdmav0:26:0";
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\ndscp_priority = { 26 = 3, 48 = 6 }\n");
+    r.start();
+    r.eventually([&] { return r.port("mlx5_9", 1).is_object(); });
+    INFO(r.device("mlx5_9").dump(1) << "\nDCB requests: " << r.requests().size());
+    REQUIRE(r.eventually([&] {
+        return r.port("mlx5_9", 1)["DSCPPriority"] == dscp_json({{26, 3}, {48, 6}});
+    }));
+    auto p = r.port("mlx5_9", 1);
+    CHECK(p["Trust"] == "dscp");
+    CHECK(p["DesiredDSCPPriority"] == dscp_json({{26, 3}, {48, 6}}));
+    CHECK(p["DesiredTrust"] == "");
+    CHECK(p["InSync"] == true);
+    // The source's read, the adds (the port keeps DSCP trust), the replaced entry's delete,
+    // the one read-back.
+    CHECK(r.requests() == std::vector<std::string>{"GET rdmav0", "APPSET rdmav0 26:3 48:6",
+                                                   "APPDEL rdmav0 26:0", "GET rdmav0"});
+    // Another tool (`dcb app replace dev rdmav0 dscp-prio 26:0`) moves DSCP 26 back.
+    notify_pfc("rdmav0", 0x00, std::vector<std::pair<uint8_t, uint8_t>>{{26, 0}, {48, 6}});
+    REQUIRE(r.eventually([&] { return r.count("APPSET") == 2; }));
+    REQUIRE(r.eventually([&] {
+        return r.port("mlx5_9", 1)["DSCPPriority"] == dscp_json({{26, 3}, {48, 6}});
+    }));
+    CHECK(r.port("mlx5_9", 1)["InSync"] == true);
+    CHECK_FALSE(has(codes(r.device("mlx5_9")), "apply-failed"));
+    r.stop();
+}
+
+TEST_CASE("dscp: trust pcp deletes every DSCP entry; SetTrust dscp installs DSCP >> 3 and "
+          "persists",
+          "[reconcile][dscp]") {
+    DcbRig r(kHost);
+    r.extra_env["FAKE_DCBNL_DSCP"] = "rdmav0:26:3,rdmav0:46:5";
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\ntrust = \"pcp\"\n");
+    r.start();
+    r.eventually([&] { return r.port("mlx5_9", 1).is_object(); });
+    INFO(r.device("mlx5_9").dump(1) << "\nDCB requests: " << r.requests().size());
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["Trust"] == "pcp"; }));
+    CHECK(r.port("mlx5_9", 1)["DSCPPriority"] == json::array());
+    CHECK(r.port("mlx5_9", 1)["InSync"] == true);
+    CHECK(r.count("APPDEL") == 1);
+    CHECK(r.count("APPSET") == 0);
+
+    r.set_trust("mlx5_9", 1, "dscp", true);
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["Trust"] == "dscp"; }));
+    const json map = r.port("mlx5_9", 1)["DSCPPriority"];
+    REQUIRE(map.size() == 64); // as `mlnx_qos --trust dscp` installs it
+    CHECK(map[26] == dscp_json({{26, 3}})[0]);
+    CHECK(map[46] == dscp_json({{46, 5}})[0]);
+    CHECK(r.port("mlx5_9", 1)["DesiredTrust"] == "dscp");
+    CHECK(r.port("mlx5_9", 1)["InSync"] == true);
+    CHECK(read_file(r.state_file()).find("trust = \"dscp\"") != std::string::npos);
+    r.stop();
+}
+
+TEST_CASE("dscp: SetDSCPPriority refuses a DSCP over 63, a priority over 7, a duplicate and an "
+          "empty map",
+          "[reconcile][dscp]") {
+    DcbRig r(kHost);
+    r.start();
+    r.eventually([&] { return r.port("mlx5_9", 1).is_object(); });
+    INFO(r.device("mlx5_9").dump(1) << "\nDCB requests: " << r.requests().size());
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1).is_object(); }));
+    using Map = std::vector<sdbus::Struct<uint8_t, uint8_t>>;
+    const std::vector<std::pair<Map, std::string>> cases = {
+        {Map{{64, 3}}, "(64, 3): DSCP must be 0-63 and priority 0-7"},
+        {Map{{26, 8}}, "(26, 8): DSCP must be 0-63 and priority 0-7"},
+        {Map{{26, 3}, {26, 4}}, "DSCP 26 is listed twice"},
+        {Map{}, "the map must have at least one (DSCP, priority) entry"},
+    };
+    for (const auto& [bad, why] : cases) {
+        INFO(why);
+        auto e = error_of([&] { r.set_dscp_priority("mlx5_9", 1, bad, false, true); });
+        CHECK(e.first == "org.rdmad1.Error.InvalidArgument");
+        CHECK(e.second == why);
+    }
+    CHECK_FALSE(fs::exists(r.state_file()));
+    CHECK(r.count("APPSET") == 0);
+    r.stop();
+}
+
+namespace {
+
+/// The configfs of a kernel with rdma_cm, as the kernel shows it once someone made mlx5_9's
+/// group (cma_configfs.c: ports/<n>/default_roce_mode, default_roce_tos), in `r`'s testbed.
+std::string make_rdma_cm_group(const RRig& r, const std::string& mode, int tos) {
+    const std::string port = r.testbed.root() + "/sys/kernel/config/rdma_cm/mlx5_9/ports/1";
+    fs::create_directories(port);
+    write_file(port + "/default_roce_mode", mode + "\n");
+    write_file(port + "/default_roce_tos", std::to_string(tos) + "\n");
+    return port;
+}
+
+} // namespace
+
+TEST_CASE("rdma-cm: the RoCE mode and ToS asked are written once, read back, and on the bus",
+          "[reconcile][rdma-cm]") {
+    RRig r(kHost);
+    add_roce_mlx5_9(r.testbed);
+    const std::string port = make_rdma_cm_group(r, "IB/RoCE v1", 0);
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\nrdma_cm_roce_mode = \"RoCE v2\"\n"
+             "rdma_cm_tos = 106\n");
+    r.start();
+    r.eventually([&] { return r.port("mlx5_9", 1).is_object(); });
+    INFO(r.device("mlx5_9").dump(1));
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["RDMACMToS"] == 106; }));
+    auto p = r.port("mlx5_9", 1);
+    CHECK(p["RDMACMRoCEMode"] == "RoCE v2");
+    CHECK(p["DesiredRDMACMRoCEMode"] == "RoCE v2");
+    CHECK(p["DesiredRDMACMToS"] == 106);
+    CHECK(p["InSync"] == true);
+    // As echo(1) writes them, and the kernel keeps them.
+    CHECK(read_file(port + "/default_roce_mode") == "RoCE v2\n");
+    CHECK(read_file(port + "/default_roce_tos") == "106\n");
+    r.stop();
+}
+
+TEST_CASE("rdma-cm: without configfs the port is rdma-cm-no-configfs, out of sync, no write",
+          "[reconcile][rdma-cm]") {
+    RRig r(kHost);
+    add_roce_mlx5_9(r.testbed);
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\nrdma_cm_tos = 106\n");
+    r.start();
+    r.eventually([&] { return r.port("mlx5_9", 1).is_object(); });
+    INFO(r.device("mlx5_9").dump(1));
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx5_9")), "rdma-cm-no-configfs"); }));
+    CHECK(r.port("mlx5_9", 1)["InSync"] == false);
+    CHECK(r.port("mlx5_9", 1)["RDMACMToS"] == -1);
+    CHECK(r.port("mlx5_9", 1)["DesiredRDMACMToS"] == 106);
+    CHECK_FALSE(fs::exists(r.testbed.root() + "/sys/kernel/config"));
     r.stop();
 }

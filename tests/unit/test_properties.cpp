@@ -136,6 +136,10 @@ TEST_CASE("a change of each Port member names that property alone, in the change
         {"DesiredTrust", [](PortState& p) { p.desired_trust = "dscp"; }},
         {"DSCPPriority", [](PortState& p) { p.pfc.status = PfcActual::Status::ok; p.pfc.dscp_map = {{26, 3}}; }},
         {"DesiredDSCPPriority", [](PortState& p) { p.desired_dscp_priority = {{26, 3}}; }},
+        {"RDMACMRoCEMode", [](PortState& p) { p.rdma_cm.roce_mode = "RoCE v2"; }},
+        {"DesiredRDMACMRoCEMode", [](PortState& p) { p.desired_rdma_cm_roce_mode = "RoCE v2"; }},
+        {"RDMACMToS", [](PortState& p) { p.rdma_cm.tos = 106; }},
+        {"DesiredRDMACMToS", [](PortState& p) { p.desired_rdma_cm_tos = 106; }},
         {"InSync", [](PortState& p) { p.in_sync = false; }},
         {"NetdevMTU", [](PortState& p) { p.netdev_mtu = 9000; }},
         {"ActiveMTU", [](PortState& p) { p.active_mtu = 4096; }},
@@ -188,6 +192,8 @@ TEST_CASE("a change of each Device member names that property alone, in the chan
         {"ProviderPackage", [](DeviceState& d) { d.provider_package = "ibverbs-providers"; }},
         {"VerbsDevice", [](DeviceState& d) { d.verbs_device = "/dev/infiniband/uverbs0"; }},
         {"PhysicalFunction", [](DeviceState& d) { d.physical_function = "0000:af:00.0"; }},
+        {"DesiredOrigin",
+         [](DeviceState& d) { d.desired_origin = {{"trust", "/etc/rdmad/rdmad.conf:3"}}; }},
         {"ProblemDetails",
          [](DeviceState& d) {
              Problem p{"pcie-unknown", "info", "unknown"};

@@ -33,7 +33,8 @@ Rule rule_of(const std::string& text) {
 
 const std::string mlx5_path = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_0";
 
-DeviceState mlx5_roce(const DscpMap& dscp_now = {}, PfcActual::Status status = PfcActual::Status::ok) {
+DeviceState mlx5_roce(const DscpMap& dscp_now = {},
+                      PfcActual::Status status = PfcActual::Status::ok) {
     DeviceState d;
     d.name = "mlx5_0";
     d.syspath = mlx5_path;
@@ -102,6 +103,19 @@ TEST_CASE("trust pcp with a DSCP map in one rule is refused at the trust key") {
           "dscp_priority in one rule");
 }
 
+TEST_CASE("rdma_cm_roce_mode takes the kernel's two names, rdma_cm_tos a byte") {
+    const Rule r = rule_of("[[rule]]\ndriver = \"x\"\nrdma_cm_roce_mode = \"IB/RoCE v1\"\n"
+                           "rdma_cm_tos = 106\n");
+    CHECK(r.rdma_cm_roce_mode == "IB/RoCE v1");
+    CHECK(r.rdma_cm_tos == 106);
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\nrdma_cm_roce_mode = \"RoCE v1\"\n") ==
+          "f.conf:3:21: unknown RoCE mode \"RoCE v1\" (expected \"RoCE v2\" or \"IB/RoCE v1\")");
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\nrdma_cm_tos = 256\n") ==
+          "f.conf:3:15: rdma_cm_tos must be from 0 to 255, not 256");
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\nrdma_cm_tos = -1\n") ==
+          "f.conf:3:15: rdma_cm_tos must be from 0 to 255, not -1");
+}
+
 TEST_CASE("an unknown profile names the one rdmad knows") {
     CHECK(error_of("[[rule]]\ndriver = \"x\"\nprofile = \"lossy\"\n") ==
           "f.conf:3:11: unknown profile \"lossy\" (expected \"lossless-roce\")");
@@ -116,6 +130,8 @@ TEST_CASE("the state file keeps every setting's keys: format then parse gives th
     r.trust = "dscp";
     r.dscp_priority = DscpMap{{0, 0}, {26, 3}, {48, 6}, {63, 7}};
     r.exclusive = false;
+    r.rdma_cm_roce_mode = "RoCE v2";
+    r.rdma_cm_tos = 0;
     Rule back = rule_of(format_rules({r}));
     back.file = r.file;
     back.line = r.line;
@@ -135,6 +151,9 @@ TEST_CASE("profile lossless-roce gives the lossless chain; the rule's own keys w
     CHECK(want.origin.at("pfc_no_drop") == "profile lossless-roce (f.conf:1)");
     CHECK(want.origin.at("trust") == "profile lossless-roce (f.conf:1)");
     CHECK(want.origin.at("dscp_priority") == "f.conf:1");
+    CHECK(want.rdma_cm_roce_mode == "RoCE v2"); // the profile's
+    CHECK(want.rdma_cm_tos == 106);             // DSCP 26 << 2 | ECT(0)
+    CHECK(want.origin.at("rdma_cm_tos") == "profile lossless-roce (f.conf:1)");
 }
 
 TEST_CASE("a later rule overrides one value of an earlier rule's profile") {
@@ -229,3 +248,62 @@ TEST_CASE("a netdev without DCB: one no-dcb problem for the port whatever settin
     CHECK(codes_of(plan) == std::vector<std::string>{"no-dcb"});
 }
 
+// ---- RDMA-CM: compare and plan --------------------------------------------------------------
+
+TEST_CASE("RDMA-CM values of a device whose group does not exist are written (it is made)") {
+    DeviceState d = mlx5_roce();
+    d.ports[0].rdma_cm.status = RdmaCmStatus::no_group;
+    DeviceDesired want;
+    want.rdma_cm_roce_mode = "RoCE v2";
+    want.rdma_cm_tos = 106;
+    const Plan plan = plan_for(d, want);
+    REQUIRE(plan.actions.size() == 1);
+    const Action& a = plan.actions[0];
+    CHECK(a.kind == Action::Kind::rdma_cm);
+    CHECK(a.device == "mlx5_0");
+    CHECK(a.port == 1);
+    CHECK(a.value == "RoCE v2");
+    CHECK(a.number == 106);
+    CHECK(a.from == "(not readable without its configfs group)");
+    CHECK(a.to == "RoCE v2, tos 106");
+}
+
+TEST_CASE("only the RDMA-CM value that differs is written") {
+    DeviceState d = mlx5_roce();
+    d.ports[0].rdma_cm.status = RdmaCmStatus::ok;
+    d.ports[0].rdma_cm.roce_mode = "RoCE v2";
+    d.ports[0].rdma_cm.tos = 0;
+    DeviceDesired want;
+    want.rdma_cm_roce_mode = "RoCE v2";
+    want.rdma_cm_tos = 106;
+    const Plan plan = plan_for(d, want);
+    REQUIRE(plan.actions.size() == 1);
+    CHECK(plan.actions[0].value.empty());
+    CHECK(plan.actions[0].number == 106);
+    CHECK(plan.actions[0].from == "tos 0");
+    d.ports[0].rdma_cm.tos = 106;
+    CHECK(plan_for(d, want).actions.empty());
+}
+
+TEST_CASE("no configfs: a named problem with the remedy, no write to retry") {
+    DeviceState d = mlx5_roce();
+    d.ports[0].rdma_cm.status = RdmaCmStatus::no_configfs;
+    DeviceDesired want;
+    want.rdma_cm_tos = 106;
+    const Plan plan = plan_for(d, want);
+    CHECK(plan.actions.empty());
+    REQUIRE(codes_of(plan) == std::vector<std::string>{"rdma-cm-no-configfs"});
+    CHECK(plan.problems.at(mlx5_path)[0].remedy ==
+          "systemctl start sys-kernel-config.mount (or mount -t configfs none /sys/kernel/config)");
+}
+
+TEST_CASE("RDMA-CM values are not asked of an InfiniBand port") {
+    DeviceState d = mlx5_roce();
+    d.ports[0].transport = "InfiniBand";
+    d.ports[0].link_layer = "InfiniBand";
+    DeviceDesired want;
+    want.rdma_cm_tos = 106;
+    Plan plan = plan_for(d, want);
+    CHECK(plan.actions.empty());
+    CHECK(plan.ports[mlx5_path][1].desired_rdma_cm_tos == -1);
+}

@@ -23,9 +23,9 @@ std::optional<PfcActual> usable_dcb_state(SettingPlanContext& ctx, const PortSta
         ctx.problems.back().port = port.number;
     };
     if (port.netdev.empty()) {
-        report(fmt::format("{}-no-netdev", names.code_prefix),
-               fmt::format("port {} has no netdev: {} cannot be set", port.number,
-                           names.short_name));
+        report(
+            fmt::format("{}-no-netdev", names.code_prefix),
+            fmt::format("port {} has no netdev: {} cannot be set", port.number, names.short_name));
         return std::nullopt;
     }
     const auto it = ctx.pfc.find(port.netdev);
@@ -36,9 +36,9 @@ std::optional<PfcActual> usable_dcb_state(SettingPlanContext& ctx, const PortSta
         return std::nullopt;
     }
     if (now.status != PfcActual::Status::ok) {
-        report(fmt::format("{}-unreadable", names.code_prefix),
-               fmt::format("{}: {} cannot be read: {}", port.netdev, names.short_name,
-                           now.message));
+        report(
+            fmt::format("{}-unreadable", names.code_prefix),
+            fmt::format("{}: {} cannot be read: {}", port.netdev, names.short_name, now.message));
         return std::nullopt;
     }
     return now;
@@ -61,7 +61,9 @@ bool guarded_dcb_write(SettingExecContext& ctx, const Action& a, Outcome& o) {
     return true;
 }
 
-dcb::DcbClient& dcb_client(SettingExecContext& ctx) { return *ctx.dcb; }
+dcb::DcbClient& dcb_client(SettingExecContext& ctx) {
+    return *ctx.dcb;
+}
 
 void take_dcb_result(SettingExecContext& ctx, const Action& a, dcb::DcbResult r, Outcome& o) {
     o.ok = r.ok();

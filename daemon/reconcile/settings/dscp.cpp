@@ -117,8 +117,8 @@ std::optional<DscpMap> read_dscp_map(const toml::node& value, ConfigProblems& pr
             ok = false;
             continue;
         }
-        const auto p = read_integer(prio, fmt::format("the priority of DSCP {}", dscp), 0, 7,
-                                    problems);
+        const auto p =
+            read_integer(prio, fmt::format("the priority of DSCP {}", dscp), 0, 7, problems);
         if (!p) {
             ok = false;
             continue;
@@ -164,7 +164,8 @@ class DscpSetting final : public Setting {
         return rule.dscp_priority.has_value();
     }
 
-    bool check(const Rule& rule, const ConfigValue& table, ConfigProblems& problems) const override {
+    bool check(const Rule& rule, const ConfigValue& table,
+               ConfigProblems& problems) const override {
         if (rule.trust == "pcp" && rule.dscp_priority) {
             const auto* t = table.node.as_table();
             const toml::node* at = t ? t->get("trust") : nullptr;
@@ -260,9 +261,8 @@ void DscpSetting::plan(SettingPlanContext& ctx) const {
         const auto now = usable_dcb_state(ctx, port, names);
         if (!now)
             continue;
-        const auto changes =
-            dcb::plan_dscp_app(app_entries(now->dscp_map),
-                               dscp_goal(want.trust, want.dscp_priority, want.exclusive));
+        const auto changes = dcb::plan_dscp_app(
+            app_entries(now->dscp_map), dscp_goal(want.trust, want.dscp_priority, want.exclusive));
         if (!changes.ok()) { // the config layer refuses these; a conflict across rules is above
             pp.in_sync = false;
             continue;
@@ -283,9 +283,17 @@ void DscpSetting::plan(SettingPlanContext& ctx) const {
         }
         if (!take_netdev(ctx, port.netdev, "dscp"))
             continue;
-        Action a{Action::Kind::dscp_app, ctx.device.name, ctx.syspath, port.number, "",
-                 port.netdev, "", 0, want.dscp_priority.empty() ? "Trust" : "DSCPPriority",
-                 "", ""};
+        Action a{Action::Kind::dscp_app,
+                 ctx.device.name,
+                 ctx.syspath,
+                 port.number,
+                 "",
+                 port.netdev,
+                 "",
+                 0,
+                 want.dscp_priority.empty() ? "Trust" : "DSCPPriority",
+                 "",
+                 ""};
         if (want.dscp_priority.empty()) {
             a.from = now->trust;
             a.to = want.trust;

@@ -163,8 +163,8 @@ void PortTypeSetting::plan(SettingPlanContext& ctx) const {
             if (port.number >= 1 && port.number <= want.port_type.size()) {
                 PortPlan& pp = ports[port.number];
                 pp.desired_port_type = want.port_type[port.number - 1];
-                pp.in_sync = pp.in_sync &&
-                             port_type_satisfied(pp.desired_port_type, port.port_type);
+                pp.in_sync =
+                    pp.in_sync && port_type_satisfied(pp.desired_port_type, port.port_type);
             }
         problems.push_back(
             {"port-type-invalid", "error",
@@ -193,12 +193,12 @@ void PortTypeSetting::plan(SettingPlanContext& ctx) const {
             continue;
         pp.in_sync = false;
         if (where != PortTypeSwitch::firmware) {
-            problems.push_back({"port-type-unsupported", "warning",
-                                fmt::format("port {} is {} but {} is asked: {} has no port type "
-                                            "switch",
-                                            port.number, port.link_layer, type,
-                                            dev.kernel_driver.empty() ? dev.name
-                                                                      : dev.kernel_driver)});
+            problems.push_back(
+                {"port-type-unsupported", "warning",
+                 fmt::format("port {} is {} but {} is asked: {} has no port type "
+                             "switch",
+                             port.number, port.link_layer, type,
+                             dev.kernel_driver.empty() ? dev.name : dev.kernel_driver)});
         } else if (!dev.physical_function.empty()) {
             problems.push_back(
                 {"port-type-firmware", "warning",

@@ -13,14 +13,13 @@ const Setting& profile_setting();
 const Setting& port_type_setting();
 const Setting& pfc_no_drop_setting();
 const Setting& dscp_setting();
+const Setting& rdma_cm_setting();
 
 std::span<const Setting* const> all_settings() {
     // A profile first: a rule's own keys override the values it gives.
-    static const std::array<const Setting*, 4> settings = {
-        &profile_setting(),
-        &port_type_setting(),
-        &pfc_no_drop_setting(),
-        &dscp_setting(),
+    static const std::array<const Setting*, 5> settings = {
+        &profile_setting(), &port_type_setting(), &pfc_no_drop_setting(),
+        &dscp_setting(),    &rdma_cm_setting(),
     };
     return settings;
 }

@@ -59,11 +59,11 @@ struct SettingPlanContext {
 
 /// What a setting's execute() may use: the actuators and the guard against another writer.
 struct SettingExecContext {
-    dcb::DcbClient* dcb = nullptr;     ///< null: no netlink socket
-    std::string modprobe_dir;          ///< /etc/modprobe.d
-    std::string configfs_dir;          ///< /sys/kernel/config
+    dcb::DcbClient* dcb = nullptr; ///< null: no netlink socket
+    std::string modprobe_dir;      ///< /etc/modprobe.d
+    std::string configfs_dir;      ///< /sys/kernel/config
     ContestGuard* guard = nullptr;
-    const Plan* plan = nullptr;        ///< the plan the action comes from
+    const Plan* plan = nullptr; ///< the plan the action comes from
     /// Devices (syspaths) an earlier action of this run failed on: the next write of a card
     /// could otherwise make a pair the card refuses.
     std::set<std::string> failed_devices;
@@ -105,7 +105,8 @@ class Setting {
     virtual void clear_set_by(const Rule& newer, Rule& rule) const = 0;
     /// Apply what `rule` sets to `want` (rules are applied in precedence order, so a later rule
     /// wins key by key); record each key taken in want.origin as `origin`.
-    virtual void resolve(const Rule& rule, const std::string& origin, DeviceDesired& want) const = 0;
+    virtual void resolve(const Rule& rule, const std::string& origin,
+                         DeviceDesired& want) const = 0;
     /// True when `want` asks anything of this setting.
     virtual bool asks(const DeviceDesired& want) const = 0;
 
