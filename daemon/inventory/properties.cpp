@@ -240,13 +240,6 @@ void write_problem_summaries(ValueWriter& w, const std::vector<Problem>& problem
     w.end_array();
 }
 
-void write_line(ValueWriter& w, const std::string& s) {
-    if (printable_ascii(s))
-        w.string(s);
-    else
-        w.string(one_line_text(s));
-}
-
 PropertyTable<DeviceState> device_properties() { return kDevice; }
 PropertyTable<PortState> port_properties() {
     // The base rows, then each setting's (reconcile/settings/), in the registry's order.
