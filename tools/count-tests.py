@@ -17,10 +17,12 @@ run should have had comes from the build itself (`meson introspect --tests`), no
   known to have passed);
 - a failed `meson test` whose log shows no failure counts one failed case more.
 The failed Catch2 cases are named, from Catch2's console output, and so is the case a signal
-interrupted (tests/integration/harness.cpp prints it).
+interrupted (tests/kill_cleanup.cpp prints it).
 
 A build that failed counts as one failed case (--build-failures). A result file (--cases) has
-one line "NAME pass|fail" per case; a missing one counts as one failed case."""
+one line "NAME pass|fail" per case; a missing one counts as one failed case, and so does each
+line of it that is not "NAME RESULT" and each line of a testlog.json that is not a test's
+result (a log cut short). The count line is printed whatever the input."""
 import argparse
 import json
 import os
@@ -74,6 +76,14 @@ def expected_tests(builddir, suite):
     return out
 
 
+def is_section(line):
+    """True for the first line of a section's name under a test case's name in Catch2 2.x's
+    console report (ConsoleReporter::printHeaderString in catch.hpp): a section is indented by
+    two spaces. The lines a long name is wrapped onto are indented past the first ": " of the
+    name (three spaces or more), or not at all when the name has no ": "."""
+    return line.startswith("  ") and not line.startswith("   ")
+
+
 def failed_cases(output):
     """The names of the Catch2 test cases that failed, in order, from console output."""
     names = []
@@ -85,11 +95,9 @@ def failed_cases(output):
             while j < len(lines) and lines[j] != RULE:
                 j += 1
             if j < len(lines) and j > i + 1:
-                # Catch2 wraps a long name at 79 columns, indenting the rest past the first
-                # ": "; the sections under it are indented by two spaces.
                 name = lines[i + 1].strip()
                 for cont in lines[i + 2:j]:
-                    if not cont.startswith("   "):
+                    if is_section(cont):
                         break
                     name += " " + cont.strip()
                 k = j + 1
@@ -117,16 +125,23 @@ def count_run(builddir, suite, testlog, rc):
         print(f"  {label}: cannot list its tests ({e}): 1 failed")
         return 0, 1
     seen = {}
+    passed = failed = 0
     try:
         with open(testlog, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.strip():
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
                     t = json.loads(line)
                     # "rdmad:unit / unit": the project and suite, then the test's own name.
-                    seen[t.get("name", "").split(" / ")[-1]] = t
+                    seen[str(t.get("name", "")).split(" / ")[-1]] = t
+                except (ValueError, AttributeError) as e:
+                    # A log cut short (the step was killed while meson wrote it): its tests
+                    # count as not run below, and the line itself as one failed case.
+                    print(f"  {label}: {testlog}:{number}: not a test result ({e}): 1 failed")
+                    failed += 1
     except OSError:
         pass  # every expected test is "not run" below
-    passed = failed = 0
     for name in list(expected) + [n for n in seen if n not in expected]:
         cases = expected.get(name, 1)
         t = seen.get(name)
@@ -170,14 +185,30 @@ def main():
     args = ap.parse_args()
     passed, failed = 0, args.build_failures
     for builddir, suite, testlog, rc in args.meson:
-        p, f = count_run(builddir, suite, testlog, int(rc))
+        try:
+            rc = int(rc)
+        except ValueError:
+            print(f"  {builddir}: meson test's exit status {rc!r} is not a number: 1 failed")
+            failed += 1
+            rc = 1
+        try:
+            p, f = count_run(builddir, suite, testlog, rc)
+        except Exception as e:  # noqa: BLE001  (the count line is printed all the same)
+            print(f"  {builddir}: cannot count {testlog}: {e!r}: 1 failed")
+            p, f = 0, 1
         passed += p
         failed += f
     for cases in args.cases:
         try:
-            with open(cases) as f:
-                for line in f:
-                    name, result = line.split()
+            with open(cases, encoding="utf-8", errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    fields = line.split()
+                    if len(fields) != 2:
+                        print(f"  {cases}:{number}: not \"NAME pass|fail\": {line.rstrip()!r}:"
+                              " 1 failed")
+                        failed += 1
+                        continue
+                    name, result = fields
                     passed += result == "pass"
                     failed += result != "pass"
                     print(f"  {name}: {result}")

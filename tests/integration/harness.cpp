@@ -8,14 +8,13 @@ extern "C" {
 }
 
 #include <algorithm>
-#include <atomic>
+#include <arpa/inet.h>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
-#include <arpa/inet.h>
 #include <fstream>
 #include <glob.h>
 #include <poll.h>
@@ -111,128 +110,10 @@ std::string expected_file(const std::string& host) {
     return fixtures_dir() + "/" + host + ".expected.json";
 }
 
-// ---- removal of temp directories when the test is killed ----------------------------------
-//
-// meson ends a test that runs out of time with SIGTERM to its process group (rdmad and
-// dbus-daemon included), and SIGKILL 0.5 s later; Ctrl-C is SIGINT to the group. Destructors do
-// not run then, so every TempDir and testbed root is also kept here, and the handler removes
-// them before the signal ends the process. The handler is not async-signal-safe (remove_all
-// allocates): the process is ending anyway, and the worst case, a lock held by the thread it
-// interrupted, is SIGKILL 0.5 s later, what happened without it.
-namespace {
-
-constexpr size_t kCleanupSlots = 128;
-constexpr size_t kCleanupPathMax = 256;
-struct CleanupSlot {
-    std::atomic<bool> claimed{false}; // taken by remove_when_killed()
-    std::atomic<bool> armed{false};   // path is complete: the handler may remove it
-    char path[kCleanupPathMax] = {};
-};
-CleanupSlot cleanup_slots[kCleanupSlots];
-std::atomic<pid_t> child_slots[kCleanupSlots]; // 0: free
-
-char running_case[512] = {};
-
-void write_all(int fd, const char* s, size_t n) {
-    while (n > 0) {
-        const ssize_t w = write(fd, s, n);
-        if (w <= 0)
-            return;
-        s += w;
-        n -= static_cast<size_t>(w);
-    }
-}
-
-void remove_on_signal(int sig) {
-    char line[700];
-    const int n = std::snprintf(line, sizeof line,
-                                "\n*** signal %d ended the test during test case \"%s\"\n", sig,
-                                running_case);
-    if (n > 0)
-        write_all(STDERR_FILENO, line, std::min(static_cast<size_t>(n), sizeof line - 1));
-    // Children first (meson signals the whole process group, a user's `kill` only the test):
-    // a running rdmad or umockdev would write into the directories again.
-    for (auto& child : child_slots) {
-        const pid_t pid = child.load();
-        if (pid > 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, nullptr, 0);
-        }
-    }
-    for (auto& slot : cleanup_slots) {
-        if (slot.armed.load()) {
-            std::error_code ec;
-            fs::remove_all(slot.path, ec);
-        }
-    }
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-}
-
-const bool cleanup_handlers_installed = [] {
-    struct sigaction sa = {};
-    sa.sa_handler = remove_on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGTERM, SIGINT, SIGHUP})
-        sigaction(sig, &sa, nullptr);
-    return true;
-}();
-
-} // namespace
-
-void remove_when_killed(const std::string& path) {
-    (void)cleanup_handlers_installed;
-    if (path.empty() || path.size() >= kCleanupPathMax)
-        return;
-    for (auto& slot : cleanup_slots) {
-        bool expected = false;
-        if (!slot.claimed.compare_exchange_strong(expected, true))
-            continue;
-        // Armed only once the whole path is written: a signal in between never sees a prefix.
-        std::memset(slot.path, 0, sizeof slot.path);
-        std::memcpy(slot.path, path.data(), path.size());
-        slot.armed.store(true);
-        return;
-    }
-}
-
-void kill_when_killed(pid_t pid) {
-    (void)cleanup_handlers_installed;
-    for (auto& child : child_slots) {
-        pid_t expected = 0;
-        if (child.compare_exchange_strong(expected, pid))
-            return;
-    }
-}
-
-void forget_child(pid_t pid) {
-    for (auto& child : child_slots) {
-        pid_t expected = pid;
-        if (child.compare_exchange_strong(expected, 0))
-            return;
-    }
-}
-
-void set_running_case(const std::string& name) {
-    (void)cleanup_handlers_installed;
-    std::memset(running_case, 0, sizeof running_case);
-    std::memcpy(running_case, name.data(), std::min(name.size(), sizeof running_case - 1));
-}
-
-void forget_when_killed(const std::string& path) {
-    for (auto& slot : cleanup_slots) {
-        if (slot.armed.load() && path == slot.path) {
-            slot.armed.store(false);
-            slot.claimed.store(false);
-            return;
-        }
-    }
-}
-
 TempDir::TempDir(const std::string& tag) {
     std::string tmpl = (fs::temp_directory_path() / (tag + ".XXXXXX")).string();
     if (!mkdtemp(tmpl.data()))
-        FAIL("mkdtemp in " << fs::temp_directory_path() << ": " << std::strerror(errno));
+        FAIL("mkdtemp " << tmpl << ": " << std::strerror(errno));
     path_ = tmpl;
     remove_when_killed(path_.string());
 }

@@ -4,6 +4,8 @@
 // fixture host, the real rdmad spawned under the preload, and helpers to read it over D-Bus.
 #pragma once
 
+#include "kill_cleanup.hpp"
+
 #include <nlohmann/json.hpp>
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -31,16 +33,12 @@ std::string fixtures_dir();
 std::string host_file(const std::string& host);          // <FIXTURES>/<host>.umockdev
 std::string expected_file(const std::string& host);      // <FIXTURES>/<host>.expected.json
 
-// `path` (a directory) is removed if SIGTERM, SIGINT or SIGHUP ends the test (meson's timeout,
-// Ctrl-C) before forget_when_killed(path); at most 128 at once, each under 256 bytes.
-void remove_when_killed(const std::string& path);
-void forget_when_killed(const std::string& path);
-// `pid` (a child: rdmad, dbus-daemon, a mock) is SIGKILLed and reaped first, then.
-void kill_when_killed(pid_t pid);
-void forget_child(pid_t pid);
-// The test case running now (log_listener.cpp): a signal that ends the test names it on stderr,
-// `*** signal N ended the test during test case "NAME"` (tools/count-tests.py reads it).
-void set_running_case(const std::string& name);
+// What is undone when the test process ends before the forget_* call (meson's timeout,
+// Ctrl-C, a crash): ../kill_cleanup.hpp.
+using kill_cleanup::forget_child;
+using kill_cleanup::forget_when_killed;
+using kill_cleanup::kill_when_killed;
+using kill_cleanup::remove_when_killed;
 
 // LD_PRELOAD's value with `library` (a path) ahead of this process's own preloads (umockdev's).
 // A path that ld.so would split (a space or colon in it) is replaced by a plain symlink.

@@ -7,6 +7,7 @@
 #include "actuators/dcb_client.hpp"
 
 #include "fake_dcb_kernel.hpp"
+#include "kill_cleanup.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -23,6 +24,7 @@
 #include <sys/socket.h>
 #include <tuple>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include <linux/dcbnl.h>
@@ -240,14 +242,18 @@ TEST_CASE("a malformed SET reply (status byte missing) is failed, not ok") {
 TEST_CASE("a veth in a fresh netns: the real kernel says EOPNOTSUPP and rdmad says not_supported") {
     // Needs root and `ip netns`; failing to set up is a failure, not a skip.
     std::string ns = "rdmad-dcbtest-" + std::to_string(getpid());
-    REQUIRE(std::system(("ip netns add " + ns).c_str()) == 0);
+    // Deleted at the end, and also when a signal ends the test (../kill_cleanup.hpp): asked
+    // for before it exists, so that no moment leaves it behind.
     struct Cleanup {
         std::string ns;
+        std::string del = "ip netns del " + ns + " 2>/dev/null";
+        explicit Cleanup(std::string n) : ns(std::move(n)) { kill_cleanup::run_when_killed(del); }
         ~Cleanup() {
-            // Best effort: a namespace left behind is named after the pid and harmless.
-            [[maybe_unused]] const int rc = std::system(("ip netns del " + ns).c_str());
+            [[maybe_unused]] const int rc = std::system(del.c_str());
+            kill_cleanup::forget_command(del);
         }
     } cleanup{ns};
+    REQUIRE(std::system(("ip netns add " + ns).c_str()) == 0);
     REQUIRE(std::system(
                 ("ip -n " + ns + " link add rdmatest0 type veth peer name rdmatest1").c_str()) ==
             0);
