@@ -121,7 +121,9 @@ std::vector<Problem> check_lossless(const DeviceState& /*d*/, const PortState& p
                                   port.number, netdev);
             pr.remedy = fmt::format("enable PFC on the priority RoCE uses, here and on the "
                                     "switch: dcb pfc set dev {} prio-pfc 3:on, or pfc_no_drop = "
-                                    "[3] in a [[rule]] of /etc/rdmad/rdmad.conf",
+                                    "[3] in a [[rule]] of /etc/rdmad/rdmad.conf (profile = "
+                                    "\"lossless-roce\" sets the whole chain: PFC, DSCP trust and "
+                                    "map, RDMA-CM ToS)",
                                     netdev);
         } else {
             pr.code = "pfc-off-desired";
@@ -172,8 +174,11 @@ std::vector<Problem> check_lossless(const DeviceState& /*d*/, const PortState& p
                                   port.number, netdev, list(no_drop));
             pr.evidence = ev;
             pr.remedy = fmt::format("map the DSCP your RoCE traffic carries to a no-drop "
-                                    "priority, e.g. dcb app add dev {} dscp-prio {}:{}",
-                                    netdev, kExampleDscp, no_drop.front());
+                                    "priority, e.g. dcb app add dev {} dscp-prio {}:{}, or "
+                                    "dscp_priority = {{ {} = {} }} in a [[rule]] of "
+                                    "/etc/rdmad/rdmad.conf",
+                                    netdev, kExampleDscp, no_drop.front(), kExampleDscp,
+                                    no_drop.front());
             out.push_back(std::move(pr));
         }
     }

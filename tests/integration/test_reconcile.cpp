@@ -1790,7 +1790,8 @@ TEST_CASE("lossless: PFC on 3 with DSCP 26 -> 3 is no warning; the info names tr
     CHECK(w["Severity"] == "warning");
     CHECK(w["Port"] == 1);
     CHECK(w["Remedy"] == "map the DSCP your RoCE traffic carries to a no-drop priority, e.g. dcb "
-                         "app add dev rdmav0 dscp-prio 26:3");
+                         "app add dev rdmav0 dscp-prio 26:3, or dscp_priority = { 26 = 3 } in a "
+                         "[[rule]] of /etc/rdmad/rdmad.conf");
     CHECK(detail(r.device("mlx5_9"), "lossless-config")["Evidence"][1] ==
           "dcb -N app show dev rdmav0 dscp-prio = dscp-prio 26:0");
     CHECK(r.requests() == std::vector<std::string>{"GET rdmav0"}); // the notice carried it

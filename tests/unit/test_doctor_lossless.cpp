@@ -128,7 +128,8 @@ TEST_CASE("DSCP trust with no DSCP on a no-drop priority: pfc-dscp-unmapped",
     CHECK(ps[0].severity == "warning");
     CHECK(ps[0].evidence.back() == "dcb -N app show dev ens1f0np0 dscp-prio = dscp-prio 26:0 46:5");
     CHECK(ps[0].remedy == "map the DSCP your RoCE traffic carries to a no-drop priority, e.g. "
-                          "dcb app add dev ens1f0np0 dscp-prio 26:3");
+                          "dcb app add dev ens1f0np0 dscp-prio 26:3, or dscp_priority = { 26 = "
+                          "3 } in a [[rule]] of /etc/rdmad/rdmad.conf");
     CHECK(ps[1].code == "lossless-config");
     CHECK_THAT(ps[1].text, Contains("DSCP 26 -> 0, 46 -> 5"));
 }
