@@ -1607,6 +1607,35 @@ TEST_CASE("rdmactl set-port-type, set-pfc, reconcile, reload and doctor against 
     CHECK(res.out == "mlx5_0: PFC no-drop priorities 3,4 requested\n");
     CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json({3, 4}));
 
+    // set-trust, set-dscp: Ethernet (DCB) settings like PFC, asked on port 1 for the device.
+    res = run_program({ctl, "set-trust", "hfi1_0", "dscp"});
+    CHECK(res.status == 1);
+    CHECK(res.err.find("hfi1_0 (hfi1) has no Ethernet port") != std::string::npos);
+    res = run_program({ctl, "set-trust", "mlx5_0", "dscp"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx5_0: trust dscp requested\n");
+    CHECK(r.port("mlx5_0", 1)["DesiredTrust"] == "dscp");
+    res = run_program({ctl, "set-dscp", "mlx5_0", "48:6,26:3", "--exclusive"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx5_0: DSCP priorities 48:6,26:3 requested (exclusive)\n");
+    CHECK(r.port("mlx5_0", 1)["DesiredDSCPPriority"] ==
+          json::parse(R"([{"DSCP": 26, "Priority": 3}, {"DSCP": 48, "Priority": 6}])"));
+
+    // set-rdma-cm: RoCE settings; not on an Omni-Path-only adapter.
+    res = run_program({ctl, "set-rdma-cm", "hfi1_0", "--tos", "106"});
+    CHECK(res.status == 1);
+    CHECK(res.err.find("hfi1_0 has no RoCE port: the RDMA-CM defaults are RoCE settings") !=
+          std::string::npos);
+    res = run_program({ctl, "set-rdma-cm", "mlx5_0", "--roce-mode", "RoCE v2", "--tos=106"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx5_0: RDMA-CM RoCE mode RoCE v2, ToS 106 requested\n");
+    res = run_program({ctl, "set-rdma-cm", "mlx5_0", "--tos", "0", "--persist"});
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx5_0: RDMA-CM ToS 0 requested (persistent)\n");
+
     // reload: a bad file is an error with file:line:column; the daemon stays degraded, doctor
     // says so, and a good file brings it back.
     r.config("[[rule]]\ndevice = \"mlx4_0\"\npfc_no_drop = [9]\n");
