@@ -1812,6 +1812,55 @@ TEST_CASE("lossless: PFC on 3 with DSCP 26 -> 3 is no warning; the info names tr
     r.stop();
 }
 
+TEST_CASE("rdmactl show: a RoCE port's trust and DSCP map as they are and as asked; none of "
+          "them on an InfiniBand port",
+          "[reconcile][rdmactl][lossless]") {
+    const std::string ctl = env_or_fail("RDMACTL"); // meson sets it: a failure, not a skip
+    DcbRig r(kHost);
+    r.extra_env["FAKE_DCBNL_DSCP"] = "rdmav0:26:3"; // `dcb app add dev rdmav0 dscp-prio 26:3`
+    r.config("[daemon]\napply = false\n");          // what is asked, never written
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["Trust"] == "dscp"; }));
+    auto res = run_program({ctl, "set-dscp", "mlx5_9", "26:3,48:6"});
+    INFO(res.out << res.err);
+    REQUIRE(res.status == 0);
+    REQUIRE(res.out == "mlx5_9: DSCP priorities 26:3,48:6 requested\n");
+    res = run_program({ctl, "set-trust", "mlx5_9", "dscp", "--persist"});
+    REQUIRE(res.status == 0);
+    REQUIRE(res.out == "mlx5_9: trust dscp requested (persistent)\n");
+
+    res = run_program({ctl, "--no-pager", "show", "mlx5_9"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    // Keys right-aligned on the colon (Fields): the lines end as below.
+    for (const std::string line : {" Trust: dscp\n", " DesiredTrust: dscp\n",
+                                   " DSCPPriority: 26:3\n", " DesiredDSCPPriority: 26:3,48:6\n"})
+        CHECK(res.out.find(line) != std::string::npos);
+    CHECK(res.out.find(" PFCNoDrop: -\n") != std::string::npos); // FAKE_DCBNL_PFC unset: 0
+
+    // apply = false: 48 -> 6 is asked and missing, and status says so.
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["InSync"] == false; }));
+    res = run_program({ctl, "--no-pager", "status"});
+    INFO(res.out << res.err);
+    CHECK(res.out.find("mlx5_9 port 1: not in sync: DSCPPriority 26:3, desired 26:3,48:6\n") !=
+          std::string::npos);
+
+    // mlx4_0's InfiniBand ports have no DCB: nothing known, nothing asked, no lines.
+    res = run_program({ctl, "--no-pager", "show", "mlx4_0"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out.find(" Number: 2\n") != std::string::npos);
+    for (const char* key : {"Trust:", "DSCPPriority:", "RDMACMRoCEMode:", "RDMACMToS:"})
+        CHECK(res.out.find(key) == std::string::npos);
+
+    // --json is the object as Describe() has it.
+    res = run_program({ctl, "--json", "show", "mlx5_9"});
+    json shown = json::parse(res.out);
+    CHECK(shown["Ports"][0]["DesiredDSCPPriority"] ==
+          json::parse(R"([{"DSCP": 26, "Priority": 3}, {"DSCP": 48, "Priority": 6}])"));
+    r.stop();
+}
+
 TEST_CASE("lossless: PFC off on every priority with nothing asked is a pfc-off warning",
           "[reconcile][pfc][lossless]") {
     DcbRig r(kHost); // pfc_en 0, empty APP table, no rule
