@@ -326,8 +326,6 @@ int parse(int argc, char** argv, Command& cmd) {
     } else if (const VerbArity* arity = find_arity(cmd.verb)) {
         if (cmd.args.size() < arity->needed)
             return usage_error(fmt::format("{} needs {}", cmd.verb, arity->usage));
-        if (cmd.verb == "set-rdma-cm" && !cmd.roce_mode_given && cmd.tos < 0)
-            return usage_error("set-rdma-cm needs --roce-mode, --tos or both");
         wanted = arity->wanted;
     } else if (cmd.verb == "doctor") {
         if (!cmd.args.empty() && cmd.args[0].empty())
@@ -343,6 +341,8 @@ int parse(int argc, char** argv, Command& cmd) {
     if (cmd.args.size() > wanted)
         return usage_error(
             fmt::format("too many arguments for {}: '{}'", cmd.verb, cmd.args[wanted]));
+    if (cmd.verb == "set-rdma-cm" && !cmd.roce_mode_given && cmd.tos < 0)
+        return usage_error("set-rdma-cm needs --roce-mode, --tos or both");
     if (cmd.persist && !set_verb(cmd.verb))
         return usage_error("--persist is only for the set-* verbs");
     if (cmd.exclusive && cmd.verb != "set-dscp")
