@@ -98,7 +98,7 @@ std::vector<std::string> gid_lines(const json& gids) {
     return table.lines();
 }
 
-// DesiredOrigin [{"Key", "Origin"}]: "pfc_no_drop    from profile lossless-roce (file:3)", the
+// DesiredOrigin [{"Key", "Origin"}]: "pfc_no_drop  from profile lossless-roce (file:3)", the
 // keys padded to one column.
 std::vector<std::string> origin_lines(const json& origins) {
     std::size_t width = 0;
@@ -115,7 +115,9 @@ std::vector<std::string> origin_lines(const json& origins) {
 // True when the value of a kLosslessKeys key says something: a trust or mode, a map entry, a
 // ToS (-1 is unknown or not asked).
 bool lossless_known(const json& v) {
-    if (v.is_string() || v.is_array())
+    if (v.is_string())
+        return !v.get_ref<const std::string&>().empty();
+    if (v.is_array())
         return !v.empty();
     return v.is_number_integer() && v.get<std::int64_t>() >= 0;
 }
