@@ -277,41 +277,47 @@ std::optional<std::string> Client::link_by_name(const std::string& name) {
 // (daemon/bus/authorizer.cpp), so an authentication agent of the caller's session (e.g. the
 // desktop's, or pkttyagent) is asked regardless of the flag. rdmactl does not start a
 // pkttyagent itself, as systemctl does.
-void Client::set_port_type(const std::string& port_path, const std::string& type, bool persist) {
+template <typename... Args>
+void Client::call_port(const std::string& port_path, const char* method, const Args&... args) {
     try {
         auto proxy = sdbus::createProxy(*connection_, kBusName, port_path);
-        proxy->callMethod("SetPortType")
+        proxy->callMethod(method)
             .onInterface(kPortInterface)
             .withTimeout(kConfigureTimeout)
-            .withArguments(type, persist);
+            .withArguments(args...);
     } catch (const sdbus::Error& e) {
         throw is_connection_error(e.getName()) ? failure(e) : configure_failure(e);
     }
+}
+
+void Client::set_port_type(const std::string& port_path, const std::string& type, bool persist) {
+    call_port(port_path, "SetPortType", type, persist);
 }
 
 void Client::set_pfc_no_drop(const std::string& port_path,
                              const std::vector<std::uint8_t>& priorities, bool persist) {
-    try {
-        auto proxy = sdbus::createProxy(*connection_, kBusName, port_path);
-        proxy->callMethod("SetPFCNoDrop")
-            .onInterface(kPortInterface)
-            .withTimeout(kConfigureTimeout)
-            .withArguments(priorities, persist);
-    } catch (const sdbus::Error& e) {
-        throw is_connection_error(e.getName()) ? failure(e) : configure_failure(e);
-    }
+    call_port(port_path, "SetPFCNoDrop", priorities, persist);
+}
+
+void Client::set_trust(const std::string& port_path, const std::string& trust, bool persist) {
+    call_port(port_path, "SetTrust", trust, persist);
+}
+
+void Client::set_dscp_priority(const std::string& port_path, const DscpMap& map, bool exclusive,
+                               bool persist) {
+    std::vector<sdbus::Struct<std::uint8_t, std::uint8_t>> entries; // a(yy)
+    for (const auto& [dscp, prio] : map)
+        entries.emplace_back(dscp, prio);
+    call_port(port_path, "SetDSCPPriority", entries, exclusive, persist);
+}
+
+void Client::set_rdma_cm(const std::string& port_path, const std::string& roce_mode,
+                         std::int32_t tos, bool persist) {
+    call_port(port_path, "SetRDMACM", roce_mode, tos, persist);
 }
 
 void Client::revert(const std::string& port_path, const std::string& setting) {
-    try {
-        auto proxy = sdbus::createProxy(*connection_, kBusName, port_path);
-        proxy->callMethod("Revert")
-            .onInterface(kPortInterface)
-            .withTimeout(kConfigureTimeout)
-            .withArguments(setting);
-    } catch (const sdbus::Error& e) {
-        throw is_connection_error(e.getName()) ? failure(e) : configure_failure(e);
-    }
+    call_port(port_path, "Revert", setting);
 }
 
 std::vector<Change> Client::reconcile(bool dry_run) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sdbus {
@@ -28,6 +29,9 @@ class Failure : public std::runtime_error {
 
 /// A one-line, human message for a D-Bus error (the daemon's, the bus's, or sd-bus's own).
 std::string error_message(const sdbus::Error& e);
+
+/// DSCP (0-63) -> priority (0-7) entries, as Port.SetDSCPPriority takes them (a(yy)).
+using DscpMap = std::vector<std::pair<std::uint8_t, std::uint8_t>>;
 
 /// One difference Manager.Reconcile() found: (object path, setting, from, to).
 struct Change {
@@ -64,8 +68,16 @@ class Client {
     /// Port.SetPFCNoDrop(priorities, persist) on the port object `port_path`.
     void set_pfc_no_drop(const std::string& port_path, const std::vector<std::uint8_t>& priorities,
                          bool persist);
+    /// Port.SetTrust(trust, persist): "dscp" or "pcp".
+    void set_trust(const std::string& port_path, const std::string& trust, bool persist);
+    /// Port.SetDSCPPriority(map, exclusive, persist).
+    void set_dscp_priority(const std::string& port_path, const DscpMap& map, bool exclusive,
+                           bool persist);
+    /// Port.SetRDMACM(roce_mode, tos, persist): roce_mode "" and tos -1 leave that one alone.
+    void set_rdma_cm(const std::string& port_path, const std::string& roce_mode, std::int32_t tos,
+                     bool persist);
     /// Port.Revert(setting) on the port object `port_path`: "" drops every D-Bus setting of
-    /// its device, "PortType" the port type of this port only.
+    /// its device (every Set* request), "PortType" the port type of this port only.
     void revert(const std::string& port_path, const std::string& setting);
     /// Manager.Reconcile(dry_run). A dry run needs no authorization.
     std::vector<Change> reconcile(bool dry_run);
@@ -85,6 +97,9 @@ class Client {
 
   private:
     class ManagerProxy;
+    /// Port.`method`(args...) on `port_path`, with the configuring calls' timeout and errors.
+    template <typename... Args>
+    void call_port(const std::string& port_path, const char* method, const Args&... args);
     /// DBUS_SYSTEM_BUS_ADDRESS, else sd-bus's default.
     std::string bus_address() const;
     /// The last line ssh wrote to its stderr, "ssh: " removed; "" when none.

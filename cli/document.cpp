@@ -192,6 +192,54 @@ bool has_firmware_port_type_problem(const json& device, std::int64_t number) {
     return false;
 }
 
+std::string dscp_map_text(const json& obj, const char* key) {
+    std::vector<std::string> items;
+    for (const auto& e : array(obj, key))
+        if (e.is_object())
+            items.push_back(
+                fmt::format("{}:{}", integer(e, "DSCP", -1), integer(e, "Priority", -1)));
+    return fmt::format("{}", fmt::join(items, ","));
+}
+
+namespace {
+
+// The differences of the settings beside port type and PFC (rdmad 0.3) where something is
+// asked: "Trust pcp, desired dscp", "DSCPPriority 26:0, desired 26:3", "RDMACMToS -, desired
+// 106". A DSCP map differs when an entry asked is missing (without `exclusive`, rdmad leaves
+// the others), or, when nothing else differs, when the maps differ at all (`exclusive`, which
+// is not on the bus).
+std::vector<std::string> lossless_diffs(const json& port) {
+    auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+    std::vector<std::string> diffs;
+    const auto compare = [&](const char* key, const std::string& now, const std::string& want) {
+        if (!want.empty() && now != want)
+            diffs.push_back(fmt::format("{} {}, desired {}", key, dash(now), want));
+    };
+    compare("Trust", str(port, "Trust"), str(port, "DesiredTrust"));
+    const json& map = array(port, "DSCPPriority");
+    const json& want_map = array(port, "DesiredDSCPPriority");
+    const bool missing = std::any_of(want_map.begin(), want_map.end(), [&](const json& e) {
+        return std::find(map.begin(), map.end(), e) == map.end();
+    });
+    const auto map_diff = [&] {
+        return fmt::format("DSCPPriority {}, desired {}", dash(dscp_map_text(port, "DSCPPriority")),
+                           dscp_map_text(port, "DesiredDSCPPriority"));
+    };
+    if (missing)
+        diffs.push_back(map_diff());
+    compare("RDMACMRoCEMode", str(port, "RDMACMRoCEMode"), str(port, "DesiredRDMACMRoCEMode"));
+    const auto tos = [&](const char* key) {
+        const std::int64_t v = integer(port, key, -1);
+        return v < 0 ? std::string() : std::to_string(v);
+    };
+    compare("RDMACMToS", tos("RDMACMToS"), tos("DesiredRDMACMToS"));
+    if (diffs.empty() && !want_map.empty() && map != want_map)
+        diffs.push_back(map_diff()); // nothing else explains it: exclusive
+    return diffs;
+}
+
+} // namespace
+
 std::string sync_text(const json& port, bool skip_port_type) {
     if (!port.is_object() || !port.contains("InSync") || boolean(port, "InSync"))
         return {};
@@ -207,10 +255,12 @@ std::string sync_text(const json& port, bool skip_port_type) {
         diffs.push_back(fmt::format("PortType {}, desired {}", dash(type), want_type));
     const std::string pfc = priorities_text(port, "PFCNoDrop");
     const std::string want_pfc = priorities_text(port, "DesiredPFCNoDrop");
+    const std::vector<std::string> lossless = lossless_diffs(port);
     // An empty DesiredPFCNoDrop is both "nothing asked" and "PFC off": name it only when
     // nothing else explains the difference.
-    if (pfc != want_pfc && (!want_pfc.empty() || (diffs.empty() && type_ok)))
+    if (pfc != want_pfc && (!want_pfc.empty() || (diffs.empty() && lossless.empty() && type_ok)))
         diffs.push_back(fmt::format("PFCNoDrop {}, desired {}", dash(pfc), dash(want_pfc)));
+    diffs.insert(diffs.end(), lossless.begin(), lossless.end());
     if (diffs.empty())
         return type_ok || !skip_port_type ? "not in sync" : "";
     return fmt::format("not in sync: {}", fmt::join(diffs, "; "));

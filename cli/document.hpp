@@ -46,13 +46,19 @@ std::string rate_text(const json& port);
 /// A list of PFC priorities (PFCNoDrop, DesiredPFCNoDrop) as "3,4"; "" when empty.
 std::string priorities_text(const json& obj, const char* key);
 
+/// A DSCP map (DSCPPriority, DesiredDSCPPriority: [{"DSCP", "Priority"}]) as "26:3,48:6";
+/// "" when empty.
+std::string dscp_map_text(const json& obj, const char* key);
+
 /// The port type a port has now: PortType when rdmad reads one (mlx4's sysfs switch), else
 /// what its LinkLayer is ("ib" for InfiniBand, "eth" for Ethernet; ConnectX-4 and later set
 /// the type in firmware), else "".
 std::string actual_port_type(const json& port);
 
 /// For a port whose InSync is false: "not in sync: PortType ib, desired eth" (and/or
-/// "PFCNoDrop -, desired 3,4"), the type from actual_port_type(); "" when InSync is true or
+/// "PFCNoDrop -, desired 3,4", "Trust pcp, desired dscp", "DSCPPriority -, desired 26:3",
+/// "RDMACMRoCEMode -, desired RoCE v2", "RDMACMToS -, desired 106" for what is asked), the
+/// type from actual_port_type(); "" when InSync is true or
 /// absent (an older daemon). With `skip_port_type` (a problem already tells the port type
 /// story, e.g. the firmware remedy), the port type is left out, and "" is returned when
 /// nothing else differs.

@@ -41,11 +41,21 @@ const std::vector<VerbHelp>& verb_table() {
         {"set-pfc", "DEVICE PRIORITIES",
          "ask PFC no-drop priorities for DEVICE: a comma\n"
          "list of 0-7 (\"3,4\")"},
+        {"set-trust", "DEVICE TRUST",
+         "ask trust TRUST (dscp or pcp) for DEVICE: what\n"
+         "its netdevs classify packets by"},
+        {"set-dscp", "DEVICE MAP",
+         "ask DSCP -> priority entries for DEVICE: a\n"
+         "comma list of DSCP:PRIORITY (\"26:3,48:6\"); with\n"
+         "--exclusive other DSCP entries are deleted"},
+        {"set-rdma-cm", "DEVICE",
+         "ask the RDMA-CM defaults of DEVICE's RoCE ports:\n"
+         "--roce-mode, --tos or both"},
         {"revert", "DEVICE [PORT]",
-         "drop the settings made over D-Bus (set-port-type,\n"
-         "set-pfc; for this run and persisted) for DEVICE,\n"
-         "or only PORT's port type, so that /etc/rdmad\n"
-         "rules apply again"},
+         "drop every setting made over D-Bus for DEVICE\n"
+         "(all the set-* verbs; for this run and\n"
+         "persisted), or only PORT's port type, so that\n"
+         "/etc/rdmad rules apply again"},
         {"reconcile", "",
          "apply the desired state where the hardware\n"
          "differs; list what differed"},
@@ -120,13 +130,18 @@ void print_help(std::FILE* out) {
                "                           blank separator lines\n"
                "      --no-pager           do not pipe the output into a pager\n"
                "      --no-color           print no colours (also when NO_COLOR is set)\n"
-               "      --persist            set-port-type, set-pfc: save the request in\n"
-               "                           rdmad's state file, so it survives restarts\n"
+               "      --persist            set-*: save the request in rdmad's state\n"
+               "                           file, so it survives restarts\n"
+               "      --exclusive          set-dscp: delete the DSCP entries MAP does not\n"
+               "                           list\n"
+               "      --roce-mode=MODE     set-rdma-cm: the default RoCE mode, \"RoCE v2\"\n"
+               "                           or \"IB/RoCE v1\"\n"
+               "      --tos=N              set-rdma-cm: the default ToS byte, 0-255\n"
                "      --dry-run            reconcile: only list what differs\n"
                "  -v, --verbose            doctor: print the evidence of each problem\n"
                "\n"
-               "set-port-type, set-pfc, revert, reconcile (without --dry-run) and reload\n"
-               "need authorization (polkit action org.rdmad1.configure).\n"
+               "The set-* verbs, revert, reconcile (without --dry-run) and reload need\n"
+               "authorization (polkit action org.rdmad1.configure).\n"
                "\n"
                "On a terminal, errors are red, warnings yellow and ACTIVE ports green, and\n"
                "long output goes through $RDMACTL_PAGER, else $PAGER, else less.\n"

@@ -26,6 +26,7 @@
 #include <getopt.h>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 #include <vector>
 
@@ -61,9 +62,14 @@ struct Command {
     bool no_color = false;
     std::chrono::milliseconds timeout = kDefaultHostTimeout; // --timeout, several hosts
     bool timeout_given = false;
-    // set-port-type, set-pfc: the checked arguments.
+    // set-port-type, set-pfc, set-dscp, set-rdma-cm: the checked arguments.
     unsigned port = 0;
     std::vector<std::uint8_t> priorities;
+    DscpMap dscp_map;
+    bool exclusive = false;
+    std::string roce_mode; // --roce-mode; "" leaves it
+    std::int32_t tos = -1; // --tos; -1 leaves it
+    bool roce_mode_given = false;
 };
 
 enum {
@@ -74,16 +80,33 @@ enum {
     ARG_DRY_RUN,
     ARG_NO_PAGER,
     ARG_NO_COLOR,
-    ARG_TIMEOUT
+    ARG_TIMEOUT,
+    ARG_EXCLUSIVE,
+    ARG_ROCE_MODE,
+    ARG_TOS
 };
 
-bool parse_port(const std::string& text, unsigned& port) {
-    if (text.empty() || text.size() > 3 || !std::all_of(text.begin(), text.end(), [](char c) {
+// The verbs that take --persist: those that ask rdmad a setting (Port.Set*).
+bool set_verb(const std::string& verb) {
+    return verb == "set-port-type" || verb == "set-pfc" || verb == "set-trust" ||
+           verb == "set-dscp" || verb == "set-rdma-cm";
+}
+
+// A decimal number of at most `digits` digits, no sign or spaces.
+bool parse_decimal(std::string_view text, std::size_t digits, unsigned& value) {
+    if (text.empty() || text.size() > digits || !std::all_of(text.begin(), text.end(), [](char c) {
             return std::isdigit(static_cast<unsigned char>(c));
         }))
         return false;
-    port = static_cast<unsigned>(std::stoul(text));
-    return port >= 1 && port <= 255; // IB port numbers are 8 bits; 0 is the switch port
+    value = 0;
+    for (char c : text)
+        value = value * 10 + static_cast<unsigned>(c - '0');
+    return true;
+}
+
+bool parse_port(const std::string& text, unsigned& port) {
+    // IB port numbers are 8 bits; 0 is the switch port.
+    return parse_decimal(text, 3, port) && port >= 1 && port <= 255;
 }
 
 // "a,b" -> {"a", "b"}; "" -> {""}; empty items kept ("a," -> {"a", ""}).
@@ -119,6 +142,36 @@ std::string parse_priorities(const std::string& text, std::vector<std::uint8_t>&
     return {};
 }
 
+// "26:3,48:6" -> {(26, 3), (48, 6)}: DSCP 0-63 (the 6-bit field of RFC 2474) to priority 0-7,
+// at least one entry, each DSCP once, as Port.SetDSCPPriority and rdmad.conf(5)'s
+// dscp_priority require. Returns the message of a usage error, "" when fine.
+std::string parse_dscp_map(const std::string& text, DscpMap& out) {
+    constexpr unsigned kMaxDscp = 63;
+    const char* kForm = "MAP must be a comma list of DSCP:PRIORITY (DSCP 0-63, priority 0-7), "
+                        "e.g. 26:3,48:6";
+    out.clear();
+    if (text.empty())
+        return kForm;
+    for (const std::string& item : split_commas(text)) {
+        const std::size_t colon = item.find(':');
+        unsigned dscp = 0, prio = 0;
+        if (colon == std::string::npos ||
+            !parse_decimal(std::string_view(item).substr(0, colon), 3, dscp) ||
+            !parse_decimal(std::string_view(item).substr(colon + 1), 3, prio))
+            return fmt::format("bad entry '{}': {}", item, kForm);
+        if (dscp > kMaxDscp)
+            return fmt::format("DSCP {} is above {} in '{}'", dscp, kMaxDscp, item);
+        if (prio > rdmad::api::kMaxPriority)
+            return fmt::format("priority {} is above {} in '{}'", prio, rdmad::api::kMaxPriority,
+                               item);
+        for (const auto& entry : out)
+            if (entry.first == dscp)
+                return fmt::format("DSCP {} given twice", dscp);
+        out.emplace_back(static_cast<std::uint8_t>(dscp), static_cast<std::uint8_t>(prio));
+    }
+    return {};
+}
+
 // -H's value: one [USER@]HOST or a comma list of them, appended to `hosts`. Returns the
 // message of a usage error, "" when fine.
 std::string add_hosts(const std::string& text, std::vector<std::string>& hosts) {
@@ -138,6 +191,29 @@ bool fleet_verb(const std::string& verb) {
            verb == "doctor" || verb == "diff";
 }
 
+// The verbs that name a DEVICE first: how many arguments they need and take at most.
+struct VerbArity {
+    const char* verb;
+    std::size_t needed;
+    std::size_t wanted;
+    const char* usage; // "set-pfc needs DEVICE PRIORITIES"
+};
+constexpr VerbArity kArities[] = {
+    {"set-port-type", 3, 3, "DEVICE PORT TYPE"},
+    {"set-pfc", 2, 2, "DEVICE PRIORITIES"},
+    {"set-trust", 2, 2, "DEVICE dscp|pcp"},
+    {"set-dscp", 2, 2, "DEVICE MAP"},
+    {"set-rdma-cm", 1, 1, "DEVICE"},
+    {"revert", 1, 2, "DEVICE [PORT]"},
+};
+
+const VerbArity* find_arity(const std::string& verb) {
+    for (const auto& a : kArities)
+        if (verb == a.verb)
+            return &a;
+    return nullptr;
+}
+
 // Returns -1 to go on, else the exit status.
 int parse(int argc, char** argv, Command& cmd) {
     static const option options[] = {
@@ -152,6 +228,9 @@ int parse(int argc, char** argv, Command& cmd) {
         {"no-color", no_argument, nullptr, ARG_NO_COLOR},
         {"verbose", no_argument, nullptr, 'v'},
         {"timeout", required_argument, nullptr, ARG_TIMEOUT},
+        {"exclusive", no_argument, nullptr, ARG_EXCLUSIVE},
+        {"roce-mode", required_argument, nullptr, ARG_ROCE_MODE},
+        {"tos", required_argument, nullptr, ARG_TOS},
         {nullptr, 0, nullptr, 0},
     };
     opterr = 0; // our own messages, one line each
@@ -202,6 +281,25 @@ int parse(int argc, char** argv, Command& cmd) {
             cmd.timeout_given = true;
             break;
         }
+        case ARG_EXCLUSIVE:
+            cmd.exclusive = true;
+            break;
+        case ARG_ROCE_MODE:
+            // The values of configfs default_roce_mode (kernel drivers/infiniband/core/cma.c
+            // ib_cache_gid_type_str()), as Port.SetRDMACM takes them.
+            cmd.roce_mode = optarg;
+            cmd.roce_mode_given = true;
+            if (cmd.roce_mode != "RoCE v2" && cmd.roce_mode != "IB/RoCE v1")
+                return usage_error(fmt::format(
+                    "bad --roce-mode '{}': \"RoCE v2\" or \"IB/RoCE v1\"", cmd.roce_mode));
+            break;
+        case ARG_TOS: {
+            unsigned tos = 0;
+            if (!parse_decimal(optarg, 3, tos) || tos > 255)
+                return usage_error(fmt::format("bad --tos '{}': a ToS byte from 0 to 255", optarg));
+            cmd.tos = static_cast<std::int32_t>(tos);
+            break;
+        }
         case ':':
             return usage_error(fmt::format("option '{}' needs an argument", argv[optind - 1]));
         default: {
@@ -225,22 +323,14 @@ int parse(int argc, char** argv, Command& cmd) {
         if (cmd.args[0].empty())
             return usage_error("NAME must not be empty");
         wanted = 1;
-    } else if (cmd.verb == "set-port-type") {
-        if (cmd.args.size() < 3)
-            return usage_error("set-port-type needs DEVICE PORT TYPE");
-        wanted = 3;
-    } else if (cmd.verb == "set-pfc") {
-        if (cmd.args.size() < 2)
-            return usage_error("set-pfc needs DEVICE PRIORITIES");
-        wanted = 2;
+    } else if (const VerbArity* arity = find_arity(cmd.verb)) {
+        if (cmd.args.size() < arity->needed)
+            return usage_error(fmt::format("{} needs {}", cmd.verb, arity->usage));
+        wanted = arity->wanted;
     } else if (cmd.verb == "doctor") {
         if (!cmd.args.empty() && cmd.args[0].empty())
             return usage_error("DEVICE must not be empty");
         wanted = 1;
-    } else if (cmd.verb == "revert") {
-        if (cmd.args.empty())
-            return usage_error("revert needs DEVICE [PORT]");
-        wanted = 2;
     } else if (cmd.verb == "help") {
         wanted = 1;
         if (!cmd.args.empty() && !find_verb(cmd.args[0]))
@@ -251,8 +341,15 @@ int parse(int argc, char** argv, Command& cmd) {
     if (cmd.args.size() > wanted)
         return usage_error(
             fmt::format("too many arguments for {}: '{}'", cmd.verb, cmd.args[wanted]));
-    if (cmd.persist && cmd.verb != "set-port-type" && cmd.verb != "set-pfc")
-        return usage_error("--persist is only for set-port-type and set-pfc");
+    if (cmd.verb == "set-rdma-cm" && !cmd.roce_mode_given && cmd.tos < 0)
+        return usage_error("set-rdma-cm needs --roce-mode, --tos or both");
+    if (cmd.persist && !set_verb(cmd.verb))
+        return usage_error("--persist is only for the set-* verbs");
+    if (cmd.exclusive && cmd.verb != "set-dscp")
+        return usage_error("--exclusive is only for set-dscp");
+    if ((cmd.roce_mode_given || cmd.tos >= 0) && cmd.verb != "set-rdma-cm")
+        return usage_error(fmt::format("{} is only for set-rdma-cm",
+                                       cmd.roce_mode_given ? "--roce-mode" : "--tos"));
     if (cmd.dry_run && cmd.verb != "reconcile")
         return usage_error("--dry-run is only for reconcile");
     if (cmd.verb == "diff" && cmd.hosts.size() < 2)
@@ -263,7 +360,7 @@ int parse(int argc, char** argv, Command& cmd) {
         return usage_error("--timeout is only for several hosts (-H given twice or more)");
     cmd.output.fleet = cmd.hosts.size() > 1;
 
-    if (cmd.verb == "set-port-type" || cmd.verb == "set-pfc" || cmd.verb == "revert") {
+    if (set_verb(cmd.verb) || cmd.verb == "revert") {
         if (cmd.args[0].empty())
             return usage_error("DEVICE must not be empty");
     }
@@ -278,6 +375,12 @@ int parse(int argc, char** argv, Command& cmd) {
     }
     if (cmd.verb == "set-pfc") {
         if (std::string error = parse_priorities(cmd.args[1], cmd.priorities); !error.empty())
+            return usage_error(error);
+    }
+    if (cmd.verb == "set-trust" && cmd.args[1] != "dscp" && cmd.args[1] != "pcp")
+        return usage_error(fmt::format("bad TRUST '{}': dscp or pcp", cmd.args[1]));
+    if (cmd.verb == "set-dscp") {
+        if (std::string error = parse_dscp_map(cmd.args[1], cmd.dscp_map); !error.empty())
             return usage_error(error);
     }
     return -1;
@@ -413,6 +516,14 @@ int dispatch(const Command& cmd) {
                                   cmd.persist);
     if (cmd.verb == "set-pfc")
         return verb_set_pfc(client, cmd.output, cmd.args[0], cmd.priorities, cmd.persist);
+    if (cmd.verb == "set-trust")
+        return verb_set_trust(client, cmd.output, cmd.args[0], cmd.args[1], cmd.persist);
+    if (cmd.verb == "set-dscp")
+        return verb_set_dscp(client, cmd.output, cmd.args[0], cmd.dscp_map, cmd.exclusive,
+                             cmd.persist);
+    if (cmd.verb == "set-rdma-cm")
+        return verb_set_rdma_cm(client, cmd.output, cmd.args[0], cmd.roce_mode, cmd.tos,
+                                cmd.persist);
     if (cmd.verb == "revert")
         return verb_revert(client, cmd.output, cmd.args[0], cmd.port);
     if (cmd.verb == "reconcile")

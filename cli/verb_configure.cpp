@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // The verbs that change the desired state (polkit action org.rdmad1.configure):
-// set-port-type, set-pfc, revert, reconcile, reload. Their arguments are checked in main.cpp before
-// any call; what rdmad then makes of the request shows in status and doctor.
+// set-port-type, set-pfc, set-trust, set-dscp, set-rdma-cm, revert, reconcile, reload. Their
+// arguments are checked in main.cpp before any call; what rdmad then makes of the request shows in
+// status and doctor.
 #include "document.hpp"
 #include "table.hpp"
 #include "verbs.hpp"
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <string_view>
+#include <vector>
 
 namespace rdmactl {
 
@@ -32,6 +34,23 @@ std::pair<const json*, const json*> lookup_port(Client& client, const json& doc,
     if (any_port && !ports.empty())
         return {dev, ports.front()};
     throw Failure(fmt::format("{} has no port {}", sanitize(name), number));
+}
+
+// The port object to ask a device-wide setting on (PFC, trust, DSCP map, RDMA-CM defaults are
+// set on every port's netdev or RoCE port by the daemon): any port will do, port 1 first.
+std::string device_port_path(Client& client, const std::string& device) {
+    const json doc = client.describe();
+    return doc::str(*lookup_port(client, doc, device, 1, true).second, "Path");
+}
+
+// " (persistent)", " (exclusive, persistent)", "" as the verbs end their line.
+std::string request_flags(bool exclusive, bool persist) {
+    std::vector<std::string> flags;
+    if (exclusive)
+        flags.emplace_back("exclusive");
+    if (persist)
+        flags.emplace_back("persistent");
+    return flags.empty() ? std::string() : fmt::format(" ({})", fmt::join(flags, ", "));
 }
 
 // The daemon's "[3,4]" for PFC priorities as the verbs print them: "3,4", "" for "[]".
@@ -60,16 +79,47 @@ int verb_set_port_type(Client& client, const Output& out, const std::string& dev
 int verb_set_pfc(Client& client, const Output& out, const std::string& device,
                  const std::vector<std::uint8_t>& priorities, bool persist) {
     (void)out;
-    json doc = client.describe();
-    // PFC is per device (on every port's netdev): any port object will do, port 1 first.
-    auto [dev, p] = lookup_port(client, doc, device, 1, true);
-    (void)dev;
-    client.set_pfc_no_drop(doc::str(*p, "Path"), priorities, persist);
+    client.set_pfc_no_drop(device_port_path(client, device), priorities, persist);
     std::vector<std::string> items;
     for (auto prio : priorities)
         items.push_back(std::to_string(prio));
     fmt::print("{}: PFC no-drop priorities {} requested{}\n", sanitize(device),
-               fmt::join(items, ","), persist ? " (persistent)" : "");
+               fmt::join(items, ","), request_flags(false, persist));
+    return 0;
+}
+
+int verb_set_trust(Client& client, const Output& out, const std::string& device,
+                   const std::string& trust, bool persist) {
+    (void)out;
+    client.set_trust(device_port_path(client, device), trust, persist);
+    fmt::print("{}: trust {} requested{}\n", sanitize(device), trust,
+               request_flags(false, persist));
+    return 0;
+}
+
+int verb_set_dscp(Client& client, const Output& out, const std::string& device, const DscpMap& map,
+                  bool exclusive, bool persist) {
+    (void)out;
+    client.set_dscp_priority(device_port_path(client, device), map, exclusive, persist);
+    std::vector<std::string> items;
+    for (const auto& [dscp, prio] : map)
+        items.push_back(fmt::format("{}:{}", dscp, prio));
+    fmt::print("{}: DSCP priorities {} requested{}\n", sanitize(device), fmt::join(items, ","),
+               request_flags(exclusive, persist));
+    return 0;
+}
+
+int verb_set_rdma_cm(Client& client, const Output& out, const std::string& device,
+                     const std::string& roce_mode, std::int32_t tos, bool persist) {
+    (void)out;
+    client.set_rdma_cm(device_port_path(client, device), roce_mode, tos, persist);
+    std::vector<std::string> items;
+    if (!roce_mode.empty())
+        items.push_back("RoCE mode " + roce_mode);
+    if (tos >= 0)
+        items.push_back(fmt::format("ToS {}", tos));
+    fmt::print("{}: RDMA-CM {} requested{}\n", sanitize(device), fmt::join(items, ", "),
+               request_flags(false, persist));
     return 0;
 }
 

@@ -40,17 +40,40 @@ constexpr std::array kDeviceKeys = {"Path",
                                     "VerbsDevice",
                                     "PhysicalFunction",
                                     "Links",
+                                    "DesiredOrigin",
                                     "Problems"};
-constexpr std::array kPortKeys = {"Number",       "Path",
-                                  "State",        "PhysicalState",
-                                  "LinkLayer",    "Transport",
-                                  "RoCEVersions", "RateGbps",
-                                  "Rate",         "LID",
-                                  "SMLID",        "Link",
-                                  "PortType",     "DesiredPortType",
-                                  "PFCNoDrop",    "DesiredPFCNoDrop",
-                                  "InSync",       "RecommendedGID",
+constexpr std::array kPortKeys = {"Number",
+                                  "Path",
+                                  "State",
+                                  "PhysicalState",
+                                  "LinkLayer",
+                                  "Transport",
+                                  "RoCEVersions",
+                                  "RateGbps",
+                                  "Rate",
+                                  "LID",
+                                  "SMLID",
+                                  "Link",
+                                  "PortType",
+                                  "DesiredPortType",
+                                  "PFCNoDrop",
+                                  "DesiredPFCNoDrop",
+                                  "Trust",
+                                  "DesiredTrust",
+                                  "DSCPPriority",
+                                  "DesiredDSCPPriority",
+                                  "RDMACMRoCEMode",
+                                  "DesiredRDMACMRoCEMode",
+                                  "RDMACMToS",
+                                  "DesiredRDMACMToS",
+                                  "InSync",
+                                  "RecommendedGID",
                                   "GIDs"};
+// The lossless-RoCE settings besides PFC (org.rdmad1(5), rdmad 0.3): shown for a port when one
+// of them is known or asked, left out of InfiniBand ports and older daemons.
+constexpr std::array kLosslessKeys = {
+    "Trust",          "DesiredTrust",          "DSCPPriority", "DesiredDSCPPriority",
+    "RDMACMRoCEMode", "DesiredRDMACMRoCEMode", "RDMACMToS",    "DesiredRDMACMToS"};
 constexpr std::array kLinkKeys = {"Path",      "Name",        "Index",      "PCIAddress", "Driver",
                                   "OperState", "RdmaCapable", "RdmaDevice", "Hint"};
 
@@ -73,6 +96,30 @@ std::vector<std::string> gid_lines(const json& gids) {
         table.add_row({std::to_string(doc::integer(g, "Index")), doc::str(g, "GID"),
                        doc::str(g, "Type"), doc::str(g, "Netdev")});
     return table.lines();
+}
+
+// DesiredOrigin [{"Key", "Origin"}]: "pfc_no_drop  from profile lossless-roce (file:3)", the
+// keys padded to one column.
+std::vector<std::string> origin_lines(const json& origins) {
+    std::size_t width = 0;
+    for (const auto& o : origins)
+        width = std::max(width, doc::str(o, "Key").size());
+    std::vector<std::string> out;
+    for (const auto& o : origins)
+        if (o.is_object())
+            out.push_back(
+                fmt::format("{:<{}}  from {}", doc::str(o, "Key"), width, doc::str(o, "Origin")));
+    return out;
+}
+
+// True when the value of a kLosslessKeys key says something: a trust or mode, a map entry, a
+// ToS (-1 is unknown or not asked).
+bool lossless_known(const json& v) {
+    if (v.is_string())
+        return !v.get_ref<const std::string&>().empty();
+    if (v.is_array())
+        return !v.empty();
+    return v.is_number_integer() && v.get<std::int64_t>() >= 0;
 }
 
 std::vector<std::string> problem_lines(const json& problems) {
@@ -99,6 +146,14 @@ std::vector<std::string> value_lines(const json& doc, std::string_view key, cons
     }
     if (key == "Problems")
         return problem_lines(v);
+    if (key == "DesiredOrigin")
+        return v.is_array() ? origin_lines(v) : std::vector<std::string>{};
+    if (key == "DSCPPriority" || key == "DesiredDSCPPriority") {
+        std::string text = doc::dscp_map_text(json{{"v", v}}, "v");
+        return text.empty() ? std::vector<std::string>{} : std::vector<std::string>{text};
+    }
+    if ((key == "RDMACMToS" || key == "DesiredRDMACMToS") && v.is_number() && v.get<double>() < 0)
+        return {};
     if (is_reference(key)) {
         std::vector<std::string> out;
         for (const auto& p : v.is_array() ? v : json::array({v}))
@@ -169,6 +224,11 @@ void print_device(const json& doc, const json& dev, const Output& out) {
         if (doc::str(*port, "PortType").empty() && !doc::str(*port, "DesiredPortType").empty())
             if (std::string type = doc::actual_port_type(*port); !type.empty())
                 shown["PortType"] = type + " (from LinkLayer; set in firmware)";
+        if (std::none_of(kLosslessKeys.begin(), kLosslessKeys.end(), [&](const char* key) {
+                return port->contains(key) && lossless_known(port->at(key));
+            }))
+            for (const char* key : kLosslessKeys)
+                shown.erase(key);
         sections.push_back(fields_of(doc, shown, kPortKeys));
     }
     std::size_t width = 0;

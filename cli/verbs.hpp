@@ -63,6 +63,16 @@ int verb_set_port_type(Client& client, const Output& out, const std::string& dev
 /// Port.SetPFCNoDrop on the device's port 1 (PFC is per device); `priorities` already checked.
 int verb_set_pfc(Client& client, const Output& out, const std::string& device,
                  const std::vector<std::uint8_t>& priorities, bool persist);
+/// Port.SetTrust ("dscp" or "pcp", already checked) on the device's port 1 (set per device).
+int verb_set_trust(Client& client, const Output& out, const std::string& device,
+                   const std::string& trust, bool persist);
+/// Port.SetDSCPPriority on the device's port 1 (set per device); `map` already checked.
+int verb_set_dscp(Client& client, const Output& out, const std::string& device, const DscpMap& map,
+                  bool exclusive, bool persist);
+/// Port.SetRDMACM on the device's port 1 (set per device): `roce_mode` "" and `tos` -1 leave
+/// that one alone; at least one given (checked).
+int verb_set_rdma_cm(Client& client, const Output& out, const std::string& device,
+                     const std::string& roce_mode, std::int32_t tos, bool persist);
 /// Port.Revert: drops the D-Bus settings of `device` (port 0), or the port type of its port
 /// `port`; prints what it asked.
 int verb_revert(Client& client, const Output& out, const std::string& device, unsigned port);

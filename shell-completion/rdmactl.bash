@@ -37,14 +37,26 @@ __rdmactl_ports() {
 
 _rdmactl() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local verbs='status list show links monitor doctor diff set-port-type set-pfc revert reconcile reload help'
-    local options='--help --version --json --host= --no-legend --no-pager --no-color --persist --dry-run --verbose --timeout='
+    local verbs='status list show links monitor doctor diff set-port-type set-pfc set-trust set-dscp set-rdma-cm revert reconcile reload help'
+    local options='--help --version --json --host= --no-legend --no-pager --no-color --persist --exclusive --roce-mode= --tos= --dry-run --verbose --timeout='
     COMPREPLY=()
 
     if [[ $prev == -H || $prev == --host ]]; then
         COMPREPLY=($(compgen -A hostname -- "$cur"))
         return 0
     fi
+    # --roce-mode's values have a space: offered escaped. bash splits "--roce-mode=v" at the
+    # "=" (COMP_WORDBREAKS), so the option is then the word before the "=".
+    local opt=$prev
+    [[ $prev == = ]] && opt=${COMP_WORDS[COMP_CWORD - 2]}
+    if [[ $opt == --roce-mode ]]; then
+        local mode
+        while IFS= read -r mode; do
+            [[ $mode == "$cur"* ]] && COMPREPLY+=("${mode// /\\ }")
+        done <<<$'RoCE v2\nIB/RoCE v1'
+        return 0
+    fi
+    [[ $opt == --tos ]] && return 0 # a number
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$options -H" -- "$cur"))
         [[ ${#COMPREPLY[@]} == 1 && ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
@@ -56,7 +68,9 @@ _rdmactl() {
     local -a args=()
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            -H|--host) ((i++)) ;;
+            # "--tos=106" is the words "--tos" "=" "106" (COMP_WORDBREAKS).
+            -H|--host|--roce-mode|--tos) [[ ${COMP_WORDS[i + 1]} == = ]] && ((i++)); ((i++)) ;;
+            =) ((i++)) ;;
             -*) ;;
             *) if [[ -z $verb ]]; then verb=${COMP_WORDS[i]}; else args+=("${COMP_WORDS[i]}"); fi ;;
         esac
@@ -73,7 +87,12 @@ _rdmactl() {
                 1) words=$(__rdmactl_ports "${args[0]}") ;;
                 2) words='ib eth auto' ;;
             esac ;;
-        set-pfc|doctor) ((${#args[@]} == 0)) && words=$(__rdmactl_devices) ;;
+        set-pfc|set-dscp|set-rdma-cm|doctor) ((${#args[@]} == 0)) && words=$(__rdmactl_devices) ;;
+        set-trust)
+            case ${#args[@]} in
+                0) words=$(__rdmactl_devices) ;;
+                1) words='dscp pcp' ;;
+            esac ;;
         revert)
             case ${#args[@]} in
                 0) words=$(__rdmactl_devices) ;;

@@ -36,19 +36,35 @@ chmod +x "$stub/rdmactl"
 export PATH="$stub:$PATH"
 
 failures=0
-# check "LINE" "EXPECTED WORDS": completes LINE (a trailing space starts a new, empty word)
-# and compares the sorted COMPREPLY with the sorted EXPECTED WORDS.
-check() {
-    local line=$1 expected=$2 got
-    got=$(bash -c '
+# complete_bash "LINE": completes LINE (a trailing space starts a new, empty word); the
+# sorted COMPREPLY, joined with spaces.
+complete_bash() {
+    bash -c '
         source "$1"
         read -ra COMP_WORDS <<<"$2"
         [[ $2 == *" " ]] && COMP_WORDS+=("")
         COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
         COMP_LINE=$2 COMP_POINT=${#2}
         _rdmactl
-        printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$bash_file" "$line")
+        printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$bash_file" "$1"
+}
+# check "LINE" "EXPECTED WORDS": compares the sorted COMPREPLY with the sorted EXPECTED WORDS.
+check() {
+    local line=$1 expected=$2 got
+    got=$(complete_bash "$line")
     expected=$(printf '%s\n' $expected | sort | tr '\n' ' ')
+    compare "$line" "$got" "$expected"
+}
+# check_words "LINE" WORD...: as check, for words that have a space.
+check_words() {
+    local line=$1 got expected
+    shift
+    got=$(complete_bash "$line")
+    expected=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
+    compare "$line" "$got" "$expected"
+}
+compare() {
+    local line=$1 got=$2 expected=$3
     if [[ $got != "$expected" ]]; then
         echo "FAIL bash '$line': got '$got', want '$expected'"
         failures=$((failures + 1))
@@ -57,14 +73,14 @@ check() {
     fi
 }
 
-check 'rdmactl ' 'status list show links monitor doctor diff set-port-type set-pfc revert reconcile reload help'
+check 'rdmactl ' 'status list show links monitor doctor diff set-port-type set-pfc set-trust set-dscp set-rdma-cm revert reconcile reload help'
 check 'rdmactl st' 'status'
 check 'rdmactl re' 'revert reconcile reload'
 check 'rdmactl --no-p' '--no-pager'
 check 'rdmactl --d' '--dry-run'
 check 'rdmactl --verb' '--verbose'
 check 'rdmactl doctor ' 'hfi1_0 mlx4_0 mlx5_0'
-check 'rdmactl help s' 'status show set-port-type set-pfc'
+check 'rdmactl help s' 'status show set-port-type set-pfc set-trust set-dscp set-rdma-cm'
 check 'rdmactl -H a -H b d' 'doctor diff'
 check 'rdmactl show ' 'hfi1_0 mlx4_0 mlx5_0 lo ib0'
 check 'rdmactl show m' 'mlx4_0 mlx5_0'
@@ -73,6 +89,21 @@ check 'rdmactl set-port-type mlx4_0 ' '1 2'
 check 'rdmactl set-port-type mlx4_0 2 ' 'ib eth auto'
 check 'rdmactl set-port-type mlx4_0 2 e' 'eth'
 check 'rdmactl --json set-pfc ml' 'mlx4_0 mlx5_0'
+check 'rdmactl set-trust ' 'hfi1_0 mlx4_0 mlx5_0'
+check 'rdmactl set-trust mlx5_0 ' 'dscp pcp'
+check 'rdmactl set-trust mlx5_0 d' 'dscp'
+check 'rdmactl set-trust mlx5_0 dscp ' ''
+check 'rdmactl set-dscp m' 'mlx4_0 mlx5_0'
+check 'rdmactl set-dscp mlx5_0 --e' '--exclusive'
+check 'rdmactl set-rdma-cm ' 'hfi1_0 mlx4_0 mlx5_0'
+# --roce-mode's values have a space: each offered as one word, the space escaped.
+check_words 'rdmactl set-rdma-cm --roce-mode ' 'RoCE\ v2' 'IB/RoCE\ v1'
+check_words 'rdmactl set-rdma-cm --roce-mode I' 'IB/RoCE\ v1'
+check_words 'rdmactl set-rdma-cm --roce-mode = R' 'RoCE\ v2'
+check 'rdmactl set-rdma-cm --tos ' ''
+check 'rdmactl set-rdma-cm --tos 106 ' 'hfi1_0 mlx4_0 mlx5_0'
+check 'rdmactl set-rdma-cm --tos = 106 m' 'mlx4_0 mlx5_0'
+check 'rdmactl --ro' '--roce-mode='
 check 'rdmactl revert mlx5_0 ' '1'
 check 'rdmactl revert mlx4_0 2 ' ''
 check 'rdmactl list ' ''

@@ -38,8 +38,7 @@ TEST_CASE("rdmactl --json status equals Describe(); rdmactl status names every d
     rig.stop_daemon();
 }
 
-TEST_CASE("rdmactl without a daemon exits 1 with 'not running'; bad usage exits 2",
-          "[rdmactl]") {
+TEST_CASE("rdmactl without a daemon exits 1 with 'not running'; bad usage exits 2", "[rdmactl]") {
     if (!have_rdmactl())
         return;
     const std::string ctl = env_or_fail("RDMACTL");
@@ -108,6 +107,83 @@ TEST_CASE("rdmactl help, help VERB, and a suggestion for a mistyped verb", "[rdm
     auto x = run_program({ctl, "xyzzy"});
     CHECK(x.status == 2);
     CHECK(x.err.rfind("rdmactl: unknown verb 'xyzzy'\n", 0) == 0);
+}
+
+TEST_CASE("rdmactl set-trust, set-dscp, set-rdma-cm: bad arguments are usage errors (exit 2) "
+          "found before rdmad is asked",
+          "[rdmactl][cli]") {
+    if (!have_rdmactl())
+        return;
+    const std::string ctl = env_or_fail("RDMACTL");
+    PrivateBus bus; // nobody owns org.rdmad1: a call would fail with 1, "not running"
+    const std::string hint = "\nTry 'rdmactl --help' for more information.\n";
+    const auto joined = [](const std::vector<std::string>& args) {
+        std::string line;
+        for (const auto& a : args)
+            line += (line.empty() ? "" : " ") + a;
+        return line;
+    };
+    const std::string form =
+        "MAP must be a comma list of DSCP:PRIORITY (DSCP 0-63, priority 0-7), e.g. 26:3,48:6";
+    // DSCP is the 6-bit field of RFC 2474 (0-63), 802.1p priorities 3 bits (0-7).
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"set-trust", "mlx5_0"}, "set-trust needs DEVICE dscp|pcp"},
+        {{"set-trust", "mlx5_0", "DSCP"}, "bad TRUST 'DSCP': dscp or pcp"},
+        {{"set-trust", "mlx5_0", "dscp", "3"}, "too many arguments for set-trust: '3'"},
+        {{"set-trust", "", "dscp"}, "DEVICE must not be empty"},
+        {{"set-dscp", "mlx5_0"}, "set-dscp needs DEVICE MAP"},
+        {{"set-dscp", "mlx5_0", ""}, form},
+        {{"set-dscp", "mlx5_0", "26:3,64:1"}, "DSCP 64 is above 63 in '64:1'"},
+        {{"set-dscp", "mlx5_0", "26:8"}, "priority 8 is above 7 in '26:8'"},
+        {{"set-dscp", "mlx5_0", "26:3,48:6,26:4"}, "DSCP 26 given twice"},
+        {{"set-dscp", "mlx5_0", "26=3"}, "bad entry '26=3': " + form},
+        {{"set-dscp", "mlx5_0", "26:3,"}, "bad entry '': " + form},
+        {{"set-dscp", "mlx5_0", "x:3"}, "bad entry 'x:3': " + form},
+        {{"set-dscp", "mlx5_0", "26:3:1"}, "bad entry '26:3:1': " + form},
+        {{"set-rdma-cm", "mlx5_0"}, "set-rdma-cm needs --roce-mode, --tos or both"},
+        {{"set-rdma-cm"}, "set-rdma-cm needs DEVICE"},
+        {{"set-rdma-cm", "mlx5_0", "--tos", "256"}, "bad --tos '256': a ToS byte from 0 to 255"},
+        {{"set-rdma-cm", "mlx5_0", "--tos=-1"}, "bad --tos '-1': a ToS byte from 0 to 255"},
+        {{"set-rdma-cm", "mlx5_0", "--roce-mode", "v2"},
+         "bad --roce-mode 'v2': \"RoCE v2\" or \"IB/RoCE v1\""},
+        {{"set-rdma-cm", "mlx5_0", "106"}, "too many arguments for set-rdma-cm: '106'"},
+        {{"set-pfc", "mlx5_0", "3", "--exclusive"}, "--exclusive is only for set-dscp"},
+        {{"set-trust", "mlx5_0", "dscp", "--tos", "106"}, "--tos is only for set-rdma-cm"},
+        {{"set-dscp", "mlx5_0", "26:3", "--roce-mode=RoCE v2"},
+         "--roce-mode is only for set-rdma-cm"},
+        {{"status", "--persist"}, "--persist is only for the set-* verbs"},
+    };
+    for (const auto& [args, message] : cases) {
+        std::vector<std::string> argv{ctl};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto r = run_program(argv);
+        INFO("rdmactl " << joined(args) << ": " << r.out << r.err);
+        CHECK(r.status == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err == "rdmactl: " + message + hint);
+    }
+
+    // --persist is taken by every set-* verb: these get as far as the bus (no rdmad: exit 1).
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"set-trust", "mlx5_0", "pcp", "--persist"},
+          {"set-dscp", "mlx5_0", "0:0,63:7", "--exclusive", "--persist"},
+          {"set-rdma-cm", "mlx5_0", "--roce-mode=IB/RoCE v1", "--tos=0", "--persist"},
+          {"set-rdma-cm", "mlx5_0", "--tos", "255"}}) {
+        std::vector<std::string> argv{ctl};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto r = run_program(argv);
+        INFO("rdmactl " << joined(args) << ": " << r.out << r.err);
+        CHECK(r.status == 1);
+        CHECK(r.err.find("not running") != std::string::npos);
+    }
+
+    auto h = run_program({ctl, "help", "set-dscp"});
+    CHECK(h.status == 0);
+    CHECK(h.out.rfind("Usage: rdmactl [OPTIONS] set-dscp DEVICE MAP\n", 0) == 0);
+    auto v = run_program({ctl, "help", "revert"});
+    INFO(v.out);
+    CHECK(v.out.find("Drop every setting made over D-Bus for DEVICE (all the set-* verbs;") !=
+          std::string::npos);
 }
 
 TEST_CASE("rdmactl: an unreachable system bus or ssh host is named with the reason",

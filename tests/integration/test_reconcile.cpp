@@ -1621,6 +1621,35 @@ TEST_CASE("rdmactl set-port-type, set-pfc, reconcile, reload and doctor against 
     CHECK(res.out == "mlx5_0: PFC no-drop priorities 3,4 requested\n");
     CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json({3, 4}));
 
+    // set-trust, set-dscp: Ethernet (DCB) settings like PFC, asked on port 1 for the device.
+    res = run_program({ctl, "set-trust", "hfi1_0", "dscp"});
+    CHECK(res.status == 1);
+    CHECK(res.err.find("hfi1_0 (hfi1) has no Ethernet port") != std::string::npos);
+    res = run_program({ctl, "set-trust", "mlx5_0", "dscp"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx5_0: trust dscp requested\n");
+    CHECK(r.port("mlx5_0", 1)["DesiredTrust"] == "dscp");
+    res = run_program({ctl, "set-dscp", "mlx5_0", "48:6,26:3", "--exclusive"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx5_0: DSCP priorities 48:6,26:3 requested (exclusive)\n");
+    CHECK(r.port("mlx5_0", 1)["DesiredDSCPPriority"] ==
+          json::parse(R"([{"DSCP": 26, "Priority": 3}, {"DSCP": 48, "Priority": 6}])"));
+
+    // set-rdma-cm: RoCE settings; not on an Omni-Path-only adapter.
+    res = run_program({ctl, "set-rdma-cm", "hfi1_0", "--tos", "106"});
+    CHECK(res.status == 1);
+    CHECK(res.err.find("hfi1_0 has no RoCE port: the RDMA-CM defaults are RoCE settings") !=
+          std::string::npos);
+    res = run_program({ctl, "set-rdma-cm", "mlx5_0", "--roce-mode", "RoCE v2", "--tos=106"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx5_0: RDMA-CM RoCE mode RoCE v2, ToS 106 requested\n");
+    res = run_program({ctl, "set-rdma-cm", "mlx5_0", "--tos", "0", "--persist"});
+    CHECK(res.status == 0);
+    CHECK(res.out == "mlx5_0: RDMA-CM ToS 0 requested (persistent)\n");
+
     // reload: a bad file is an error with file:line:column; the daemon stays degraded, doctor
     // says so, and a good file brings it back.
     r.config("[[rule]]\ndevice = \"mlx4_0\"\npfc_no_drop = [9]\n");
@@ -1796,6 +1825,149 @@ TEST_CASE("lossless: PFC on 3 with DSCP 26 -> 3 is no warning; the info names tr
           "dcb -N app show dev rdmav0 dscp-prio = dscp-prio 26:0");
     CHECK(r.requests() == std::vector<std::string>{"GET rdmav0"}); // the notice carried it
     r.stop();
+}
+
+TEST_CASE("rdmactl show: a RoCE port's trust and DSCP map as they are and as asked; none of "
+          "them on an InfiniBand port",
+          "[reconcile][rdmactl][lossless]") {
+    const std::string ctl = env_or_fail("RDMACTL"); // meson sets it: a failure, not a skip
+    DcbRig r(kHost);
+    r.extra_env["FAKE_DCBNL_DSCP"] = "rdmav0:26:3"; // `dcb app add dev rdmav0 dscp-prio 26:3`
+    r.config("[daemon]\napply = false\n");          // what is asked, never written
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["Trust"] == "dscp"; }));
+    auto res = run_program({ctl, "set-dscp", "mlx5_9", "26:3,48:6"});
+    INFO(res.out << res.err);
+    REQUIRE(res.status == 0);
+    REQUIRE(res.out == "mlx5_9: DSCP priorities 26:3,48:6 requested\n");
+    res = run_program({ctl, "set-trust", "mlx5_9", "dscp", "--persist"});
+    REQUIRE(res.status == 0);
+    REQUIRE(res.out == "mlx5_9: trust dscp requested (persistent)\n");
+
+    res = run_program({ctl, "--no-pager", "show", "mlx5_9"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    // "Key: value" lines, keys right-aligned on the colon (Fields) to the longest key.
+    const auto lines = [](const std::string& out) {
+        std::vector<std::string> v;
+        std::istringstream in(out);
+        for (std::string line; std::getline(in, line);)
+            v.push_back(line.substr(std::min(line.find_first_not_of(' '), line.size())));
+        return v;
+    };
+    auto shown = lines(res.out);
+    for (const char* line : {"Trust: dscp", "DesiredTrust: dscp", "DSCPPriority: 26:3",
+                             "DesiredDSCPPriority: 26:3,48:6", "PFCNoDrop: -"})
+        CHECK(std::count(shown.begin(), shown.end(), line) == 1); // PFCNoDrop: pfc_en 0
+
+    // apply = false: 48 -> 6 is asked and missing, and status says so.
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["InSync"] == false; }));
+    res = run_program({ctl, "--no-pager", "status"});
+    INFO(res.out << res.err);
+    CHECK(res.out.find("mlx5_9 port 1: not in sync: DSCPPriority 26:3, desired 26:3,48:6\n") !=
+          std::string::npos);
+
+    // mlx4_0's InfiniBand ports have no DCB: nothing known, nothing asked, no lines.
+    res = run_program({ctl, "--no-pager", "show", "mlx4_0"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    shown = lines(res.out);
+    CHECK(std::count(shown.begin(), shown.end(), "Number: 2") == 1);
+    for (const std::string& line : shown)
+        for (const char* key : {"Trust:", "DesiredTrust:", "DSCPPriority:", "DesiredDSCPPriority:",
+                                "RDMACMRoCEMode:", "RDMACMToS:"})
+            CHECK(line.rfind(key, 0) == std::string::npos);
+
+    // --json is the object as Describe() has it.
+    res = run_program({ctl, "--json", "show", "mlx5_9"});
+    const json object = json::parse(res.out);
+    CHECK(object["Ports"][0]["DesiredDSCPPriority"] ==
+          json::parse(R"([{"DSCP": 26, "Priority": 3}, {"DSCP": 48, "Priority": 6}])"));
+    r.stop();
+}
+
+TEST_CASE("rdmactl show and status: RDMA-CM defaults and DesiredOrigin as Describe() gives "
+          "them; keys an older daemon lacks print nothing",
+          "[reconcile][rdmactl][lossless]") {
+    const std::string ctl = env_or_fail("RDMACTL"); // meson sets it: a failure, not a skip
+    PrivateBus bus;
+    // A stand-in rdmad: Manager.Describe() and GetDeviceByName() with a fixed document,
+    // keyed as org.rdmad1(5) documents it (DesiredOrigin entries {"Key", "Origin"}). mlx4_0
+    // is what a daemon older than 0.3 sends: no DesiredOrigin, no RDMA-CM or trust keys.
+    Child rdmad({"/usr/bin/python3", "-m", "dbusmock", "--system", "org.rdmad1", "/org/rdmad1",
+                 "org.rdmad1.Manager"});
+    const auto call = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> argv{"dbus-send", "--bus=" + bus.address(), "--print-reply"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run_program(argv);
+    };
+    bool owned = false;
+    for (int i = 0; i < 200 && !owned; ++i) {
+        owned = call({"--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                      "org.freedesktop.DBus.NameHasOwner", "string:org.rdmad1"})
+                    .out.find("boolean true") != std::string::npos;
+        if (!owned)
+            std::this_thread::sleep_for(50ms);
+    }
+    INFO(rdmad.log());
+    REQUIRE(owned);
+    const std::string document = R"json({"Devices": [
+      {"Path": "/org/rdmad1/device/mlx5_0", "Name": "mlx5_0",
+       "DesiredOrigin": [
+         {"Key": "pfc_no_drop", "Origin": "profile lossless-roce (/etc/rdmad/rdmad.conf:3)"},
+         {"Key": "rdma_cm_tos", "Origin": "D-Bus"}],
+       "Ports": [{"Number": 1, "Path": "/org/rdmad1/device/mlx5_0/port/1",
+                  "LinkLayer": "Ethernet", "RDMACMRoCEMode": "IB/RoCE v1",
+                  "DesiredRDMACMRoCEMode": "RoCE v2", "RDMACMToS": -1,
+                  "DesiredRDMACMToS": 106, "InSync": false}]},
+      {"Path": "/org/rdmad1/device/mlx4_0", "Name": "mlx4_0",
+       "Ports": [{"Number": 1, "Path": "/org/rdmad1/device/mlx4_0/port/1"}]}],
+     "Links": []})json";
+    const auto add_method = [&](const std::string& name, const std::string& in,
+                                const std::string& out, const std::string& code) {
+        auto res = call({"--dest=org.rdmad1", "/org/rdmad1", "org.freedesktop.DBus.Mock.AddMethod",
+                         "string:org.rdmad1.Manager", "string:" + name, "string:" + in,
+                         "string:" + out, "string:" + code});
+        INFO(res.err);
+        REQUIRE(res.status == 0);
+    };
+    add_method("Describe", "", "s", "ret = '''" + document + "'''");
+    add_method("GetDeviceByName", "s", "o",
+               "ret = dbus.ObjectPath('/org/rdmad1/device/' + args[0])");
+
+    auto res = run_program({ctl, "--no-pager", "show", "mlx5_0"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    // Keys right-aligned on the longest, DesiredRDMACMRoCEMode; RDMACMToS -1 is unknown.
+    CHECK(res.out == "                 Path: /org/rdmad1/device/mlx5_0\n"
+                     "                 Name: mlx5_0\n"
+                     "        DesiredOrigin: pfc_no_drop  from profile lossless-roce "
+                     "(/etc/rdmad/rdmad.conf:3)\n"
+                     "                       rdma_cm_tos  from D-Bus\n"
+                     "\n"
+                     "               Number: 1\n"
+                     "                 Path: /org/rdmad1/device/mlx5_0/port/1\n"
+                     "            LinkLayer: Ethernet\n"
+                     "       RDMACMRoCEMode: IB/RoCE v1\n"
+                     "DesiredRDMACMRoCEMode: RoCE v2\n"
+                     "            RDMACMToS: -\n"
+                     "     DesiredRDMACMToS: 106\n"
+                     "               InSync: no\n");
+
+    res = run_program({ctl, "--no-pager", "show", "mlx4_0"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out == "  Path: /org/rdmad1/device/mlx4_0\n"
+                     "  Name: mlx4_0\n"
+                     "\n"
+                     "Number: 1\n"
+                     "  Path: /org/rdmad1/device/mlx4_0/port/1\n");
+
+    res = run_program({ctl, "--no-pager", "status"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 0);
+    CHECK(res.out.find("mlx5_0 port 1: not in sync: RDMACMRoCEMode IB/RoCE v1, desired RoCE v2; "
+                       "RDMACMToS -, desired 106\n") != std::string::npos);
 }
 
 TEST_CASE("lossless: PFC off on every priority with nothing asked is a pfc-off warning",
