@@ -221,10 +221,12 @@ void on_signal(int sig, siginfo_t* info, void*) {
     for (size_t i = 0; i < std::size(kSignals); ++i)
         if (kSignals[i] == sig)
             sigaction(sig, &previous[i], nullptr);
-    // A signal sent (kill, raise, abort) is sent again, to the handler before this one or the
-    // default action, once this handler returns; a fault the kernel raised (SIGSEGV on a bad
-    // address) happens again by itself when the faulting instruction runs again.
-    if (info == nullptr || info->si_code <= 0)
+    // A fault the kernel raised for an instruction (SIGSEGV on a bad address: si_code > 0 and
+    // not SI_KERNEL) happens again by itself when that instruction runs again; every other
+    // signal (kill, raise, abort, and a terminal's Ctrl-C or hang-up, which come with
+    // SI_KERNEL) is sent again, to the handler before this one or the default action.
+    const bool fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+    if (info == nullptr || !fault || info->si_code <= 0 || info->si_code == SI_KERNEL)
         raise(sig);
     errno = saved_errno;
 }

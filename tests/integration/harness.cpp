@@ -119,9 +119,10 @@ TempDir::TempDir(const std::string& tag) {
 }
 
 TempDir::~TempDir() {
-    forget_when_killed(path_.string());
+    // Removed first, then forgotten: a kill during the removal still has it removed.
     std::error_code ec;
     fs::remove_all(path_, ec);
+    forget_when_killed(path_.string());
 }
 
 std::string preload_ahead(const std::string& library) {
@@ -258,8 +259,9 @@ Testbed::Testbed(const std::string& host) {
 
 Testbed::~Testbed() {
     if (tb_) {
-        forget_when_killed(root());
-        g_object_unref(tb_);
+        const std::string path = root();
+        g_object_unref(tb_); // removes the testbed; forgotten after, as TempDir's
+        forget_when_killed(path);
     }
 }
 
