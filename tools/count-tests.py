@@ -99,7 +99,10 @@ def failed_cases(output):
                 for cont in lines[i + 2:j]:
                     if is_section(cont):
                         break
-                    name += " " + cont.strip()
+                    # Catch2 wraps at a space (dropped) or after a break character such as
+                    # '-', '/' or '.' (kept at the end of the line): no space to put back then.
+                    glue = "" if name and name[-1] in "-/.,:;=&]" else " "
+                    name += glue + cont.strip()
                 k = j + 1
                 while k < len(lines) and lines[k] != RULE:
                     if ("FAILED" in lines[k] or "FATAL ERROR" in lines[k]
@@ -203,6 +206,8 @@ def main():
             with open(cases, encoding="utf-8", errors="replace") as f:
                 for number, line in enumerate(f, 1):
                     fields = line.split()
+                    if not fields:
+                        continue  # a blank line, as testlog.json's are skipped
                     if len(fields) != 2:
                         print(f"  {cases}:{number}: not \"NAME pass|fail\": {line.rstrip()!r}:"
                               " 1 failed")
