@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <poll.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -267,6 +268,15 @@ void start() {
             close(sv[0]);
         } else {
             channel = sv[0];
+            // A child forked without exec (a test's helper process) must not hold the test's
+            // end open: the cleanup process starts when the last holder is gone, so a test
+            // killed alone would otherwise be cleaned up only when that child ends.
+            // (exec closes it anyway: SOCK_CLOEXEC.)
+            pthread_atfork(nullptr, nullptr, [] {
+                if (channel >= 0)
+                    close(channel);
+                channel = -1;
+            });
         }
     }
     struct sigaction sa = {};

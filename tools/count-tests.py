@@ -136,9 +136,11 @@ def count_run(builddir, suite, testlog, rc):
                     continue
                 try:
                     t = json.loads(line)
+                    if not isinstance(t, dict):
+                        raise ValueError(f"a JSON {type(t).__name__}, not an object")
                     # "rdmad:unit / unit": the project and suite, then the test's own name.
                     seen[str(t.get("name", "")).split(" / ")[-1]] = t
-                except (ValueError, AttributeError) as e:
+                except ValueError as e:
                     # A log cut short (the step was killed while meson wrote it): its tests
                     # count as not run below, and the line itself as one failed case.
                     print(f"  {label}: {testlog}:{number}: not a test result ({e}): 1 failed")
@@ -152,9 +154,11 @@ def count_run(builddir, suite, testlog, rc):
             failed += cases
             print(f"  {label}: {name}: NOT RUN ({cases} case{'s' if cases != 1 else ''})")
             continue
-        result = t.get("result")
+        # Every field is read as text: a record of the wrong shape is that test's failure,
+        # never a reason to drop the run's other counts.
+        result = str(t.get("result"))
         ok = result in ("OK", "EXPECTEDFAIL")
-        out = (t.get("stdout") or "") + (t.get("stderr") or "")
+        out = str(t.get("stdout") or "") + str(t.get("stderr") or "")
         m = MIXED.findall(out)
         a = ALL_PASSED.findall(out)
         if m:
@@ -178,8 +182,18 @@ def count_run(builddir, suite, testlog, rc):
     return passed, failed
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error still ends with the count line (one failed case)."""
+
+    def error(self, message):
+        self.print_usage(sys.stdout)
+        print(f"  {self.prog}: {message}: 1 failed")
+        print("0 passed, 1 failed")
+        sys.exit(2)
+
+
 def main():
-    ap = argparse.ArgumentParser()
+    ap = Parser()
     ap.add_argument("--build-failures", type=int, default=0)
     ap.add_argument("--cases", action="append", default=[], help="a result file (repeatable)")
     ap.add_argument("--meson", nargs=4, action="append", default=[],

@@ -69,6 +69,47 @@ elif [ ! -f "$file" ]; then
   echo "demo.sh: no bundled host '$host' (try --list-hosts)" >&2; exit 2
 fi
 
+# Every process below this shell (umockdev-run, its bash -c, rdmad, rdmactl, the --shell
+# shell) by /proc/PID/task/*/children, into the array `tree`.
+tree_below() {
+  local f kids c
+  for f in /proc/"$1"/task/*/children; do
+    kids=()
+    read -ra kids < "$f" 2>/dev/null || true
+    for c in "${kids[@]}"; do
+      tree+=("$c")
+      tree_below "$c"
+    done
+  done
+}
+# True while PID runs (a zombie has ended).
+running() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [ "${stat%% *}" != Z ]
+}
+# A signal (SIGTERM, SIGINT, SIGHUP) ends this shell while the demo runs: bash runs the EXIT
+# trap then, but what it started would run on without a bus, and print errors after the
+# demo ended. So the whole tree is stopped first: SIGTERM, and SIGKILL after 2 s for what
+# ignores it (an interactive bash does). After a normal end the tree is empty. The trap
+# is set before the first step, so a signal during the install or the build stops apt or
+# ninja too.
+stop_tree() {
+  local tree=() pid alive i
+  tree_below $$
+  ((${#tree[@]})) || return 0
+  kill -TERM "${tree[@]}" 2>/dev/null || true
+  for i in $(seq 20); do
+    alive=()
+    for pid in "${tree[@]}"; do running "$pid" && alive+=("$pid"); done
+    ((${#alive[@]})) || return 0
+    sleep 0.1
+  done
+  kill -KILL "${alive[@]}" 2>/dev/null || true
+}
+trap stop_tree EXIT
+
 if ((installed)); then
   RDMAD=/usr/libexec/rdmad RDMACTL=$(command -v rdmactl || echo /usr/bin/rdmactl)
   [ -x "$RDMAD" ] && [ -x "$RDMACTL" ] ||
@@ -121,43 +162,6 @@ fi
 
 tmp=$(mktemp -d -p "$TMPDIR" rdmad-demo.XXXXXX)
 . "$top/tools/private-bus.sh"
-# Every process below this shell (umockdev-run, its bash -c, rdmad, rdmactl, the --shell
-# shell) by /proc/PID/task/*/children, into the array `tree`.
-tree_below() {
-  local f kids c
-  for f in /proc/"$1"/task/*/children; do
-    kids=()
-    read -ra kids < "$f" 2>/dev/null || true
-    for c in "${kids[@]}"; do
-      tree+=("$c")
-      tree_below "$c"
-    done
-  done
-}
-# True while PID runs (a zombie has ended).
-running() {
-  local stat
-  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-  stat=${stat##*) }
-  [ "${stat%% *}" != Z ]
-}
-# A signal (SIGTERM, SIGINT, SIGHUP) ends this shell while the demo runs: bash runs the EXIT
-# trap then, but what it started would run on without a bus, and print errors after the
-# demo ended. So the whole tree is stopped first: SIGTERM, and SIGKILL after 2 s for what
-# ignores it (an interactive bash does). After a normal end the tree is empty.
-stop_tree() {
-  local tree=() pid alive i
-  tree_below $$
-  ((${#tree[@]})) || return 0
-  kill -TERM "${tree[@]}" 2>/dev/null || true
-  for i in $(seq 20); do
-    alive=()
-    for pid in "${tree[@]}"; do running "$pid" && alive+=("$pid"); done
-    ((${#alive[@]})) || return 0
-    sleep 0.1
-  done
-  kill -KILL "${alive[@]}" 2>/dev/null || true
-}
 trap 'stop_tree; stop_private_bus; rm -rf "$tmp"' EXIT
 start_private_bus "$tmp"
 mkdir -p "$tmp/etc/conf.d" "$tmp/state" "$tmp/modprobe.d" "$tmp/prometheus" "$tmp/nfd" \
