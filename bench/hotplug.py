@@ -443,23 +443,32 @@ def run_idle(args, n):
 RTM_SETDCB = 79            # uapi linux/rtnetlink.h
 DCB_CMD_IEEE_SET = 21      # uapi linux/dcbnl.h enum dcbnl_commands
 DCB_ATTR_IFNAME, DCB_ATTR_DCBX, DCB_ATTR_IEEE = 1, 11, 13
-DCB_ATTR_IEEE_PFC = 2
+DCB_ATTR_IEEE_PFC, DCB_ATTR_IEEE_APP_TABLE = 2, 3  # uapi linux/dcbnl.h enum ieee_attrs
+DCB_ATTR_IEEE_APP = 1      # enum ieee_attrs_app
+IEEE_8021QAZ_APP_SEL_DSCP = 5
 NLA_F_NESTED = 1 << 15
 RTNLGRP_DCB = 23
 
 
-def dcb_notification(ifname, pfc_en):
+def dcb_notification(ifname, pfc_en, dscp=None):
     """What the kernel multicasts to RTNLGRP_DCB after a PFC SET on ifname (net/dcb/dcbnl.c
-    dcbnl_ieee_notify() -> dcbnl_ieee_fill()), laid out by hand."""
+    dcbnl_ieee_notify() -> dcbnl_ieee_fill()), laid out by hand. With `dscp`, a list of
+    (DSCP, priority), the APP table too (`dcb app` changes: DCB_ATTR_IEEE_APP_TABLE, nested
+    without the flag as dcbnl_ieee_fill() makes it, one struct dcb_app per entry)."""
     import struct
 
     def attr(t, data):
         a = struct.pack("=HH", 4 + len(data), t) + data
         return a + b"\0" * (-len(a) % 4)
     pfc = struct.pack("=BBBxH2x", 8, pfc_en, 0, 0) + bytes(128)  # struct ieee_pfc, 136 bytes
+    ieee = attr(DCB_ATTR_IEEE_PFC, pfc)
+    if dscp is not None:
+        ieee += attr(DCB_ATTR_IEEE_APP_TABLE, b"".join(
+            attr(DCB_ATTR_IEEE_APP, struct.pack("=BBH", IEEE_8021QAZ_APP_SEL_DSCP, prio, code))
+            for code, prio in dscp))
     body = struct.pack("=BBH", 0, DCB_CMD_IEEE_SET, 0)  # struct dcbmsg
     body += attr(DCB_ATTR_IFNAME, ifname.encode() + b"\0")
-    body += attr(DCB_ATTR_IEEE | NLA_F_NESTED, attr(DCB_ATTR_IEEE_PFC, pfc))
+    body += attr(DCB_ATTR_IEEE | NLA_F_NESTED, ieee)
     body += attr(DCB_ATTR_DCBX, bytes([0x05]))  # DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE
     return struct.pack("=IHHII", 16 + len(body), RTM_SETDCB, 0, 0, 0) + body
 

@@ -403,6 +403,9 @@ const STRUCT_FIELDS = {
     ProblemDetails: ["Code", "Severity", "Text", "Evidence", "Remedy", "Port"],  // a(sssassu)
     GIDs: ["Index", "GID", "Type", "Netdev"],                                    // a(usss)
     RecommendedGID: ["Index", "GID", "Type", "Netdev", "IP"],                    // (ussss)
+    DSCPPriority: ["DSCP", "Priority"],                                          // a(yy)
+    DesiredDSCPPriority: ["DSCP", "Priority"],                                   // a(yy)
+    DesiredOrigin: ["Key", "Origin"],                                            // a(ss)
 };
 
 // One object of Describe() as the bridge would give its properties.
@@ -536,15 +539,104 @@ function stateClass(state) {
     return "rd-warn";
 }
 
+// ---- the desired state of a port: actual against desired, per setting ----------------------
+
+// "3,4" for PFC priorities, "26:3,48:6" for a DSCP map (rdmactl set-pfc and set-dscp take
+// these forms).
+function prioText(list) {
+    return list.join(",");
+}
+
+function numeric(list) {
+    return list.slice().sort((a, b) => a - b);
+}
+
+function dscpText(map) {
+    return (map || []).map(([dscp, prio]) => `${dscp}:${prio}`).join(",");
+}
+
+// Whether the actual port type satisfies the desired one, as rdmad compares them
+// (daemon/reconcile/plan.cpp port_type_satisfied(): "auto" takes "auto (eth)"; "eth" takes
+// "auto (eth)"); without a port type switch (PortType "", ConnectX-4 and later) the link layer
+// tells the type.
+function portTypeSatisfied(want, p) {
+    if (!p.PortType) {
+        const type = { Ethernet: "eth", InfiniBand: "ib" }[p.LinkLayer];
+        return want === "auto" || want === type;
+    }
+    if (want === p.PortType)
+        return true;
+    if (want === "auto")
+        return p.PortType.startsWith("auto");
+    return p.PortType === `auto (${want})`;
+}
+
+// Whether the DSCP map `now` holds every entry of `want`, and no other priority for a DSCP of
+// `want` (the APP table may map one DSCP to several priorities; rdmad deletes the others). DSCP
+// entries not in `want` are someone else's unless the desired state is `exclusive`, which the
+// bus does not show: those are not drift here (InSync still tells).
+function dscpSatisfied(want, now) {
+    const have = new Set(now.map(([d, q]) => `${d}:${q}`));
+    return want.every(([d, q]) => have.has(`${d}:${q}`) &&
+        !now.some(([d2, q2]) => d2 === d && q2 !== q));
+}
+
+function originOf(d, key) {
+    for (const [k, origin] of (d && d.DesiredOrigin) || [])
+        if (k === key)
+            return origin;
+    return "";
+}
+
+// The settings of a port with the desired state that can ask them (org.rdmad1.Port, dbus/*.xml):
+// label, the actual and desired values as text, whether they differ (drift), the
+// rdmad.conf(5) key whose origin Device.DesiredOrigin names, and the D-Bus properties. A
+// setting shows when the port has it (port type on mlx4 or when asked; DCB on Ethernet ports;
+// RDMA-CM on RoCE ports) or when the desired state asks it.
+function portSettings(p, d) {
+    const out = [];
+    const add = (label, key, field, desiredField, now, want, asked, drift) =>
+        out.push({ label, key, field, desiredField, now, want: asked ? want : "", drift: asked && drift, origin: asked ? originOf(d, key) : "" });
+    if (p.PortType || p.DesiredPortType)
+        add("Port type", "port_type", "PortType", "DesiredPortType", p.PortType || "", p.DesiredPortType,
+            !!p.DesiredPortType, !portTypeSatisfied(p.DesiredPortType, p));
+    const ethernet = p.LinkLayer === "Ethernet";
+    const pfc = bytes(p.PFCNoDrop), wantPfc = bytes(p.DesiredPFCNoDrop);
+    if (ethernet || wantPfc.length)
+        add("PFC no-drop", "pfc_no_drop", "PFCNoDrop", "DesiredPFCNoDrop", prioText(pfc), prioText(wantPfc),
+            wantPfc.length > 0, prioText(numeric(pfc)) !== prioText(numeric(wantPfc)));
+    if (ethernet || p.DesiredTrust)
+        add("Trust", "trust", "Trust", "DesiredTrust", p.Trust || "", p.DesiredTrust,
+            !!p.DesiredTrust, p.Trust !== p.DesiredTrust);
+    const dscp = p.DSCPPriority || [], wantDscp = p.DesiredDSCPPriority || [];
+    if (ethernet || wantDscp.length)
+        add("DSCP → priority", "dscp_priority", "DSCPPriority", "DesiredDSCPPriority", dscpText(dscp), dscpText(wantDscp),
+            wantDscp.length > 0, !dscpSatisfied(wantDscp, dscp));
+    const roce = p.Transport === "RoCE";
+    if (roce || p.DesiredRDMACMRoCEMode)
+        add("RDMA-CM RoCE mode", "rdma_cm_roce_mode", "RDMACMRoCEMode", "DesiredRDMACMRoCEMode", p.RDMACMRoCEMode || "",
+            p.DesiredRDMACMRoCEMode, !!p.DesiredRDMACMRoCEMode, p.RDMACMRoCEMode !== p.DesiredRDMACMRoCEMode);
+    const tos = p.RDMACMToS >= 0 ? String(p.RDMACMToS) : "", wantTos = p.DesiredRDMACMToS >= 0 ? String(p.DesiredRDMACMToS) : "";
+    if (roce || wantTos)
+        add("RDMA-CM ToS", "rdma_cm_tos", "RDMACMToS", "DesiredRDMACMToS", tos, wantTos, !!wantTos, tos !== wantTos);
+    return out;
+}
+
+// How a desired value reads in the overview's "wants ..." list.
+const WANTS_TEXT = {
+    PortType: v => "type " + v,
+    PFCNoDrop: v => "PFC " + v,
+    Trust: v => "trust " + v,
+    DSCPPriority: v => "DSCP " + v,
+    RDMACMRoCEMode: v => "RDMA-CM " + v,
+    RDMACMToS: v => "ToS " + v,
+};
+
+// "yes", or "no (wants ...)" naming the desired values of the settings that differ.
 function inSyncText(p) {
     if (p.InSync)
         return "yes";
-    const want = [];
-    if (p.DesiredPortType)
-        want.push("type " + p.DesiredPortType);
-    const pfc = bytes(p.DesiredPFCNoDrop);
-    if (pfc.length)
-        want.push("PFC " + pfc.join(","));
+    const want = portSettings(p, null).filter(s => s.drift).map(s => WANTS_TEXT[s.field](s.want));
     return "no" + (want.length ? " (wants " + want.join(", ") + ")" : "");
 }
 
@@ -909,11 +1001,27 @@ const PORT_FIELDS = [
     ["Rate", "Rate", rateText], ["RateGbps", "Rate (Gb/s)", p => (p.RateGbps >= 0 ? p.RateGbps : "unknown")],
     ["LID", "LID"], ["SMLID", "SM LID"], ["Link", "Netdev", p => linkName(p.Link)],
     ["NetdevMTU", "Netdev MTU", p => p.NetdevMTU || ""], ["ActiveMTU", "Active MTU", p => p.ActiveMTU || ""],
-    ["PortType", "Port type"], ["DesiredPortType", "Desired port type"],
-    ["PFCNoDrop", "PFC no-drop", p => bytes(p.PFCNoDrop).join(", ")],
-    ["DesiredPFCNoDrop", "Desired PFC no-drop", p => bytes(p.DesiredPFCNoDrop).join(", ")],
     ["InSync", "In sync", p => (p.InSync ? "yes" : "no")],
 ];
+
+// The port's settings (portSettings()): now, desired and where the desired value came from, a
+// row that differs marked as drift like the overview's In sync cell. The port type, PFC, trust,
+// DSCP and RDMA-CM values are here, not in PORT_FIELDS.
+function settingsTable(p, d) {
+    const rows = portSettings(p, d);
+    if (!rows.length)
+        return el("p", { class: "rd-muted rd-settings-none", text: "No setting of this port can be asked." });
+    const tbody = el("tbody");
+    for (const r of rows)
+        tbody.append(el("tr", { class: r.drift ? "rd-drift" : null, dataset: { setting: r.key, drift: r.drift ? "1" : "0" } },
+            el("td", { text: r.label }),
+            el("td", { class: "rd-mono", dataset: { field: r.field }, text: r.now || "—" }),
+            el("td", { class: "rd-mono", dataset: { field: r.desiredField }, text: r.want || "—" }),
+            el("td", { dataset: { field: "origin" }, text: r.origin || (r.want ? "" : "nothing asked") })));
+    return el("table", { class: "rd-table rd-compact rd-settings" },
+        el("thead", {}, el("tr", {}, el("th", { text: "Setting" }), el("th", { text: "Now" }),
+            el("th", { text: "Desired" }), el("th", { text: "Desired by" }))), tbody);
+}
 
 // The device properties shown (the same shape).
 const DEVICE_FIELDS = [
@@ -964,6 +1072,20 @@ function callRdmad(button, out, path, iface, method, args, okText) {
                 button.dataset.busy = "0";
                 refreshControls();
             });
+}
+
+// "26:3,48:6" (rdmactl set-dscp's form; spaces allowed) as [[26, 3], [48, 6]] for
+// SetDSCPPriority's a(yy), or the reason it is not one. rdmad checks the ranges (DSCP 0-63,
+// priority 0-7) and duplicates; here only what a(yy) cannot carry is refused.
+function parseDscpMap(text) {
+    const map = [];
+    for (const part of text.split(/[\s,]+/).filter(x => x)) {
+        const m = /^(\d+):(\d+)$/.exec(part);
+        if (!m || Number(m[1]) > 255 || Number(m[2]) > 255)
+            return `"${part}" is not DSCP:priority (e.g. 26:3).`;
+        map.push([Number(m[1]), Number(m[2])]);
+    }
+    return map;
 }
 
 function keepCheckbox(id) {
@@ -1023,6 +1145,78 @@ function portControls(portPath, p) {
         prios, el("div", { class: "rd-inline" }, pfcKeep, pfcBtn),
         pfcReason ? el("p", { class: "rd-muted rd-reason", text: pfcReason }) : null, pfcOut));
 
+    // Trust and the DSCP map (per netdev, Ethernet ports: the DCB APP table).
+    const dcbReason = pfcReason.replace("PFC applies", "Trust and the DSCP map apply");
+    const trustSelect = el("select", { "aria-label": "Trust", dataset: { field: "trust", admin: "", reason: dcbReason } },
+        el("option", { value: "dscp", text: "DSCP (dscp)" }),
+        el("option", { value: "pcp", text: "VLAN priority (pcp)" }));
+    trustSelect.value = p.DesiredTrust || p.Trust || "dscp";
+    const trustOut = el("div", { class: "rd-result" });
+    const trustKeep = keepCheckbox(`keep-trust-${n}`);
+    const trustBtn = el("button", { class: "rd-btn rd-btn-primary", type: "button", text: "Set trust", dataset: { admin: "", reason: dcbReason, action: "set-trust" } });
+    trustBtn.addEventListener("click", () => {
+        const persist = trustKeep.querySelector("input").checked;
+        callRdmad(trustBtn, trustOut, portPath, IFACE.port, "SetTrust", [trustSelect.value, persist],
+            `Asked trust ${trustSelect.value}${persist ? ", kept after restart" : " until rdmad stops"}.`).catch(() => {});
+    });
+    box.append(el("fieldset", { class: "rd-fieldset" }, el("legend", { text: "Trust" }),
+        el("div", { class: "rd-inline" }, trustSelect, trustKeep, trustBtn),
+        dcbReason ? el("p", { class: "rd-muted rd-reason", text: dcbReason }) : null, trustOut));
+
+    const dscpWant = (p.DesiredDSCPPriority || []).length ? p.DesiredDSCPPriority : p.DSCPPriority || [];
+    const dscpInput = el("input", { type: "text", "aria-label": "DSCP to priority map", placeholder: "26:3,48:6", dataset: { field: "dscp", admin: "", reason: dcbReason } });
+    dscpInput.value = dscpText(dscpWant);
+    const exclusive = el("label", { class: "rd-check" }, el("input", { type: "checkbox", dataset: { field: "exclusive" } }),
+        " Delete other DSCP entries");
+    const dscpOut = el("div", { class: "rd-result" });
+    const dscpKeep = keepCheckbox(`keep-dscp-${n}`);
+    const dscpBtn = el("button", { class: "rd-btn rd-btn-primary", type: "button", text: "Set DSCP map", dataset: { admin: "", reason: dcbReason, action: "set-dscp" } });
+    dscpBtn.addEventListener("click", () => {
+        const map = parseDscpMap(dscpInput.value);
+        if (typeof map === "string") {
+            dscpOut.className = "rd-result rd-alert rd-alert-danger";
+            dscpOut.textContent = map;
+            return;
+        }
+        const excl = exclusive.querySelector("input").checked;
+        const persist = dscpKeep.querySelector("input").checked;
+        callRdmad(dscpBtn, dscpOut, portPath, IFACE.port, "SetDSCPPriority", [map, excl, persist],
+            `Asked DSCP ${dscpText(map)}${excl ? " only" : ""}${persist ? ", kept after restart" : " until rdmad stops"}.`).catch(() => {});
+    });
+    box.append(el("fieldset", { class: "rd-fieldset" }, el("legend", { text: "DSCP → priority" }),
+        el("div", { class: "rd-inline" }, dscpInput, exclusive), el("div", { class: "rd-inline" }, dscpKeep, dscpBtn),
+        dcbReason ? el("p", { class: "rd-muted rd-reason", text: dcbReason }) : null, dscpOut));
+
+    // The RDMA-CM defaults (RoCE ports: configfs rdma_cm).
+    const cmReason = p.Transport === "RoCE" ? "" : "The RDMA-CM defaults apply to RoCE ports; this port's transport is " + (p.Transport || "unknown") + ".";
+    const modeSelect = el("select", { "aria-label": "RDMA-CM RoCE mode", dataset: { field: "roce-mode", admin: "", reason: cmReason } },
+        el("option", { value: "", text: "(leave as it is)" }),
+        el("option", { value: "RoCE v2", text: "RoCE v2" }),
+        el("option", { value: "IB/RoCE v1", text: "IB/RoCE v1" }));
+    modeSelect.value = p.DesiredRDMACMRoCEMode || "";
+    const tosInput = el("input", { type: "number", min: "0", max: "255", "aria-label": "RDMA-CM ToS", placeholder: "ToS (leave)", dataset: { field: "tos", admin: "", reason: cmReason } });
+    tosInput.value = p.DesiredRDMACMToS >= 0 ? String(p.DesiredRDMACMToS) : "";
+    const cmOut = el("div", { class: "rd-result" });
+    const cmKeep = keepCheckbox(`keep-rdma-cm-${n}`);
+    const cmBtn = el("button", { class: "rd-btn rd-btn-primary", type: "button", text: "Set RDMA-CM defaults", dataset: { admin: "", reason: cmReason, action: "set-rdma-cm" } });
+    cmBtn.addEventListener("click", () => {
+        const text = tosInput.value.trim();
+        // -1 leaves the ToS as it is (SetRDMACM); rdmad answers a value outside 0-255.
+        const tos = text === "" ? -1 : Number(text);
+        if (!Number.isInteger(tos)) {
+            cmOut.className = "rd-result rd-alert rd-alert-danger";
+            cmOut.textContent = `ToS ${JSON.stringify(text)} is not a whole number.`;
+            return;
+        }
+        const persist = cmKeep.querySelector("input").checked;
+        const asked = [modeSelect.value, tos >= 0 ? "ToS " + tos : ""].filter(x => x).join(", ") || "nothing";
+        callRdmad(cmBtn, cmOut, portPath, IFACE.port, "SetRDMACM", [modeSelect.value, tos, persist],
+            `Asked RDMA-CM ${asked}${persist ? ", kept after restart" : " until rdmad stops"}.`).catch(() => {});
+    });
+    box.append(el("fieldset", { class: "rd-fieldset" }, el("legend", { text: "RDMA-CM defaults" }),
+        el("div", { class: "rd-inline" }, modeSelect, tosInput), el("div", { class: "rd-inline" }, cmKeep, cmBtn),
+        cmReason ? el("p", { class: "rd-muted rd-reason", text: cmReason }) : null, cmOut));
+
     // Revert: forget what this page (or anyone) asked of the device.
     const revOut = el("div", { class: "rd-result" });
     const revBtn = el("button", { class: "rd-btn rd-btn-secondary", type: "button", text: "Forget requests", dataset: { admin: "", action: "revert" } });
@@ -1030,7 +1224,7 @@ function portControls(portPath, p) {
         callRdmad(revBtn, revOut, portPath, IFACE.port, "Revert", [""],
             "Dropped the requests made over D-Bus: the configuration files apply again.").catch(() => {});
     });
-    box.append(el("div", { class: "rd-inline" }, revBtn, el("span", { class: "rd-muted", text: "drops the port type and PFC requests of this device (run-time and kept ones)" })), revOut);
+    box.append(el("div", { class: "rd-inline" }, revBtn, el("span", { class: "rd-muted", text: "drops the port type, PFC, trust, DSCP and RDMA-CM requests of this device (run-time and kept ones)" })), revOut);
     return box;
 }
 
@@ -1067,6 +1261,7 @@ function renderDevice(fresh) {
         frag.append(el("div", { class: "rd-card rd-port-card", dataset: { port: String(p.Number) } },
             el("h3", { text: `Port ${p.Number}` }),
             el("div", { class: "rd-columns" }, fieldList(p, PORT_FIELDS), controls),
+            el("h4", { text: "Desired state" }), settingsTable(p, d),
             el("h4", { text: "GIDs" }), gidTable(p.GIDs)));
     }
     body.replaceChildren(frag);

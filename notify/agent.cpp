@@ -321,12 +321,19 @@ void Agent::on_properties_changed(sdbus::Message& m) {
         if (auto it = props.find("State");
             it != props.end() && it->second.containsValueOfType<std::string>())
             tracker_->port_state(path, it->second.get<std::string>());
+        if (auto port = tracker_->state().ports.find(path); port != tracker_->state().ports.end()) {
+            PortSettings settings = port->second.settings;
+            if (update_port_settings(props, settings))
+                tracker_->port_settings(path, std::move(settings));
+        }
     } else if (iface == org::rdmad1::Device_proxy::INTERFACE_NAME) {
         if (auto it = props.find("Name");
             it != props.end() && it->second.containsValueOfType<std::string>())
             tracker_->device_name(path, it->second.get<std::string>());
         if (auto problems = problems_from(props))
             tracker_->device_problems(path, std::move(*problems));
+        if (auto origin = origin_from(props))
+            tracker_->device_origin(path, std::move(*origin));
     } else if (iface == org::rdmad1::Manager_proxy::INTERFACE_NAME) {
         if (auto problems = problems_from(props))
             tracker_->manager_problems(std::move(*problems));

@@ -7,6 +7,7 @@
 #include "rdmad_api.hpp"
 
 #include <tuple>
+#include <utility>
 
 namespace rdmad::notify {
 
@@ -25,7 +26,59 @@ using ProblemsValue = std::vector<sdbus::Struct<std::string, std::string, std::s
 using DetailsValue = std::vector<sdbus::Struct<std::string, std::string, std::string,
                                                std::vector<std::string>, std::string, uint32_t>>;
 
+// DSCPPriority, DesiredDSCPPriority: a(yy) (DSCP, priority).
+using DscpValue = std::vector<sdbus::Struct<uint8_t, uint8_t>>;
+// DesiredOrigin: a(ss) (key, origin).
+using OriginValue = std::vector<sdbus::Struct<std::string, std::string>>;
+
+// `to` = props[name] when it is there with the type T; whether it was.
+template <typename T> bool take(const Properties& props, const std::string& name, T& to) {
+    auto v = get<T>(props, name);
+    if (v)
+        to = std::move(*v);
+    return v.has_value();
+}
+
+bool take_dscp(const Properties& props, const std::string& name, DscpMap& to) {
+    auto v = get<DscpValue>(props, name);
+    if (!v)
+        return false;
+    to.clear();
+    for (const auto& e : *v)
+        to.emplace_back(std::get<0>(e), std::get<1>(e));
+    return true;
+}
+
 } // namespace
+
+bool update_port_settings(const Properties& props, PortSettings& s) {
+    bool found = false;
+    found |= take(props, "InSync", s.in_sync);
+    found |= take(props, "LinkLayer", s.link_layer);
+    found |= take(props, "PortType", s.port_type);
+    found |= take(props, "DesiredPortType", s.desired_port_type);
+    found |= take(props, "PFCNoDrop", s.pfc_no_drop);
+    found |= take(props, "DesiredPFCNoDrop", s.desired_pfc_no_drop);
+    found |= take(props, "Trust", s.trust);
+    found |= take(props, "DesiredTrust", s.desired_trust);
+    found |= take_dscp(props, "DSCPPriority", s.dscp_priority);
+    found |= take_dscp(props, "DesiredDSCPPriority", s.desired_dscp_priority);
+    found |= take(props, "RDMACMRoCEMode", s.rdma_cm_roce_mode);
+    found |= take(props, "DesiredRDMACMRoCEMode", s.desired_rdma_cm_roce_mode);
+    found |= take(props, "RDMACMToS", s.rdma_cm_tos);
+    found |= take(props, "DesiredRDMACMToS", s.desired_rdma_cm_tos);
+    return found;
+}
+
+std::optional<std::map<std::string, std::string>> origin_from(const Properties& props) {
+    auto v = get<OriginValue>(props, "DesiredOrigin");
+    if (!v)
+        return std::nullopt;
+    std::map<std::string, std::string> out;
+    for (const auto& e : *v)
+        out[std::get<0>(e)] = std::get<1>(e);
+    return out;
+}
 
 std::optional<std::vector<Problem>> problems_from(const Properties& props) {
     if (auto details = get<DetailsValue>(props, "ProblemDetails")) {
@@ -49,6 +102,7 @@ DeviceState device_from(const Properties& props) {
     d.name = get<std::string>(props, "Name").value_or("");
     d.pci_address = get<std::string>(props, "PCIAddress").value_or("");
     d.problems = problems_from(props).value_or(std::vector<Problem>{});
+    d.origin = origin_from(props).value_or(std::map<std::string, std::string>{});
     return d;
 }
 
@@ -59,6 +113,7 @@ PortState port_from(const std::string& path, const Properties& props) {
     p.device_path = at == std::string::npos ? std::string() : path.substr(0, at);
     p.number = get<uint32_t>(props, "Number").value_or(0);
     p.state = get<std::string>(props, "State").value_or("");
+    update_port_settings(props, p.settings);
     return p;
 }
 

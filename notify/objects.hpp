@@ -29,6 +29,13 @@ PortState port_from(const std::string& path, const Properties& props);
 /// The problems in Problems (a(sss)) or ProblemDetails (a(sssassu)) of `props`, ProblemDetails
 /// first; nullopt when neither is there with its declared type.
 std::optional<std::vector<Problem>> problems_from(const Properties& props);
+/// Takes the settings properties of org.rdmad1.Port found in `props` (InSync, LinkLayer,
+/// PortType ... DesiredRDMACMToS) into `settings`, leaving the others as they are (a
+/// PropertiesChanged names only what changed); whether `props` had one.
+bool update_port_settings(const Properties& props, PortSettings& settings);
+/// Device.DesiredOrigin (a(ss)) of `props` as key -> origin; nullopt when it is not there with
+/// its declared type (an rdmad older than 0.3).
+std::optional<std::map<std::string, std::string>> origin_from(const Properties& props);
 /// Everything GetManagedObjects on /org/rdmad1 returned.
 Snapshot snapshot_from(const ManagedObjects& objects);
 

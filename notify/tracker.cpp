@@ -78,7 +78,113 @@ struct NewProblem {
     Problem problem;
 };
 
+// "3,4"; "none" when empty.
+std::string priorities_text(std::vector<uint8_t> list) {
+    std::sort(list.begin(), list.end());
+    std::string out;
+    for (const uint8_t p : list)
+        out += (out.empty() ? "" : ",") + std::to_string(p);
+    return out.empty() ? "none" : out;
+}
+
+// "26:3,48:6" (rdmactl set-dscp's form); "none" when empty.
+std::string dscp_text(const DscpMap& map) {
+    std::string out;
+    for (const auto& [dscp, prio] : map)
+        out += fmt::format("{}{}:{}", out.empty() ? "" : ",", dscp, prio);
+    return out.empty() ? "none" : out;
+}
+
+std::string known_text(const std::string& value) {
+    return value.empty() ? "unknown" : value;
+}
+
+// daemon/reconcile/plan.cpp port_type_satisfied(), and link_layer_satisfies() where the port
+// has no switch in sysfs.
+bool port_type_satisfied(const std::string& want, const PortSettings& s) {
+    if (s.port_type.empty())
+        return want == "auto" || (want == "eth" && s.link_layer == "Ethernet") ||
+               (want == "ib" && s.link_layer == "InfiniBand");
+    if (want == s.port_type)
+        return true;
+    if (want == "auto")
+        return s.port_type.rfind("auto", 0) == 0;
+    return s.port_type == "auto (" + want + ")";
+}
+
+// actuators/dcb_app.cpp plan_dscp_app(): nothing to add and no replaced entry.
+bool dscp_satisfied(const DscpMap& want, const DscpMap& now) {
+    return std::all_of(want.begin(), want.end(), [&](const auto& w) {
+        return std::find(now.begin(), now.end(), w) != now.end() &&
+               std::none_of(now.begin(), now.end(), [&](const auto& n) {
+                   return n.first == w.first && n.second != w.second;
+               });
+    });
+}
+
+std::string settings_list(const std::vector<Drift>& ds) {
+    std::string out;
+    for (const auto& d : ds)
+        out += (out.empty() ? "" : ", ") + d.label;
+    return out;
+}
+
+// "trust" -> "Trust"; "DSCP map" as it is.
+std::string capitalized(std::string text) {
+    if (!text.empty() && text[0] >= 'a' && text[0] <= 'z')
+        text[0] = static_cast<char>(text[0] - 'a' + 'A');
+    return text;
+}
+
+// Whether a setting drifts in `is` that did not in `was`.
+bool drifts_more(const PortSettings& was, const PortSettings& is) {
+    const auto before = drifts(was);
+    const auto now = drifts(is);
+    return std::any_of(now.begin(), now.end(), [&](const Drift& d) {
+        return std::none_of(before.begin(), before.end(),
+                            [&](const Drift& b) { return b.key == d.key; });
+    });
+}
+
+std::string port_name(const PortChange& c) {
+    return fmt::format("{} port {}", c.device->name, c.now->number);
+}
+
+// "mlx5_0 port 1, mlx5_1 port 1."
+std::string port_names(const std::vector<PortChange>& changes) {
+    std::vector<std::string> names;
+    for (const auto& c : changes)
+        names.push_back(port_name(c));
+    return list_names(names) + ".";
+}
+
 } // namespace
+
+std::vector<Drift> drifts(const PortSettings& s) {
+    std::vector<Drift> out;
+    if (!s.desired_port_type.empty() && !port_type_satisfied(s.desired_port_type, s))
+        out.push_back({"port_type", "port type",
+                       s.port_type.empty() ? known_text(s.link_layer) : s.port_type,
+                       s.desired_port_type});
+    if (!s.desired_pfc_no_drop.empty() &&
+        priorities_text(s.pfc_no_drop) != priorities_text(s.desired_pfc_no_drop))
+        out.push_back({"pfc_no_drop", "PFC no-drop", priorities_text(s.pfc_no_drop),
+                       priorities_text(s.desired_pfc_no_drop)});
+    if (!s.desired_trust.empty() && s.trust != s.desired_trust)
+        out.push_back({"trust", "trust", known_text(s.trust), s.desired_trust});
+    if (!s.desired_dscp_priority.empty() &&
+        !dscp_satisfied(s.desired_dscp_priority, s.dscp_priority))
+        out.push_back({"dscp_priority", "DSCP map", dscp_text(s.dscp_priority),
+                       dscp_text(s.desired_dscp_priority)});
+    if (!s.desired_rdma_cm_roce_mode.empty() && s.rdma_cm_roce_mode != s.desired_rdma_cm_roce_mode)
+        out.push_back({"rdma_cm_roce_mode", "RDMA-CM RoCE mode", known_text(s.rdma_cm_roce_mode),
+                       s.desired_rdma_cm_roce_mode});
+    if (s.desired_rdma_cm_tos >= 0 && s.rdma_cm_tos != s.desired_rdma_cm_tos)
+        out.push_back({"rdma_cm_tos", "RDMA-CM ToS",
+                       s.rdma_cm_tos < 0 ? "unknown" : std::to_string(s.rdma_cm_tos),
+                       std::to_string(s.desired_rdma_cm_tos)});
+    return out;
+}
 
 bool port_is_active(const std::string& state) {
     return state == "ACTIVE" || state == "ACTIVE_DEFER";
@@ -128,6 +234,22 @@ void Tracker::port_state(const std::string& path, const std::string& state) {
         return;
     crossed(path, it->second.state, state);
     it->second.state = state;
+    dirty_ = true;
+}
+
+void Tracker::port_settings(const std::string& path, PortSettings settings) {
+    auto it = now_.ports.find(path);
+    if (it == now_.ports.end() || it->second.settings == settings)
+        return;
+    it->second.settings = std::move(settings);
+    dirty_ = true;
+}
+
+void Tracker::device_origin(const std::string& path, std::map<std::string, std::string> origin) {
+    auto it = now_.devices.find(path);
+    if (it == now_.devices.end() || it->second.origin == origin)
+        return;
+    it->second.origin = std::move(origin);
     dirty_ = true;
 }
 
@@ -221,15 +343,22 @@ std::vector<Notification> Tracker::flush() {
                        with_errors ? uint8_t{2} : uint8_t{0}, "device.added", "network-wired"});
     }
 
-    // Ports of devices that stayed, going from or to ACTIVE. The ports of added and removed
-    // devices are told with their device.
-    std::vector<PortChange> down, up, flapped;
+    // Ports of devices that stayed, going from or to ACTIVE; and leaving the desired state or
+    // coming back to it: out of sync is news when InSync went false, or when other settings
+    // drift than were told (a drift that InSync already showed is not told again). The ports
+    // of added and removed devices are told with their device.
+    std::vector<PortChange> down, up, flapped, drifted, synced;
     for (const auto& [path, now] : now_.ports) {
         auto before = told_.ports.find(path);
         auto dev = now_.devices.find(now.device_path);
         if (before == told_.ports.end() || dev == now_.devices.end() ||
             !told_.devices.contains(now.device_path))
             continue;
+        const PortSettings &told_settings = before->second.settings, &settings = now.settings;
+        if (!settings.in_sync && (told_settings.in_sync || drifts_more(told_settings, settings)))
+            drifted.push_back({path, &dev->second, &before->second, &now});
+        else if (!told_settings.in_sync && settings.in_sync)
+            synced.push_back({path, &dev->second, &before->second, &now});
         const bool was = port_is_active(before->second.state), is = port_is_active(now.state);
         if (was && !is)
             down.push_back({path, &dev->second, &before->second, &now});
@@ -272,26 +401,62 @@ std::vector<Notification> Tracker::flush() {
                            2, "network.error", "network-error"});
         }
     } else {
-        auto names = [](const std::vector<PortChange>& changes) {
-            std::vector<std::string> out;
-            for (const auto& c : changes)
-                out.push_back(fmt::format("{} port {}", c.device->name, c.now->number));
-            return list_names(out) + ".";
-        };
         if (!down.empty())
             out.push_back({"",
                            fmt::format("{} RDMA port{} down", down.size(),
                                        down.size() == 1 ? " is" : "s are"),
-                           names(down), 2, "network.disconnected", "network-wired-disconnected"});
+                           port_names(down), 2, "network.disconnected",
+                           "network-wired-disconnected"});
         if (!up.empty())
             out.push_back(
                 {"", fmt::format("{} RDMA port{} up", up.size(), up.size() == 1 ? " is" : "s are"),
-                 names(up), 0, "network.connected", "network-wired"});
+                 port_names(up), 0, "network.connected", "network-wired"});
         if (!flapped.empty())
             out.push_back({"",
                            fmt::format("{} RDMA port{} flapped", flapped.size(),
                                        flapped.size() == 1 ? "" : "s"),
-                           names(flapped), 2, "network.error", "network-error"});
+                           port_names(flapped), 2, "network.error", "network-error"});
+    }
+
+    // Ports whose settings left the desired state, or came back to it (collected above).
+    std::sort(drifted.begin(), drifted.end(), by_port);
+    std::sort(synced.begin(), synced.end(), by_port);
+    if (drifted.size() + synced.size() <= kMaxSingle) {
+        for (const auto& c : drifted) {
+            const auto ds = drifts(c.now->settings);
+            std::string body = fmt::format("Port {} of {}{} is not as desired", c.now->number,
+                                           c.device->name, pci_text(*c.device));
+            body += ds.empty() ? fmt::format(" (rdmactl show {}).", c.device->name) : ":";
+            for (const auto& d : ds) {
+                auto origin = c.device->origin.find(d.key);
+                body += fmt::format("\n{}: {}, desired {}{}.", capitalized(d.label), d.now, d.want,
+                                    origin == c.device->origin.end()
+                                        ? std::string()
+                                        : fmt::format(" ({})", origin->second));
+            }
+            out.push_back(
+                {c.path + "#sync",
+                 ds.empty() ? fmt::format("{} is out of sync", port_name(c))
+                            : fmt::format("{} is out of sync: {}", port_name(c), settings_list(ds)),
+                 std::move(body), 1, "device", "dialog-warning"});
+        }
+        for (const auto& c : synced)
+            out.push_back({c.path + "#sync", fmt::format("{} is in sync again", port_name(c)),
+                           fmt::format("Port {} of {}{} is as desired again.", c.now->number,
+                                       c.device->name, pci_text(*c.device)),
+                           0, "device", "dialog-information"});
+    } else {
+        if (!drifted.empty())
+            out.push_back({"",
+                           fmt::format("{} RDMA port{} out of sync", drifted.size(),
+                                       drifted.size() == 1 ? " is" : "s are"),
+                           port_names(drifted) + "\nSee rdmactl status.", 1, "device",
+                           "dialog-warning"});
+        if (!synced.empty())
+            out.push_back({"",
+                           fmt::format("{} RDMA port{} in sync again", synced.size(),
+                                       synced.size() == 1 ? " is" : "s are"),
+                           port_names(synced), 0, "device", "dialog-information"});
     }
 
     // New error-level problems of rdmad and of the devices that stayed.

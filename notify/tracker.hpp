@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rdmad::notify {
@@ -30,14 +31,60 @@ struct DeviceState {
     std::string name;        ///< Device.Name, e.g. "mlx5_0"
     std::string pci_address; ///< Device.PCIAddress, "" for rxe/siw
     std::vector<Problem> problems;
+    /// Device.DesiredOrigin: rdmad.conf(5) key ("trust", "dscp_priority", ...) -> where the
+    /// value in force came from ("file:line", "profile lossless-roce (file:line)", "D-Bus").
+    std::map<std::string, std::string> origin = {};
     bool operator==(const DeviceState&) const = default;
 };
+
+/// (DSCP 0-63, priority 0-7) entries, as Port.DSCPPriority gives them.
+using DscpMap = std::vector<std::pair<uint8_t, uint8_t>>;
+
+/// A port's settings with the desired state that asks them, actual and desired
+/// (org.rdmad1.Port: PortType/DesiredPortType ... RDMACMToS/DesiredRDMACMToS, InSync).
+/// Defaults are the values of a port nothing is asked of.
+struct PortSettings {
+    bool in_sync = true;    ///< Port.InSync
+    std::string link_layer; ///< Port.LinkLayer: tells the type without a port type switch
+    std::string port_type;  ///< "" without a port type switch (not mlx4)
+    std::string desired_port_type;
+    std::vector<uint8_t> pfc_no_drop = {};
+    std::vector<uint8_t> desired_pfc_no_drop = {};
+    std::string trust; ///< "dscp", "pcp", "" unreadable
+    std::string desired_trust;
+    DscpMap dscp_priority = {};
+    DscpMap desired_dscp_priority = {};
+    std::string rdma_cm_roce_mode; ///< "" unreadable
+    std::string desired_rdma_cm_roce_mode;
+    int32_t rdma_cm_tos = -1; ///< -1 unreadable
+    int32_t desired_rdma_cm_tos = -1;
+    bool operator==(const PortSettings&) const = default;
+};
+
+/// One setting of a port whose actual value is not the desired one.
+struct Drift {
+    std::string key;   ///< the rdmad.conf(5) key: "port_type", "pfc_no_drop", "trust", ...
+    std::string label; ///< how the notification names it: "trust", "DSCP map", ...
+    std::string now;   ///< the actual value as text ("none", "unknown" when there is none)
+    std::string want;  ///< the desired value as text
+    bool operator==(const Drift&) const = default;
+};
+
+/// The settings of `s` that the desired state asks and whose actual value differs, in the
+/// order of org.rdmad1.Port. As rdmad compares them (daemon/reconcile/settings/): a port type
+/// "auto" takes "auto (eth)" and "eth" takes "auto (eth)", and without a switch the link layer
+/// tells the type; PFC priorities as a set; the DSCP map holds every desired entry and no
+/// other priority for its DSCPs (entries for other DSCPs are someone else's unless the rule is
+/// `exclusive`, which the bus does not show: InSync still says so). Empty when nothing
+/// differs.
+std::vector<Drift> drifts(const PortSettings& s);
 
 /// A port object (/org/rdmad1/device/<id>/port/<n>).
 struct PortState {
     std::string device_path; ///< the device object the port belongs to
     uint32_t number = 0;     ///< Port.Number, from 1
     std::string state;       ///< Port.State: "DOWN", "INIT", "ARMED", "ACTIVE", ...; "" unreadable
+    PortSettings settings = {};
     bool operator==(const PortState&) const = default;
 };
 
@@ -86,6 +133,11 @@ class Tracker {
     void object_removed(const std::string& path);
     void device_name(const std::string& path, const std::string& name);
     void port_state(const std::string& path, const std::string& state);
+    /// The port's settings or InSync changed: `settings` is their new value.
+    void port_settings(const std::string& path, PortSettings settings);
+    /// Device.DesiredOrigin changed: `origin` (key -> origin) is its new value; what the body
+    /// of an out-of-sync notification names.
+    void device_origin(const std::string& path, std::map<std::string, std::string> origin);
     /// Device.Problems or Device.ProblemDetails changed: `problems` is the new value. The two
     /// carry the same error entries; an entry of Problems takes the remedy and port of the
     /// ProblemDetails entry of the same code and text when one is known.
@@ -99,9 +151,14 @@ class Tracker {
     bool dirty() const { return dirty_; }
     /// The notifications for every difference between what was told and the state now, in a
     /// fixed order (removed devices, added devices, ports down, ports up, ports that flapped,
-    /// problems); the state now becomes what was told. A port that left ACTIVE and came back
-    /// (or the other way round) within the window flapped: "mlx5_0 port 1 flapped N times",
-    /// N the number of times it went down (or came up), with the port's key.
+    /// ports out of sync, ports in sync again, problems); the state now becomes what was told.
+    /// A port that left ACTIVE and came back (or the other way round) within the window
+    /// flapped: "mlx5_0 port 1 flapped N times", N the number of times it went down (or came
+    /// up), with the port's key. A port whose InSync went false, or that stayed out of sync
+    /// with other settings drifting (drifts()), is "mlx5_0 port 1 is out of sync: trust, DSCP
+    /// map", each setting's value, desired value and origin in the body; one whose InSync came
+    /// back is "mlx5_0 port 1 is in sync again"; both with the key "<port path>#sync". A drift
+    /// that rdmad corrects within the window is not told.
     std::vector<Notification> flush();
 
     const Snapshot& state() const { return now_; }

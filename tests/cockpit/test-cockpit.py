@@ -11,12 +11,16 @@ its fixture file; a uevent that takes a port down changes the page without a rel
 type set through the page lands in the testbed's mlx4_port<n> file (and an invalid one shows
 its D-Bus error); Reconcile previews and applies a difference; polkit denying shows
 AccessDenied; a restart of rdmad is followed; without administrative access the controls are
-disabled with the reason; the netdevs view shows another host's netdevs and hints; the manifest names the menu entry and its condition; the dark theme
+disabled with the reason; the netdevs view shows another host's netdevs and hints; the
+lossless-RoCE settings of a RoCE host (DCB emulated by tests/integration/fake_dcbnl.c) show
+drifting with apply = false, then as profile lossless-roce asks once applied, each with the
+rule or profile it came from, and the page's trust, DSCP and RDMA-CM controls set them; the manifest names the menu entry and its condition; the dark theme
 applies. First of all, a page opened while rdmad is not running shows its ports once it
 starts. The bridge gets a private session bus that the test starts and stops,
 and what the bridge starts below it (ssh-agent) is ended with it: nothing outlives a run.
 
   test-cockpit.py --rdmad PATH --host FILE.umockdev [--host-netdevs FILE.umockdev]
+                  [--host-lossless FILE.umockdev --fake-dcbnl fake-dcbnl.so]
                   --page-dir cockpit/ --dbus-dir dbus/
                   [--screenshot FILE.png]   redo the README's screenshot of the overview
                   [--bench N [--tree DIR]]  measure with N generated devices instead (slow),
@@ -536,6 +540,152 @@ def check_netdevs(args, driver):
         rig.close()
 
 
+# constructed-mlx5-roce: mlx5_0 port 1 is RoCE on ens1f0np0, mlx5_1 port 1 on ens1f1np1.
+LOSSLESS_NETDEVS = "ens1f0np0,ens1f1np1"
+
+
+def settings_shown(page, port=1):
+    """The "Desired state" table of a port card: {rdmad.conf key: (now, desired, desired by,
+    drift)} as the page shows them."""
+    return page.js("""
+        const out = {};
+        const card = document.querySelector('.rd-port-card[data-port="' + arguments[0] + '"]');
+        for (const tr of card.querySelectorAll('.rd-settings tbody tr'))
+            out[tr.dataset.setting] = [tr.children[1].textContent, tr.children[2].textContent,
+                                       tr.children[3].textContent, tr.dataset.drift === "1"];
+        return out;""", port)
+
+
+def click_port_action(page, action, port=1):
+    """Clicks a port card's button data-action=`action`; the text of its fieldset's result
+    once rdmad answered."""
+    card = page.port_card(port)
+    btn = card.find_element(By.CSS_SELECTOR, "button[data-action=%s]" % action)
+    check(btn.is_enabled(), "%s is disabled: %s" % (action, btn.get_attribute("title")))
+    page.js("arguments[0].closest('fieldset').querySelector('.rd-result').textContent = ''", btn)
+    btn.click()
+    css = '.rd-port-card[data-port="%d"] button[data-action=%s]' % (port, action)
+    return eventually(lambda: (lambda t: t if t and t != "Asking rdmad…" else None)(page.js(
+        "return document.querySelector(arguments[0]).closest('fieldset')"
+        ".querySelector('.rd-result').textContent", css))) or ""
+
+
+def check_lossless(args, driver):
+    """The lossless-RoCE settings of a port (issue #25) on constructed-mlx5-roce, DCB emulated
+    by tests/integration/fake_dcbnl.c for both netdevs (pfc_en 0, an empty APP table: trust
+    pcp), mlx5_0's configfs group made as the kernel shows it (cma_configfs.c:
+    ports/1/default_roce_mode "IB/RoCE v1", default_roce_tos 0). A rule on line 4 asks
+    profile lossless-roce (PFC no-drop 3, trust dscp, DSCP 26->3 and 48->6, RDMA-CM "RoCE v2",
+    ToS 106: rdmad.conf(5)) and rdma_cm_tos = 106 itself. First with apply = false: every value
+    drifts, each row marked, the profile or the line named. Then applied: every value as asked,
+    in the testbed too. Then the page's own controls: SetTrust, SetDSCPPriority, SetRDMACM."""
+    rule = ('[[rule]]\ndevice = "mlx5_0"\nprofile = "lossless-roce"\nrdma_cm_tos = 106\n')
+    rig = Rig(args.rdmad, args.host_lossless, config="[daemon]\napply = false\n\n" + rule)
+    ws = None
+    try:
+        group = rig.rdma_cm_group("mlx5_0", 1, "IB/RoCE v1", 0)
+        dcb_log = rig.path("dcb.log")
+        rig.start(preload=[args.fake_dcbnl],
+                  env={"FAKE_DCBNL_NETDEVS": LOSSLESS_NETDEVS, "FAKE_DCBNL_LOG": dcb_log})
+        conf = rig.path("config/rdmad.conf")
+        profile = "profile lossless-roce (%s:4)" % conf
+        xdg = page_tree(rig.work, args.page_dir, os.path.abspath(args.dbus_dir))
+        ws = Cockpit(rig.work, rig.address, xdg, "cockpit-ws-lossless")
+        page = Page(driver)
+        driver.get(ws.url("#/device/mlx5_0"))
+        page.wait_loaded()
+
+        drift = {
+            "pfc_no_drop": ["—", "3", profile, True],
+            "trust": ["pcp", "dscp", profile, True],
+            "dscp_priority": ["—", "26:3,48:6", profile, True],
+            "rdma_cm_roce_mode": ["IB/RoCE v1", "RoCE v2", profile, True],
+            "rdma_cm_tos": ["0", "106", "%s:4" % conf, True],
+        }
+        got = eventually(lambda: (lambda s: s if s == drift else None)(
+            {k: list(v) for k, v in settings_shown(page).items()}))
+        check(got == drift, "apply = false: settings shown %r, want %r" % (settings_shown(page), drift))
+        row = page.row("mlx5_0", 1)
+        want = "no (wants PFC 3, trust dscp, DSCP 26:3,48:6, RDMA-CM RoCE v2, ToS 106)"
+        check(row["InSync"] == want, "overview In sync %r, want %r" % (row["InSync"], want))
+        log("ok: apply = false: mlx5_0 port 1 shows each lossless setting drifting, from %s; "
+            "overview %r" % (profile, row["InSync"]))
+
+        rig.write("config/rdmad.conf", rule)
+        rig.call("/org/rdmad1", "org.rdmad1.Manager", "Reload")
+        # The rule is on line 1 now.
+        synced = {k: [v[1], v[1], v[2].replace(conf + ":4", conf + ":1"), False]
+                  for k, v in drift.items()}
+        got = eventually(lambda: (lambda s: s if s == synced else None)(
+            {k: list(v) for k, v in settings_shown(page).items()}))
+        check(got == synced, "applied: settings shown %r, want %r" % (settings_shown(page), synced))
+        check(eventually(lambda: page.row("mlx5_0", 1)["InSync"] == "yes"),
+              "In sync %r" % page.row("mlx5_0", 1)["InSync"])
+        # What rdmad wrote: the configfs files as echo(1) leaves them, and the APP entries.
+        check(open(group + "/default_roce_mode").read() == "RoCE v2\n", "default_roce_mode")
+        check(open(group + "/default_roce_tos").read() == "106\n", "default_roce_tos")
+        check(any(line.startswith("APPSET ens1f0np0 26:3 48:6") for line in open(dcb_log)),
+              "no APPSET of 26:3 48:6 in %r" % open(dcb_log).read())
+        log("ok: applied: trust dscp, DSCP 26:3,48:6, PFC 3, RoCE v2, ToS 106 shown in sync")
+        page.go("device/mlx5_1")
+        check(eventually(lambda: page.text("#device-props [data-field=Name]") == "mlx5_1"), "mlx5_1")
+        other = {k: list(v) for k, v in settings_shown(page).items()}
+        nothing = {"pfc_no_drop": ["—", "—", "nothing asked", False],
+                   "trust": ["pcp", "—", "nothing asked", False],
+                   "dscp_priority": ["—", "—", "nothing asked", False],
+                   "rdma_cm_roce_mode": ["—", "—", "nothing asked", False],
+                   "rdma_cm_tos": ["—", "—", "nothing asked", False]}
+        check(other == nothing, "mlx5_1 (no rule, no configfs group): %r" % other)
+        log("ok: mlx5_1, asked nothing, shows trust pcp and no desired value")
+
+        # The page's controls call Port.SetTrust, SetDSCPPriority and SetRDMACM.
+        page.go("device/mlx5_0")
+        check(eventually(lambda: page.text("#device-props [data-field=Name]") == "mlx5_0"), "mlx5_0")
+        # The card is rebuilt when the port or device changes (its controls are kept): looked
+        # up again each time.
+        res = click_port_action(page, "set-trust")
+        check(res == "Asked trust dscp until rdmad stops.", "set trust: %r" % res)
+        check(eventually(lambda: settings_shown(page)["trust"][2] == "D-Bus"),
+              "trust origin %r" % settings_shown(page)["trust"][2])
+        dscp = page.port_card(1).find_element(By.CSS_SELECTOR, "input[data-field=dscp]")
+        dscp.clear()
+        dscp.send_keys("26:3,x")
+        res = click_port_action(page, "set-dscp")
+        check(res == '"x" is not DSCP:priority (e.g. 26:3).', "bad DSCP text: %r" % res)
+        dscp.clear()
+        dscp.send_keys("10:1")
+        res = click_port_action(page, "set-dscp")
+        check(res == "Asked DSCP 10:1 until rdmad stops.", "set DSCP: %r" % res)
+        check(eventually(lambda: settings_shown(page)["dscp_priority"] ==
+                         ["10:1,26:3,48:6", "10:1", "D-Bus", False]),
+              "DSCP after SetDSCPPriority: %r" % (settings_shown(page)["dscp_priority"],))
+        check(any(line.startswith("APPSET ens1f0np0 10:1") for line in open(dcb_log)),
+              "no APPSET of 10:1 in %r" % open(dcb_log).read())
+        Select(page.port_card(1).find_element(By.CSS_SELECTOR, "select[data-field=roce-mode]")
+               ).select_by_value("")
+        tos = page.port_card(1).find_element(By.CSS_SELECTOR, "input[data-field=tos]")
+        tos.clear()
+        tos.send_keys("96")
+        keep = page.js("return arguments[0].closest('fieldset').querySelector('input[data-field=persist]')",
+                       page.port_card(1).find_element(By.CSS_SELECTOR,
+                                                      "button[data-action=set-rdma-cm]"))
+        keep.click()
+        res = click_port_action(page, "set-rdma-cm")
+        check(res == "Asked RDMA-CM ToS 96, kept after restart.", "set RDMA-CM: %r" % res)
+        check(eventually(lambda: open(group + "/default_roce_tos").read() == "96\n"),
+              "default_roce_tos holds %r" % open(group + "/default_roce_tos").read())
+        check(eventually(lambda: settings_shown(page)["rdma_cm_tos"] == ["96", "96", "D-Bus", False]),
+              "ToS after SetRDMACM: %r" % (settings_shown(page)["rdma_cm_tos"],))
+        check("rdma_cm_tos" in open(rig.path("state/state.conf")).read(),
+              "kept after restart, yet the state file has no rdma_cm_tos")
+        log("ok: the page's controls set trust dscp, DSCP 10:1 (APPSET ens1f0np0 10:1) and "
+            "ToS 96 (default_roce_tos, the state file); origin D-Bus; bad text refused")
+    finally:
+        if ws:
+            ws.stop()
+        rig.close()
+
+
 def run_tests(args):
     rig = Rig(args.rdmad, args.host)
     work = rig.work
@@ -566,6 +716,8 @@ def run_tests(args):
         check_theme(page, ws.url())
         if args.host_netdevs:
             check_netdevs(args, driver)
+        if args.host_lossless:
+            check_lossless(args, driver)
         ok = True
     except Failed as e:
         log("FAIL: %s" % e)
@@ -720,6 +872,10 @@ def main():
     ap.add_argument("--host", help="a tests/fixtures/hosts/*.umockdev file (procfs-hfi1-mlx4-mlx5)")
     ap.add_argument("--host-netdevs", help="a host to check the netdevs view on "
                     "(constructed-mlx5-aux-unbound: a netdev with a hint)")
+    ap.add_argument("--host-lossless", help="a RoCE host to check the lossless-RoCE settings on "
+                    "(constructed-mlx5-roce), with --fake-dcbnl")
+    ap.add_argument("--fake-dcbnl", help="tests/integration/fake_dcbnl.c built (DCB for "
+                    "--host-lossless)")
     ap.add_argument("--page-dir", required=True, help="the cockpit/ folder")
     ap.add_argument("--dbus-dir", required=True, help="the dbus/ folder (the manifest's condition)")
     ap.add_argument("--screenshot", default=os.environ.get("RDMAD_COCKPIT_SCREENSHOT"),

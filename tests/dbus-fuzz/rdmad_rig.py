@@ -408,6 +408,19 @@ class Rig:
         with open(self.path(rel), "w") as f:
             f.write(text)
 
+    def rdma_cm_group(self, device, port, mode, tos):
+        """The configfs of a kernel with rdma_cm in the testbed, as the kernel shows it once
+        someone made `device`'s group (drivers/infiniband/core/cma_configfs.c:
+        ports/<n>/default_roce_mode and default_roce_tos, as their show functions print
+        them); the port's directory."""
+        d = os.path.join(self.tbroot, "sys/kernel/config/rdma_cm", device, "ports", str(port))
+        os.makedirs(d)
+        with open(os.path.join(d, "default_roce_mode"), "w") as f:
+            f.write(mode + "\n")
+        with open(os.path.join(d, "default_roce_tos"), "w") as f:
+            f.write("%d\n" % tos)
+        return d
+
     def preload_entry(self, lib):
         """`lib` as an LD_PRELOAD entry. ld.so splits LD_PRELOAD at spaces and colons
         (ld.so(8)) and a build directory may hold either, so a path is named through a link in

@@ -11,7 +11,12 @@ no old replaces_id; SIGTERM ends the agent; an agent started during that error n
 what changes next; a hung server costs a dropped, reported notification and does not delay
 SIGTERM.
 
+Then, on a RoCE host with DCB emulated (tests/integration/fake_dcbnl.c), the lossless-RoCE
+settings: a port out of sync names each setting, its value, the desired one and its rule's
+line; in sync again replaces it; another tool's DSCP change is told.
+
   test-notify.py --rdmad PATH --rdmad-notify PATH --host FILE.umockdev [--devices N]
+                 [--host-lossless FILE.umockdev --fake-dcbnl fake-dcbnl.so]
 
 Prints the figures (latency, the agent's CPU time for the burst) and exits 1 on a failure."""
 
@@ -19,6 +24,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -27,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dbus-fuzz"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 from hotplug import RawSender  # noqa: E402  (uevents from a process without the preload)
+from hotplug import RTNLGRP_DCB, dcb_notification  # noqa: E402
 from rdmad_rig import (Failed, Proc, Rig, SessionBus, check, clean_env, connect,  # noqa: E402
                        eventually)
 from gi.repository import GLib  # noqa: E402
@@ -404,18 +411,109 @@ def run(args):
         rig.close(keep=args.keep)
 
 
+# constructed-mlx5-roce: mlx5_0 (PCI 0000:3b:00.0) port 1 is RoCE on ens1f0np0.
+LOSSLESS_NETDEVS = "ens1f0np0,ens1f1np1"
+LOSSLESS_RULE = ('[[rule]]\ndevice = "mlx5_0"\ntrust = "dscp"\n'
+                 'dscp_priority = { 26 = 3, 48 = 6 }\nrdma_cm_roce_mode = "RoCE v2"\n'
+                 'rdma_cm_tos = 106\n')
+NO_APPLY = "[daemon]\napply = false\n\n"
+
+
+def run_lossless(args):
+    """The lossless-RoCE settings (issue #25) drifting on constructed-mlx5-roce, DCB emulated
+    by tests/integration/fake_dcbnl.c (pfc_en 0, an empty APP table: trust pcp), mlx5_0's
+    configfs group as the kernel shows it once made (cma_configfs.c: "IB/RoCE v1", ToS 0).
+    With apply = false, a rule (line 4) asking trust dscp, DSCP 26->3 and 48->6, RDMA-CM
+    "RoCE v2" and ToS 106 makes the port out of sync: one notification naming each setting,
+    its value, the one asked and the rule's line. Applied, the port is in sync again (it
+    replaces the first). Then, with apply = false again, another tool deletes 48:6: one
+    notification naming the DSCP map."""
+    rig = Rig(args.rdmad, args.host_lossless, config=NO_APPLY)
+    session = Session(rig.work)
+    agent = None
+    try:
+        group = rig.rdma_cm_group("mlx5_0", 1, "IB/RoCE v1", 0)
+        rig.start(preload=[args.fake_dcbnl], env={"FAKE_DCBNL_NETDEVS": LOSSLESS_NETDEVS})
+        agent = Agent(args.rdmad_notify, rig, session, label="rdmad-notify-lossless")
+        check(eventually(lambda: session.has_owner("org.rdmad1.Notify")),
+              "rdmad-notify did not take org.rdmad1.Notify:\n" + agent.log())
+        time.sleep(2)  # its first snapshot
+        conf = rig.path("config/rdmad.conf")
+
+        rig.write("config/rdmad.conf", NO_APPLY + LOSSLESS_RULE)
+        reload(rig)
+        new, _ = wait_new(session, 0, "the lossless settings out of sync")
+        check(len(new) == 1, "out of sync: %d notifications: %s" % (len(new), new))
+        want = ("mlx5_0 port 1 is out of sync: trust, DSCP map, RDMA-CM RoCE mode, RDMA-CM ToS",
+                "Port 1 of mlx5_0 (PCI 0000:3b:00.0) is not as desired:\n"
+                "Trust: pcp, desired dscp (%s:4).\n"
+                "DSCP map: none, desired 26:3,48:6 (%s:4).\n"
+                "RDMA-CM RoCE mode: IB/RoCE v1, desired RoCE v2 (%s:4).\n"
+                "RDMA-CM ToS: 0, desired 106 (%s:4)." % (conf, conf, conf, conf))
+        check((new[0][3], new[0][4]) == want, "out of sync: %r / %r" % (new[0][3], new[0][4]))
+        check(new[0][1] == 0 and new[0][6].get("urgency") == 1 and
+              new[0][6].get("category") == "device", "out of sync: replaces_id %r, hints %r"
+              % (new[0][1], new[0][6]))
+        print("ok lossless out of sync: %r" % new[0][3], flush=True)
+
+        rig.write("config/rdmad.conf", LOSSLESS_RULE)
+        reload(rig)
+        new, _ = wait_new(session, 1, "the lossless settings applied")
+        check(len(new) == 1, "in sync: %d notifications: %s" % (len(new), new))
+        check(new[0][1] == 1 and new[0][3] == "mlx5_0 port 1 is in sync again" and
+              new[0][4] == "Port 1 of mlx5_0 (PCI 0000:3b:00.0) is as desired again.",
+              "in sync: replaces_id %r, %r / %r" % (new[0][1], new[0][3], new[0][4]))
+        check(open(group + "/default_roce_tos").read() == "106\n", "default_roce_tos not written")
+        print("ok lossless applied: %r replaces notification 1" % new[0][3], flush=True)
+
+        # apply = false again (nothing differs: no notification), then `dcb app del dev
+        # ens1f0np0 dscp-prio 48:6` by another tool: the kernel's notification carries the
+        # APP table left.
+        rig.write("config/rdmad.conf", NO_APPLY + LOSSLESS_RULE)
+        reload(rig)
+        time.sleep(SETTLE)
+        check(len(session.notifications()) == 2,
+              "after Reload: %s" % session.notifications()[2:])
+        tx = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE
+        try:
+            tx.bind((0, 0))
+            tx.sendto(dcb_notification("ens1f0np0", 0x00, [(26, 3)]), (0, 1 << (RTNLGRP_DCB - 1)))
+        finally:
+            tx.close()
+        new, _ = wait_new(session, 2, "another tool's DSCP change")
+        check(len(new) == 1, "DSCP drift: %d notifications: %s" % (len(new), new))
+        want = ("mlx5_0 port 1 is out of sync: DSCP map",
+                "Port 1 of mlx5_0 (PCI 0000:3b:00.0) is not as desired:\n"
+                "DSCP map: 26:3, desired 26:3,48:6 (%s:4)." % conf)
+        check((new[0][3], new[0][4]) == want, "DSCP drift: %r / %r" % (new[0][3], new[0][4]))
+        print("ok lossless drift by another tool: %r" % new[0][4].split("\n")[1], flush=True)
+        rc = agent.stop()
+        agent = None
+        check(rc == 0, "rdmad-notify exit status %s" % rc)
+    finally:
+        if agent:
+            agent.stop()
+        session.close()
+        rig.close(keep=args.keep)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rdmad", required=True)
     ap.add_argument("--rdmad-notify", required=True)
     ap.add_argument("--host", required=True)
     ap.add_argument("--devices", type=int, default=100)
+    ap.add_argument("--host-lossless", help="a RoCE host for the lossless-RoCE settings "
+                    "(constructed-mlx5-roce), with --fake-dcbnl")
+    ap.add_argument("--fake-dcbnl", help="tests/integration/fake_dcbnl.c built")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     if os.getuid() != 0:
         raise SystemExit("test-notify: run as root (umockdev and rdmad as in tests/integration)")
     try:
         run(args)
+        if args.host_lossless:
+            run_lossless(args)
     except Failed as e:
         print("FAIL: %s" % e, flush=True)
         return 1

@@ -68,3 +68,60 @@ TEST_CASE("properties of another type than declared are skipped", "[notify]") {
     CHECK(problems_from(Properties{{"Problems", sdbus::Variant(ProblemsValue{})}}) ==
           std::vector<Problem>{});
 }
+
+TEST_CASE("a port's settings come from its properties; a PropertiesChanged leaves the others",
+          "[notify]") {
+    using DscpValue = std::vector<sdbus::Struct<uint8_t, uint8_t>>;
+    using OriginValue = std::vector<sdbus::Struct<std::string, std::string>>;
+    // As rdmad sends a port profile lossless-roce asks (org.rdmad1.Port.xml types).
+    Properties props{
+        {"Number", sdbus::Variant(uint32_t{1})},
+        {"LinkLayer", sdbus::Variant(std::string("Ethernet"))},
+        {"InSync", sdbus::Variant(true)},
+        {"PFCNoDrop", sdbus::Variant(std::vector<uint8_t>{3})},
+        {"DesiredPFCNoDrop", sdbus::Variant(std::vector<uint8_t>{3})},
+        {"Trust", sdbus::Variant(std::string("dscp"))},
+        {"DesiredTrust", sdbus::Variant(std::string("dscp"))},
+        {"DSCPPriority", sdbus::Variant(DscpValue{{26, 3}, {48, 6}})},
+        {"DesiredDSCPPriority", sdbus::Variant(DscpValue{{26, 3}, {48, 6}})},
+        {"RDMACMRoCEMode", sdbus::Variant(std::string("RoCE v2"))},
+        {"DesiredRDMACMRoCEMode", sdbus::Variant(std::string("RoCE v2"))},
+        {"RDMACMToS", sdbus::Variant(int32_t{106})},
+        {"DesiredRDMACMToS", sdbus::Variant(int32_t{106})},
+    };
+    PortState p = port_from(kDev + "/port/1", props);
+    CHECK(p.settings.in_sync);
+    CHECK(p.settings.link_layer == "Ethernet");
+    CHECK(p.settings.desired_pfc_no_drop == std::vector<uint8_t>{3});
+    CHECK(p.settings.dscp_priority == DscpMap{{26, 3}, {48, 6}});
+    CHECK(p.settings.desired_rdma_cm_roce_mode == "RoCE v2");
+    CHECK(p.settings.rdma_cm_tos == 106);
+    CHECK(p.settings.desired_rdma_cm_tos == 106);
+
+    PortSettings changed = p.settings;
+    CHECK(update_port_settings(Properties{{"Trust", sdbus::Variant(std::string("pcp"))},
+                                          {"DSCPPriority", sdbus::Variant(DscpValue{})},
+                                          {"InSync", sdbus::Variant(false)}},
+                               changed));
+    CHECK(changed.trust == "pcp");
+    CHECK(changed.dscp_priority.empty());
+    CHECK_FALSE(changed.in_sync);
+    CHECK(changed.desired_trust == "dscp");
+    CHECK(changed.rdma_cm_tos == 106);
+    CHECK_FALSE(
+        update_port_settings(Properties{{"State", sdbus::Variant(std::string("DOWN"))}}, changed));
+    // Of another type than declared: skipped.
+    CHECK_FALSE(
+        update_port_settings(Properties{{"RDMACMToS", sdbus::Variant(uint32_t{7})}}, changed));
+    CHECK(changed.rdma_cm_tos == 106);
+
+    const DeviceState d = device_from(Properties{
+        {"Name", sdbus::Variant(std::string("mlx5_0"))},
+        {"DesiredOrigin", sdbus::Variant(OriginValue{
+                              {"rdma_cm_tos", "/etc/rdmad/rdmad.conf:5"},
+                              {"trust", "profile lossless-roce (/etc/rdmad/rdmad.conf:2)"}})}});
+    CHECK(d.origin == std::map<std::string, std::string>{
+                          {"rdma_cm_tos", "/etc/rdmad/rdmad.conf:5"},
+                          {"trust", "profile lossless-roce (/etc/rdmad/rdmad.conf:2)"}});
+    CHECK_FALSE(origin_from(Properties{}));
+}

@@ -368,3 +368,185 @@ TEST_CASE("replaces_id: 0 for new keys and for key \"\", the server's id after",
     ids.closed(9);
     CHECK(ids.replaces(kMlx5Port) == 0);
 }
+
+// ---- the desired state: ports out of sync (issue #25) -------------------------------------
+
+namespace {
+
+const std::string kRoce = "/org/rdmad1/device/_30c42a103005b30e0";
+const std::string kRocePort = kRoce + "/port/1";
+const std::string kProfile = "profile lossless-roce (/etc/rdmad/rdmad.conf:2)";
+
+// A ConnectX-5 RoCE port as profile lossless-roce leaves it (rdmad.conf(5): PFC no-drop 3,
+// trust dscp, DSCP 26 -> 3 and 48 -> 6, RDMA-CM "RoCE v2" and ToS 106), in sync; the ToS
+// from the rule's own line.
+Snapshot lossless_host() {
+    Snapshot s;
+    s.devices[kRoce] = {"mlx5_0", "0000:3b:00.0", {}};
+    s.devices[kRoce].origin = {{"pfc_no_drop", kProfile},
+                               {"trust", kProfile},
+                               {"dscp_priority", kProfile},
+                               {"rdma_cm_roce_mode", kProfile},
+                               {"rdma_cm_tos", "/etc/rdmad/rdmad.conf:5"}};
+    PortSettings& p = s.ports[kRocePort].settings;
+    s.ports[kRocePort].device_path = kRoce;
+    s.ports[kRocePort].number = 1;
+    s.ports[kRocePort].state = "ACTIVE";
+    p.link_layer = "Ethernet";
+    p.pfc_no_drop = p.desired_pfc_no_drop = {3};
+    p.trust = p.desired_trust = "dscp";
+    p.dscp_priority = p.desired_dscp_priority = {{26, 3}, {48, 6}};
+    p.rdma_cm_roce_mode = p.desired_rdma_cm_roce_mode = "RoCE v2";
+    p.rdma_cm_tos = p.desired_rdma_cm_tos = 106;
+    return s;
+}
+
+PortSettings lossless_port() {
+    return lossless_host().ports.at(kRocePort).settings;
+}
+
+} // namespace
+
+TEST_CASE("trust and DSCP map leaving the desired state give one notification naming the port, "
+          "the settings, their values and where the desired ones came from",
+          "[notify]") {
+    Tracker t(lossless_host());
+    PortSettings s = lossless_port();
+    s.trust = "pcp"; // `dcb app flush dev ens1f0np0 dscp-prio`: no DSCP entry left
+    s.dscp_priority = {};
+    s.in_sync = false;
+    t.port_settings(kRocePort, s);
+    CHECK(t.dirty());
+    const auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].key == kRocePort + "#sync");
+    CHECK(ns[0].summary == "mlx5_0 port 1 is out of sync: trust, DSCP map");
+    CHECK(ns[0].body == "Port 1 of mlx5_0 (PCI 0000:3b:00.0) is not as desired:\n"
+                        "Trust: pcp, desired dscp (" +
+                            kProfile + ").\nDSCP map: none, desired 26:3,48:6 (" + kProfile + ").");
+    CHECK(ns[0].urgency == 1);
+    CHECK(ns[0].category == "device");
+
+    // Back as desired: told under the same key, so it replaces the first.
+    t.port_settings(kRocePort, lossless_port());
+    const auto back = t.flush();
+    REQUIRE(back.size() == 1);
+    CHECK(back[0].key == kRocePort + "#sync");
+    CHECK(back[0].summary == "mlx5_0 port 1 is in sync again");
+    CHECK(back[0].body == "Port 1 of mlx5_0 (PCI 0000:3b:00.0) is as desired again.");
+    CHECK(back[0].urgency == 0);
+}
+
+TEST_CASE("RDMA-CM defaults forgotten by a re-created device name both values, the ToS from its "
+          "rule's line",
+          "[notify]") {
+    Tracker t(lossless_host());
+    PortSettings s = lossless_port();
+    s.rdma_cm_roce_mode = "IB/RoCE v1"; // the kernel's default once the device is new
+    s.rdma_cm_tos = -1;                 // not readable: no configfs group
+    s.in_sync = false;
+    t.port_settings(kRocePort, s);
+    const auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].summary == "mlx5_0 port 1 is out of sync: RDMA-CM RoCE mode, RDMA-CM ToS");
+    CHECK(ns[0].body == "Port 1 of mlx5_0 (PCI 0000:3b:00.0) is not as desired:\n"
+                        "RDMA-CM RoCE mode: IB/RoCE v1, desired RoCE v2 (" +
+                            kProfile +
+                            ").\nRDMA-CM ToS: unknown, desired 106 (/etc/rdmad/rdmad.conf:5).");
+}
+
+TEST_CASE("a drift rdmad corrects within the window is not told", "[notify]") {
+    Tracker t(lossless_host());
+    PortSettings s = lossless_port();
+    s.dscp_priority = {{26, 3}}; // another tool deleted 48:6 ...
+    s.in_sync = false;
+    t.port_settings(kRocePort, s);
+    t.port_settings(kRocePort, lossless_port()); // ... and rdmad's SET put it back
+    CHECK(t.flush().empty());
+}
+
+TEST_CASE("a port out of sync is told again only when another setting drifts", "[notify]") {
+    Tracker t(lossless_host());
+    PortSettings s = lossless_port();
+    s.pfc_no_drop = {};
+    s.in_sync = false;
+    t.port_settings(kRocePort, s);
+    REQUIRE(t.flush().size() == 1);
+    s.pfc_no_drop = {4}; // still PFC: nothing new
+    t.port_settings(kRocePort, s);
+    CHECK(t.flush().empty());
+    s.trust = "pcp";
+    s.dscp_priority = {};
+    t.port_settings(kRocePort, s);
+    const auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].summary == "mlx5_0 port 1 is out of sync: PFC no-drop, trust, DSCP map");
+    CHECK(ns[0].body.find("\nPFC no-drop: 4, desired 3 (" + kProfile + ").\n") !=
+          std::string::npos);
+}
+
+TEST_CASE("out of sync with no setting that differs on the bus says so without a list",
+          "[notify]") {
+    Tracker t(lossless_host());
+    PortSettings s = lossless_port();
+    s.dscp_priority = {{10, 1}, {26, 3}, {48, 6}}; // an entry an `exclusive` rule deletes
+    s.in_sync = false;
+    t.port_settings(kRocePort, s);
+    const auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].summary == "mlx5_0 port 1 is out of sync");
+    CHECK(ns[0].body ==
+          "Port 1 of mlx5_0 (PCI 0000:3b:00.0) is not as desired (rdmactl show mlx5_0).");
+}
+
+TEST_CASE("more than three ports out of sync at once are one notification", "[notify]") {
+    Snapshot start = lossless_host();
+    for (int j = 0; j < 4; ++j) {
+        start.devices[vf_path(j)] = {"mlx5_" + std::to_string(10 + j), "", {}};
+        start.ports[vf_path(j) + "/port/1"] = {vf_path(j), 1, "ACTIVE"};
+        start.ports[vf_path(j) + "/port/1"].settings = lossless_port();
+    }
+    Tracker t(start);
+    for (int j = 0; j < 4; ++j) {
+        PortSettings s = lossless_port();
+        s.trust = "pcp";
+        s.in_sync = false;
+        t.port_settings(vf_path(j) + "/port/1", s);
+    }
+    const auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].key.empty());
+    CHECK(ns[0].summary == "4 RDMA ports are out of sync");
+    CHECK(ns[0].body == "mlx5_10 port 1, mlx5_11 port 1, mlx5_12 port 1, mlx5_13 port 1.\n"
+                        "See rdmactl status.");
+}
+
+TEST_CASE("drifts() compares as rdmad does", "[notify]") {
+    PortSettings s = lossless_port();
+    CHECK(drifts(s).empty());
+    s.dscp_priority = {{10, 1}, {26, 3}, {48, 6}}; // entries not asked are someone else's
+    CHECK(drifts(s).empty());
+    s.dscp_priority = {{26, 3}, {26, 4}, {48, 6}}; // 26 with another priority too: rdmad deletes it
+    REQUIRE(drifts(s).size() == 1);
+    CHECK(drifts(s)[0] == Drift{"dscp_priority", "DSCP map", "26:3,26:4,48:6", "26:3,48:6"});
+    s = lossless_port();
+    s.trust = ""; // DCB unreadable
+    CHECK(drifts(s) == std::vector<Drift>{{"trust", "trust", "unknown", "dscp"}});
+
+    // Port types: "auto (eth)" satisfies "eth" and "auto" (mlx4_port<n>); without a switch
+    // the link layer tells.
+    PortSettings mlx4;
+    mlx4.port_type = "auto (eth)";
+    mlx4.desired_port_type = "eth";
+    CHECK(drifts(mlx4).empty());
+    mlx4.desired_port_type = "auto";
+    CHECK(drifts(mlx4).empty());
+    mlx4.desired_port_type = "ib";
+    CHECK(drifts(mlx4) == std::vector<Drift>{{"port_type", "port type", "auto (eth)", "ib"}});
+    PortSettings cx5;
+    cx5.link_layer = "Ethernet";
+    cx5.desired_port_type = "eth";
+    CHECK(drifts(cx5).empty());
+    cx5.desired_port_type = "ib";
+    CHECK(drifts(cx5) == std::vector<Drift>{{"port_type", "port type", "Ethernet", "ib"}});
+}
