@@ -282,8 +282,10 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
                 continue;
             }
             acted = true;
-            if (o.ok && !o.action.device.empty())
-                scanner_->note_device(o.action.device); // verify through the read path
+            // Verify through the read path; a failed write too, which may have done part of
+            // its work (an RDMA-CM group made, one of its two files written).
+            if (!o.action.device.empty())
+                scanner_->note_device(o.action.device);
         }
         // Plan again from the state read back, so PFCNoDrop and InSync go on the bus once,
         // with the verified value (no false, then true, a pass later).

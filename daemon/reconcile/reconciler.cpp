@@ -554,6 +554,15 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
     ctx.configfs_dir = options_.configfs_dir;
     ctx.guard = &guard_;
     ctx.plan = &plan;
+    // A failure stands while the plan still asks its action: once a device of this plan reads
+    // in sync, or the read-back after the failure shows why nothing can be done (a named
+    // problem of the plan instead, such as a kernel without the file), it goes.
+    std::set<std::string> asked;
+    for (const auto& a : plan.actions)
+        asked.insert(action_key(a));
+    std::erase_if(failures_, [&](const auto& f) {
+        return plan.desired.count(f.second.action.syspath) && !asked.count(f.first);
+    });
     for (const auto& a : plan.actions) {
         const std::string key = action_key(a);
         if (!attempted_.insert(key).second)
