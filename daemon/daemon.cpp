@@ -5,6 +5,7 @@
 #include "doctor/lossless.hpp"
 #include "inventory/driver_capabilities.hpp"
 #include "rdmad_api.hpp"
+#include "sources/mlx4_module_reader.hpp"
 #include "util/log.hpp"
 #include "util/loop_edge.hpp"
 #include "util/text.hpp"
@@ -128,7 +129,14 @@ Daemon::Daemon(DaemonOptions options)
         scanner_->note_device(device);
         coalescer_.note(false);
     });
-    reconciler_ = std::make_unique<Reconciler>(options_.reconcile, dcb_.get());
+    ReconcilerOptions reconcile = options_.reconcile;
+    reconcile.read_mlx4_module = [this](bool file, bool loaded) {
+        Mlx4ModuleActual read =
+            read_mlx4_module(options_.reconcile.modprobe_dir, Mlx4ModuleReads{file, loaded});
+        inventory_.set_mlx4_module(read);
+        return read;
+    };
+    reconciler_ = std::make_unique<Reconciler>(std::move(reconcile), dcb_.get());
     bus_ = std::make_unique<Bus>(event, *this);
     exports::WriterOptions export_options;
     export_options.on_error = [this](const std::string& error) {
@@ -282,8 +290,10 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
                 continue;
             }
             acted = true;
-            if (o.ok && !o.action.device.empty())
-                scanner_->note_device(o.action.device); // verify through the read path
+            // Verify through the read path; a failed write too, which may have done part of
+            // its work (an RDMA-CM group made, one of its two files written).
+            if (!o.action.device.empty())
+                scanner_->note_device(o.action.device);
         }
         // Plan again from the state read back, so PFCNoDrop and InSync go on the bus once,
         // with the verified value (no false, then true, a pass later).

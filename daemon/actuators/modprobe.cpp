@@ -93,21 +93,6 @@ std::string mlx4_modprobe_text(uint8_t mask) {
                        mask, mask);
 }
 
-std::optional<uint8_t> read_mlx4_modprobe(const std::string& modprobe_dir) {
-    // rdmad's own file, but in /etc: read it like the admin's files (no FIFO, no huge file).
-    const FileRead file = read_config_file(mlx4_modprobe_path(modprobe_dir), 4096);
-    if (file.status != FileRead::Status::ok)
-        return std::nullopt;
-    return parse_mlx4_modprobe_text(file.text);
-}
-
-std::optional<uint8_t> loaded_mlx4_pfctx() {
-    auto text = sysfs::read_text("/sys/module/mlx4_en/parameters", "pfctx");
-    if (!text)
-        return std::nullopt;
-    return parse_pfc_mask(*text);
-}
-
 void write_mlx4_modprobe(const std::string& modprobe_dir, uint8_t mask) {
     write_file_atomically(mlx4_modprobe_path(modprobe_dir), mlx4_modprobe_text(mask), 0644);
 }

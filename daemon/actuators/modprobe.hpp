@@ -28,13 +28,7 @@ std::optional<uint8_t> parse_pfc_mask(std::string_view value);
 /// winning as it does for modprobe. nullopt when no line sets it or its value is malformed.
 std::optional<uint8_t> parse_mlx4_modprobe_text(std::string_view text);
 
-/// The pfctx mask in rdmad's file, nullopt when the file is absent or has none
-/// (parse_mlx4_modprobe_text() of what it holds).
-std::optional<uint8_t> read_mlx4_modprobe(const std::string& modprobe_dir);
-
-/// The pfctx of the loaded mlx4_en (/sys/module/mlx4_en/parameters/pfctx), nullopt when the
-/// module is not loaded.
-std::optional<uint8_t> loaded_mlx4_pfctx();
+// Reading the file and the loaded module's value: sources/mlx4_module_reader.hpp.
 
 /// Write the file atomically; throws std::system_error.
 void write_mlx4_modprobe(const std::string& modprobe_dir, uint8_t mask);

@@ -72,6 +72,9 @@ class Inventory {
     /// Both by value, for the reason remove_device() gives.
     void rename_device(std::string old_syspath, std::string new_syspath);
     /// Add or replace the netdev with ifindex `link.index`.
+    /// mlx4_en's module options as a plan last read them (sources/mlx4_module_reader.hpp):
+    /// host-wide and not exported, so no change set.
+    void set_mlx4_module(Mlx4ModuleActual module) { state_.mlx4_module = std::move(module); }
     ChangeSet put_link(LinkState link);
     ChangeSet remove_link(int32_t ifindex);
     /// Make the whole state `next` (a full scan): objects gone are removed, new ones added

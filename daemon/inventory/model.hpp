@@ -281,9 +281,18 @@ struct HostFacts {
 
 /// Everything discovery found, keyed by what the kernel keeps stable for one scan:
 /// devices by syspath, links by ifindex.
+/// mlx4_en's PFC module options (sources/mlx4_module_reader.hpp), host-wide: read only when a
+/// plan can use them, so nullopt may also mean "not read".
+struct Mlx4ModuleActual {
+    std::optional<uint8_t> loaded_pfctx; ///< /sys/module/mlx4_en/parameters/pfctx, if loaded
+    std::optional<uint8_t> file_pfctx;   ///< what rdmad's modprobe.d file says now, if any
+    bool operator==(const Mlx4ModuleActual&) const = default;
+};
+
 struct HostState {
     std::map<std::string, DeviceState> devices;
     std::map<int32_t, LinkState> links;
+    Mlx4ModuleActual mlx4_module; ///< as last read for a plan; not exported
     bool operator==(const HostState&) const = default;
 };
 

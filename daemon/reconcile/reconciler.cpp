@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "reconcile/reconciler.hpp"
 
-#include "actuators/modprobe.hpp"
 #include "config/config_writer.hpp"
 #include "config/file_read.hpp"
 #include "config/mlx4_conf.hpp"
@@ -533,10 +532,12 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
         return !w.second.pfc_no_drop.empty() &&
                driver_capabilities(inv.devices.at(w.first).kernel_driver).host_wide_pfc_option;
     });
-    if (any_mlx4 && (mlx4_pfc || !mlx4.keep_file))
-        mlx4.file_pfctx = read_mlx4_modprobe(options_.modprobe_dir);
-    if (mlx4_pfc)
-        mlx4.loaded_pfctx = loaded_mlx4_pfctx();
+    const bool file = any_mlx4 && (mlx4_pfc || !mlx4.keep_file);
+    if ((file || mlx4_pfc) && options_.read_mlx4_module) {
+        const Mlx4ModuleActual read = options_.read_mlx4_module(file, mlx4_pfc);
+        mlx4.file_pfctx = read.file_pfctx;
+        mlx4.loaded_pfctx = read.loaded_pfctx;
+    }
     Plan p = make_plan(inv, want, pfc, mlx4);
     p.pfc = std::move(pfc);
     for (auto& [syspath, probs] : conflicts)
@@ -554,6 +555,15 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
     ctx.configfs_dir = options_.configfs_dir;
     ctx.guard = &guard_;
     ctx.plan = &plan;
+    // A failure stands while the plan still asks its action: once a device of this plan reads
+    // in sync, or the read-back after the failure shows why nothing can be done (a named
+    // problem of the plan instead, such as a kernel without the file), it goes.
+    std::set<std::string> asked;
+    for (const auto& a : plan.actions)
+        asked.insert(action_key(a));
+    std::erase_if(failures_, [&](const auto& f) {
+        return plan.desired.count(f.second.action.syspath) && !asked.count(f.first);
+    });
     for (const auto& a : plan.actions) {
         const std::string key = action_key(a);
         if (!attempted_.insert(key).second)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // The reconciler's stateful part: the desired state in force (config files, the legacy
-// mlx4.conf, D-Bus overrides and rdmad's own state file), the reads a plan needs (DCB PFC,
-// mlx4 module options), and running a plan's actions through the actuators. Bad config keeps
+// mlx4.conf, D-Bus overrides and rdmad's own state file), the plan from the Inventory (which
+// its sources fill; the mlx4 module options read on demand through
+// ReconcilerOptions::read_mlx4_module), and running a plan's actions through the actuators. Bad config keeps
 // the last good desired state in force.
 #pragma once
 
@@ -33,6 +34,10 @@ struct ReconcilerOptions {
     std::string configfs_dir = "/sys/kernel/config";     ///< rdma_cm/<dev>/ports/<n>/
     /// CLOCK_MONOTONIC in microseconds; tests inject their own.
     std::function<uint64_t()> now_usec;
+    /// Reads mlx4_en's module options for a plan that can use them (`file`: rdmad's modprobe.d
+    /// file, `loaded`: the loaded module's pfctx) and puts them into the Inventory: the Daemon's,
+    /// through sources/mlx4_module_reader.hpp. Unset: nothing is read, both unknown.
+    std::function<Mlx4ModuleActual(bool file, bool loaded)> read_mlx4_module;
 };
 
 

@@ -11,6 +11,11 @@
 // FAKE_DCBNL_LOG=file     one line per request rdmad sends: "GET a", "SET a 0x08" (PFC),
 //                         "APPSET a 26:3 48:6" / "APPDEL a 26:0" (DSCP:priority of the APP
 //                         entries of an IEEE_SET / IEEE_DEL; other selectors as SEL/PROTO:PRIO)
+// FAKE_DCBNL_RESET=file   the driver re-created a netdev (driver reload, firmware reset): when
+//                         `file` exists at a request, each netdev it names (one a line) is
+//                         back to the state above (pfc_en 0, an empty APP table, as the kernel
+//                         starts a new netdev with no dcb_app_list entries) and the file is
+//                         removed; the kernel sends no DCB notification for that
 // iproute2 6.1 takes its replies as the kernel's: with FAKE_DCBNL_PFC=a:0x08 and
 // FAKE_DCBNL_DSCP=a:26:3,a:46:5, `dcb pfc show dev a prio-pfc` prints "prio-pfc 0:off 1:off
 // 2:off 3:on 4:off 5:off 6:off 7:off" and `dcb -N app show dev a dscp-prio` "dscp-prio 26:3
@@ -113,8 +118,28 @@ static void load(void) {
     }
 }
 
+/// FAKE_DCBNL_RESET: the netdevs the file names start again with the driver's defaults.
+static void reset_recreated(void) {
+    const char* path = getenv("FAKE_DCBNL_RESET");
+    FILE* f = path ? fopen(path, "re") : NULL;
+    if (!f)
+        return;
+    char line[64];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        for (int i = 0; i < n_netdevs; ++i)
+            if (strcmp(netdevs[i].name, line) == 0) {
+                netdevs[i].pfc_en = 0;
+                netdevs[i].n_app = 0;
+            }
+    }
+    fclose(f);
+    unlink(path);
+}
+
 static struct netdev* find(const char* name, size_t len) {
     load();
+    reset_recreated();
     for (int i = 0; i < n_netdevs; ++i)
         if (strnlen(name, len) == strlen(netdevs[i].name) &&
             strncmp(netdevs[i].name, name, len) == 0)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "harness.hpp"
 
+#include "rdma_cm_model.h"
+
 #include <catch2/catch.hpp>
 
 extern "C" {
@@ -126,22 +128,30 @@ TempDir::~TempDir() {
 }
 
 std::string preload_ahead(const std::string& library) {
-    std::string lib = library;
-    // ld.so splits LD_PRELOAD at spaces and colons (ld.so(8)) and cannot quote: a library whose
-    // path has one (a checkout under "My Projects") is preloaded through a plain symlink in a
-    // directory of this process (TMPDIR is plain: tools/short-tmpdir.sh).
-    if (lib.find_first_of(" :\t") != std::string::npos) {
-        static TempDir links{"rdmad-it-preload"};
-        const fs::path link = links / fs::path(lib).filename().string();
-        std::error_code ec;
-        if (!fs::is_symlink(link, ec))
-            fs::create_symlink(lib, link, ec);
-        if (ec)
-            FAIL("cannot link " << link << " to " << lib << ": " << ec.message());
-        lib = link.string();
+    return preload_ahead(std::vector<std::string>{library});
+}
+
+std::string preload_ahead(const std::vector<std::string>& libraries) {
+    std::string out;
+    for (const std::string& library : libraries) {
+        std::string lib = library;
+        // ld.so splits LD_PRELOAD at spaces and colons (ld.so(8)) and cannot quote: a library
+        // whose path has one (a checkout under "My Projects") is preloaded through a plain
+        // symlink in a directory of this process (TMPDIR is plain: tools/short-tmpdir.sh).
+        if (lib.find_first_of(" :\t") != std::string::npos) {
+            static TempDir links{"rdmad-it-preload"};
+            const fs::path link = links / fs::path(lib).filename().string();
+            std::error_code ec;
+            if (!fs::is_symlink(link, ec))
+                fs::create_symlink(lib, link, ec);
+            if (ec)
+                FAIL("cannot link " << link << " to " << lib << ": " << ec.message());
+            lib = link.string();
+        }
+        out += (out.empty() ? "" : " ") + lib;
     }
     const std::string rest = env_or_empty("LD_PRELOAD");
-    return rest.empty() ? lib : lib + " " + rest;
+    return rest.empty() ? out : out + " " + rest;
 }
 
 void write_file(const fs::path& p, const std::string& content) {
@@ -303,6 +313,25 @@ void Testbed::uevent(const std::string& syspath, const std::string& action) {
 void Testbed::remove(const std::string& syspath) {
     REQUIRE(fs::exists(root() + syspath));
     umockdev_testbed_remove_device(tb_, syspath.c_str());
+}
+
+void load_rdma_cm(const Testbed& testbed) {
+    fs::create_directories(testbed.root() + "/sys/kernel/config/rdma_cm");
+}
+
+void make_rdma_cm_group(const Testbed& testbed, const std::string& device, bool before_4_11) {
+    REQUIRE(fs::is_directory(testbed.root() + "/sys/kernel/config/rdma_cm"));
+    REQUIRE_FALSE(fs::exists(testbed.root() + "/sys/kernel/config/rdma_cm/" + device));
+    rdma_cm_device_added(testbed, device, before_4_11, true);
+}
+
+void rdma_cm_device_added(const Testbed& testbed, const std::string& device, bool before_4_11,
+                          bool make) {
+    if (!make && !fs::is_directory(testbed.root() + "/sys/kernel/config/rdma_cm/" + device))
+        return;
+    const int e = rdma_cm_model_fill_group(testbed.root().c_str(), device.c_str(), before_4_11);
+    INFO("rdma_cm group of " << device << ": " << std::strerror(e));
+    REQUIRE(e == 0);
 }
 
 // ---- send_uevent -------------------------------------------------------------------------

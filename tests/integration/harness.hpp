@@ -43,6 +43,8 @@ using kill_cleanup::remove_when_killed;
 // LD_PRELOAD's value with `library` (a path) ahead of this process's own preloads (umockdev's).
 // A path that ld.so would split (a space or colon in it) is replaced by a plain symlink.
 std::string preload_ahead(const std::string& library);
+// The same with several libraries, in the order given, all ahead of this process's own.
+std::string preload_ahead(const std::vector<std::string>& libraries);
 
 // A private temp directory under TMPDIR, removed on destruction and when the test is killed.
 class TempDir {
@@ -99,6 +101,22 @@ public:
 private:
     UMockdevTestbed* tb_ = nullptr;
 };
+
+// rdma_cm's configfs in a testbed, as the kernel shows it (rdma_cm_model.h; rdmad's mkdir of a
+// group is answered by the fake_configfs.c preload, $FAKE_CONFIGFS).
+// <root>/sys/kernel/config/rdma_cm: configfs mounted, the rdma_cm module loaded.
+void load_rdma_cm(const Testbed& testbed);
+// What `mkdir <configfs>/rdma_cm/<device>` by another process (rdma-core's cma_roce_mode)
+// leaves: the group and its port files with the device's values (REQUIREs the device exists).
+void make_rdma_cm_group(const Testbed& testbed, const std::string& device,
+                        bool before_4_11 = false);
+// cma_add_one() for an RDMA device (re-)created under `device`'s name: a group an admin made
+// for an earlier device of that name stays (configfs keeps it) and now shows the new device's
+// values, "RoCE v2" where the port supports it and ToS 0 (`before_4_11`: no ToS file, and
+// "IB/RoCE v1"). Nothing when there is no group. Call it before the device's add uevent.
+// With `make`, the group is made when absent (make_rdma_cm_group()).
+void rdma_cm_device_added(const Testbed& testbed, const std::string& device,
+                          bool before_4_11 = false, bool make = false);
 
 // A uevent written the way umockdev 0.17.16 writes it (src/uevent_sender.c: libudev netlink
 // header, ACTION/DEVPATH/SUBSYSTEM/SEQNUM) to every listener socket <root>/event<N>, plus the

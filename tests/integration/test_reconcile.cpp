@@ -146,13 +146,31 @@ struct RRig {
     void config(const std::string& text) { write_file(config_file(), text); }
 
     std::map<std::string, std::string> extra_env; ///< more environment for rdmad
+    std::vector<std::string> preloads;            ///< ahead of umockdev's, in this order
+    std::vector<std::string> extra_args;          ///< more rdmad options ("--verbose")
+
+    /// rdma_cm in the testbed's configfs, its groups made on mkdir as the kernel makes them
+    /// (tests/integration/fake_configfs.c); `before_4_11`: a kernel without default_roce_tos.
+    void with_rdma_cm(bool before_4_11 = false) {
+        load_rdma_cm(testbed);
+        preloads.push_back(env_or_fail("FAKE_CONFIGFS"));
+        if (before_4_11)
+            extra_env["FAKE_CONFIGFS_BEFORE_4_11"] = "1";
+    }
+    std::string rdma_cm_port(const std::string& dev, unsigned n) const {
+        return testbed.root() + "/sys/kernel/config/rdma_cm/" + dev + "/ports/" +
+               std::to_string(n);
+    }
 
     void start(std::vector<std::string> wrapper = {}) {
         DaemonOptions o;
         o.args = {"--legacy-mlx4-conf=" + (cfg.path() / "no-mlx4.conf").string(),
                   "--modprobe-dir=" + modprobe_dir()};
+        o.args.insert(o.args.end(), extra_args.begin(), extra_args.end());
         o.wrapper = std::move(wrapper);
         auto env = extra_env;
+        if (!preloads.empty())
+            env["LD_PRELOAD"] = preload_ahead(preloads);
         env["CONFIGURATION_DIRECTORY"] = (cfg.path() / "etc").string();
         env["STATE_DIRECTORY"] = state_dir();
         daemon =
@@ -563,26 +581,37 @@ TEST_CASE("reconcile: the RDMA device re-created by the port type change is veri
 
 namespace {
 
+const std::string kMlx5_9Pci = "/devices/pci0000:08/0000:08:00.0/0000:09:00.0";
+const std::string kMlx5_9 = "/sys" + kMlx5_9Pci + "/infiniband/mlx5_9";
+
+/// mlx5_9 as the kernel (re-)creates it: port 1 on the netdev rdmav0, its link-local GID once
+/// of each type (drivers/infiniband/core/roce_gid_mgmt.c adds one entry per type the port
+/// supports; a ConnectX-5 supports both).
+std::string mlx5_9_text() {
+    return "P: " + kMlx5_9Pci +
+           "/infiniband/mlx5_9\nE: SUBSYSTEM=infiniband\nE: NAME=mlx5_9\n"
+           "L: device=../../../0000:09:00.0\nA: fw_ver=16.35.2000\\n\n"
+           "A: hca_type=MT4119\\n\nA: node_guid=0c42:a103:0099:0001\\n\n"
+           "A: node_type=1: CA\\n\n"
+           "A: ports/1/gid_attrs/ndevs/0=rdmav0\\n\n"
+           "A: ports/1/gid_attrs/ndevs/1=rdmav0\\n\n"
+           "A: ports/1/gid_attrs/types/0=IB/RoCE v1\\n\n"
+           "A: ports/1/gid_attrs/types/1=RoCE v2\\n\n"
+           "A: ports/1/gids/0=fe80:0000:0000:0000:0e42:a1ff:fe99:0001\\n\n"
+           "A: ports/1/gids/1=fe80:0000:0000:0000:0e42:a1ff:fe99:0001\\n\n"
+           "A: ports/1/lid=0x0\\n\nA: ports/1/link_layer=Ethernet\\n\n"
+           "A: ports/1/phys_state=5: LinkUp\\n\nA: ports/1/rate=25 Gb/sec (1X EDR)\\n\n"
+           "A: ports/1/sm_lid=0x0\\n\nA: ports/1/state=4: ACTIVE\\n\n\n";
+}
+
 /// A RoCE mlx5 function whose port 1 GID table names the netdev rdmav0 (DOMAIN.md §3.4).
 void add_roce_mlx5_9(Testbed& testbed) {
-    const std::string pci = "/devices/pci0000:08/0000:08:00.0/0000:09:00.0";
-    testbed.add("P: " + pci +
+    testbed.add("P: " + kMlx5_9Pci +
                 "\nE: SUBSYSTEM=pci\nE: DRIVER=mlx5_core\nE: PCI_CLASS=20000\n"
                 "E: PCI_ID=15B3:1017\nE: PCI_SLOT_NAME=0000:09:00.0\nA: class=0x020000\\n\n"
                 "A: device=0x1017\\n\nL: driver=../../../../bus/pci/drivers/mlx5_core\n"
-                "A: vendor=0x15b3\\n\n\n"
-                "P: " +
-                pci +
-                "/infiniband/mlx5_9\nE: SUBSYSTEM=infiniband\nE: NAME=mlx5_9\n"
-                "L: device=../../../0000:09:00.0\nA: fw_ver=16.35.2000\\n\n"
-                "A: hca_type=MT4119\\n\nA: node_guid=0c42:a103:0099:0001\\n\n"
-                "A: node_type=1: CA\\n\n"
-                "A: ports/1/gid_attrs/ndevs/0=rdmav0\\n\n"
-                "A: ports/1/gid_attrs/types/0=IB/RoCE v1\\n\n"
-                "A: ports/1/gids/0=fe80:0000:0000:0000:0e42:a1ff:fe99:0001\\n\n"
-                "A: ports/1/lid=0x0\\n\nA: ports/1/link_layer=Ethernet\\n\n"
-                "A: ports/1/phys_state=5: LinkUp\\n\nA: ports/1/rate=25 Gb/sec (1X EDR)\\n\n"
-                "A: ports/1/sm_lid=0x0\\n\nA: ports/1/state=4: ACTIVE\\n\n\n");
+                "A: vendor=0x15b3\\n\n\n" +
+                mlx5_9_text());
 }
 
 } // namespace
@@ -706,11 +735,17 @@ void notify_pfc(const std::string& ifname, uint8_t pfc_en,
 struct DcbRig : RRig {
     explicit DcbRig(const std::string& host) : RRig(host) {
         add_roce_mlx5_9(testbed);
-        extra_env["LD_PRELOAD"] = preload_ahead(env_or_fail("FAKE_DCBNL"));
+        preloads.push_back(env_or_fail("FAKE_DCBNL"));
         extra_env["FAKE_DCBNL_NETDEVS"] = "rdmav0";
         extra_env["FAKE_DCBNL_LOG"] = log();
+        extra_env["FAKE_DCBNL_RESET"] = (cfg.path() / "dcb-reset").string();
     }
     std::string log() const { return (cfg.path() / "dcb.log").string(); }
+    /// The driver re-creates `netdev`: its DCB state is the driver's default again (pfc_en 0,
+    /// no APP entry) from rdmad's next DCB request on (fake_dcbnl.c FAKE_DCBNL_RESET).
+    void recreate_netdev(const std::string& netdev) {
+        write_file(extra_env.at("FAKE_DCBNL_RESET"), netdev + "\n");
+    }
     /// The requests rdmad sent, in order ("GET rdmav0", "SET rdmav0 0x08").
     std::vector<std::string> requests() const {
         std::vector<std::string> out;
@@ -2110,27 +2145,22 @@ TEST_CASE("dscp: SetDSCPPriority refuses a DSCP over 63, a priority over 7, a du
     r.stop();
 }
 
-namespace {
-
-/// The configfs of a kernel with rdma_cm, as the kernel shows it once someone made mlx5_9's
-/// group (cma_configfs.c: ports/<n>/default_roce_mode, default_roce_tos), in `r`'s testbed.
-std::string make_rdma_cm_group(const RRig& r, const std::string& mode, int tos) {
-    const std::string port = r.testbed.root() + "/sys/kernel/config/rdma_cm/mlx5_9/ports/1";
-    fs::create_directories(port);
-    write_file(port + "/default_roce_mode", mode + "\n");
-    write_file(port + "/default_roce_tos", std::to_string(tos) + "\n");
-    return port;
-}
-
-} // namespace
-
 TEST_CASE("rdma-cm: the RoCE mode and ToS asked are written once, read back, and on the bus",
           "[reconcile][rdma-cm]") {
     RRig r(kHost);
     add_roce_mlx5_9(r.testbed);
-    const std::string port = make_rdma_cm_group(r, "IB/RoCE v1", 0);
+    r.with_rdma_cm();
+    // Another tool made the group and chose RoCE v1 (`cma_roce_mode -d mlx5_9 -m 1`).
+    make_rdma_cm_group(r.testbed, "mlx5_9");
+    const std::string port = r.rdma_cm_port("mlx5_9", 1);
+    REQUIRE(read_file(port + "/default_roce_mode") == "RoCE v2\n"); // cma_add_one()'s
+    REQUIRE(read_file(port + "/default_roce_tos") == "0\n");
+    write_file(port + "/default_roce_mode", "IB/RoCE v1\n");
     r.config("[[rule]]\ndevice = \"mlx5_9\"\nrdma_cm_roce_mode = \"RoCE v2\"\n"
              "rdma_cm_tos = 106\n");
+    WriteWatch w;
+    w.watch(port + "/default_roce_mode", "mode");
+    w.watch(port + "/default_roce_tos", "tos");
     r.start();
     r.eventually([&] { return r.port("mlx5_9", 1).is_object(); });
     INFO(r.device("mlx5_9").dump(1));
@@ -2140,9 +2170,12 @@ TEST_CASE("rdma-cm: the RoCE mode and ToS asked are written once, read back, and
     CHECK(p["DesiredRDMACMRoCEMode"] == "RoCE v2");
     CHECK(p["DesiredRDMACMToS"] == 106);
     CHECK(p["InSync"] == true);
-    // As echo(1) writes them, and the kernel keeps them.
+    // As echo(1) writes them, and the kernel keeps them: each once.
     CHECK(read_file(port + "/default_roce_mode") == "RoCE v2\n");
     CHECK(read_file(port + "/default_roce_tos") == "106\n");
+    w.pump(300ms);
+    INFO(w.dump());
+    CHECK(w.writes().size() == 2);
     r.stop();
 }
 
@@ -2159,5 +2192,235 @@ TEST_CASE("rdma-cm: without configfs the port is rdma-cm-no-configfs, out of syn
     CHECK(r.port("mlx5_9", 1)["RDMACMToS"] == -1);
     CHECK(r.port("mlx5_9", 1)["DesiredRDMACMToS"] == 106);
     CHECK_FALSE(fs::exists(r.testbed.root() + "/sys/kernel/config"));
+    r.stop();
+}
+
+// ---- issue #25: the whole lossless profile across a re-add; drift; apply = false ---------
+//
+// `profile = "lossless-roce"` as issue #25 defines it: PFC no-drop on priority 3 (pfc_en 0x08),
+// trust dscp with DSCP 26 -> 3 and 48 -> 6, RDMA-CM "RoCE v2" and ToS 106. DCB comes from
+// fake_dcbnl.c (APP entries logged as `dcb -N app show dev rdmav0 dscp-prio` prints them),
+// configfs from fake_configfs.c (groups made on mkdir as cma_configfs.c makes them).
+
+namespace {
+
+const std::string kLossless = "[[rule]]\ndevice = \"mlx5_9\"\nprofile = \"lossless-roce\"\n";
+
+/// The port as the profile wants it, on the bus.
+bool lossless_applied(RRig& r) {
+    const json p = r.port("mlx5_9", 1);
+    return p.is_object() && p["InSync"] == true && p["PFCNoDrop"] == json({3}) &&
+           p["Trust"] == "dscp" && p["DSCPPriority"] == dscp_json({{26, 3}, {48, 6}}) &&
+           p["RDMACMRoCEMode"] == "RoCE v2" && p["RDMACMToS"] == 106;
+}
+
+/// rdmad's log lines (--verbose) from byte `from` on.
+std::vector<std::string> log_lines(const DaemonProcess& d, size_t from) {
+    std::vector<std::string> out;
+    std::istringstream in(d.log().substr(std::min(from, d.log().size())));
+    for (std::string line; std::getline(in, line);)
+        out.push_back(line);
+    return out;
+}
+
+bool starts(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+} // namespace
+
+TEST_CASE("lossless-roce: a device removed and re-added gets the whole profile again in the "
+          "pass of its add",
+          "[reconcile][dscp][rdma-cm][readd]") {
+    DcbRig r(kHost);
+    r.with_rdma_cm();
+    r.extra_args = {"--verbose"}; // "pass:" lines: where one pass ends
+    r.config(kLossless);
+    r.start();
+    REQUIRE(r.eventually([&] { return lossless_applied(r); }));
+    const std::string port = r.rdma_cm_port("mlx5_9", 1);
+    CHECK(read_file(port + "/default_roce_mode") == "RoCE v2\n");
+    CHECK(read_file(port + "/default_roce_tos") == "106\n");
+
+    // A driver reload: the kernel removes mlx5_9 (its directory goes; it is kept aside here,
+    // since umockdev's add would send "add" before the kernel's state below is in place),
+    // then creates it again with every default: rdmav0's DCB as the driver starts it (pfc_en
+    // 0, no APP entry), rdma_cm's values those of a new device (cma_add_one() runs before
+    // ib_register_device() sends "add"; the group rdmad made stays and shows them: "RoCE v2",
+    // ToS 0).
+    const std::string dir = r.tb(kMlx5_9), gone = dir + ".gone";
+    r.testbed.uevent(kMlx5_9, "remove");
+    fs::rename(dir, gone);
+    REQUIRE(r.eventually([&] { return r.device("mlx5_9").is_null(); }));
+    fs::rename(gone, dir);
+    r.recreate_netdev("rdmav0");
+    rdma_cm_device_added(r.testbed, "mlx5_9");
+    REQUIRE(read_file(port + "/default_roce_tos") == "0\n");
+    WriteWatch w;
+    w.watch(port + "/default_roce_mode", "mode");
+    w.watch(port + "/default_roce_tos", "tos");
+    const size_t dcb_mark = r.requests().size();
+    const size_t log_mark = r.daemon->log().size();
+    r.testbed.uevent(kMlx5_9, "add");
+    REQUIRE(r.eventually([&] { return lossless_applied(r); }));
+    w.pump(300ms);
+
+    // DCB: the device's read, then each write with its one read-back.
+    const auto all = r.requests();
+    const std::vector<std::string> since(all.begin() + static_cast<long>(dcb_mark), all.end());
+    INFO("DCB requests since the add: " << json(since).dump());
+    CHECK(std::count(since.begin(), since.end(), "SET rdmav0 0x08") == 1); // priority 3
+    CHECK(std::count(since.begin(), since.end(), "APPSET rdmav0 26:3 48:6") == 1);
+    CHECK(std::count(since.begin(), since.end(), "GET rdmav0") == 3);
+    CHECK(since.size() == 5);
+    // As `dcb -N app show dev rdmav0 dscp-prio` reads it, and PFC as `dcb pfc show`.
+    json info = detail(r.device("mlx5_9"), "lossless-config");
+    CHECK(info["Evidence"] ==
+          json({"dcb pfc show dev rdmav0 prio-pfc = prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off "
+                "6:off 7:off",
+                "dcb -N app show dev rdmav0 dscp-prio = dscp-prio 26:3 48:6"}));
+    // configfs: the mode is the new device's "RoCE v2" already; only the ToS is written.
+    INFO(w.dump());
+    CHECK(w.writes().size() == 1);
+    CHECK(read_file(port + "/default_roce_mode") == "RoCE v2\n");
+    CHECK(read_file(port + "/default_roce_tos") == "106\n");
+
+    // One pass: the three writes are logged after the first "pass:" line that follows the
+    // add and before the next one (the pass that verifies them through the read path).
+    const auto lines = log_lines(*r.daemon, log_mark);
+    INFO("rdmad's log since the add:\n" << json(lines).dump(1));
+    std::vector<size_t> passes;
+    for (size_t i = 0; i < lines.size(); ++i)
+        if (starts(lines[i], "rdmad: pass: "))
+            passes.push_back(i);
+    REQUIRE(!passes.empty());
+    const size_t end = passes.size() > 1 ? passes[1] : lines.size();
+    for (const std::string write :
+         {"rdmad: mlx5_9 rdmav0 PFCNoDrop: ", "rdmad: mlx5_9 rdmav0 DSCPPriority: ",
+          "rdmad: mlx5_9 port 1 RDMACMToS: "}) {
+        INFO(write);
+        size_t where = lines.size();
+        for (size_t i = 0; i < lines.size(); ++i)
+            if (starts(lines[i], write))
+                where = std::min(where, i);
+        CHECK(where > passes[0]);
+        CHECK(where < end);
+    }
+    CHECK_FALSE(has(codes(r.device("mlx5_9")), "apply-failed"));
+    r.stop();
+}
+
+TEST_CASE("rdma-cm: a kernel without default_roce_tos gives rdma-cm-no-tos once, sets the mode, "
+          "and writes nothing more at later events",
+          "[reconcile][rdma-cm]") {
+    const std::string ctl = env_or_fail("RDMACTL"); // meson sets it: a failure, not a skip
+    DcbRig r(kHost);
+    r.with_rdma_cm(true); // Linux 4.5 to 4.10: ports/<n>/ has default_roce_mode only
+    r.extra_args = {"--verbose"};
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\nrdma_cm_roce_mode = \"RoCE v2\"\nrdma_cm_tos = 106\n");
+    r.start();
+    REQUIRE(r.eventually([&] { return has(codes(r.device("mlx5_9")), "rdma-cm-no-tos"); }));
+    const std::string port = r.rdma_cm_port("mlx5_9", 1);
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["RDMACMRoCEMode"] == "RoCE v2"; }));
+    CHECK(read_file(port + "/default_roce_mode") == "RoCE v2\n");
+    CHECK_FALSE(fs::exists(port + "/default_roce_tos"));
+    WriteWatch w;
+    w.watch(port + "/default_roce_mode", "mode");
+    w.watch(port, "port dir"); // a file written (created) there
+
+    // Later events: another tool's DCB changes, and the device's "change" uevents.
+    for (int i = 0; i < 3; ++i) {
+        notify_pfc("rdmav0", i % 2 ? 0x08 : 0x00);
+        r.testbed.uevent(kMlx5_9, "change");
+        std::this_thread::sleep_for(150ms);
+    }
+    w.pump(500ms);
+    INFO(w.dump());
+    CHECK(w.writes().empty());
+    const json d = r.device("mlx5_9");
+    INFO(d.dump(1));
+    const auto c = codes(d);
+    CHECK(std::count(c.begin(), c.end(), "rdma-cm-no-tos") == 1);
+    CHECK_FALSE(has(c, "apply-failed"));
+    CHECK(problem_text(d, "rdma-cm-no-tos") ==
+          "port 1: this kernel has no RDMA-CM default ToS (default_roce_tos came with Linux "
+          "4.11): rdma_cm_tos = 106 cannot be set");
+    CHECK(r.port("mlx5_9", 1)["InSync"] == false);
+    CHECK(r.port("mlx5_9", 1)["RDMACMToS"] == -1);
+    // The one write attempt, at start-up: the mode written, the ToS refused (ENOENT).
+    size_t attempts = 0;
+    for (const auto& line : log_lines(*r.daemon, 0))
+        attempts += starts(line, "rdmad: mlx5_9 port 1 RDMACM");
+    CHECK(attempts == 1);
+    // No pass loop: once the events are handled, rdmad is quiet.
+    const auto passes = [&] {
+        size_t n = 0;
+        for (const auto& line : log_lines(*r.daemon, 0))
+            n += starts(line, "rdmad: pass: ");
+        return n;
+    };
+    const size_t settled = passes();
+    std::this_thread::sleep_for(500ms);
+    CHECK(passes() == settled);
+
+    auto res = run_program({ctl, "--no-pager", "doctor", "mlx5_9"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 3);
+    size_t shown = 0;
+    for (size_t at = res.out.find("(rdma-cm-no-tos)"); at != std::string::npos;
+         at = res.out.find("(rdma-cm-no-tos)", at + 1))
+        ++shown;
+    CHECK(shown == 1);
+    r.stop();
+}
+
+TEST_CASE("dscp: an entry another tool deletes is put back with exactly one SET and one GET",
+          "[reconcile][dscp]") {
+    DcbRig r(kHost);
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\ndscp_priority = { 26 = 3, 48 = 6 }\n");
+    r.start();
+    REQUIRE(r.eventually([&] {
+        return r.port("mlx5_9", 1)["DSCPPriority"] == dscp_json({{26, 3}, {48, 6}});
+    }));
+    REQUIRE(r.eventually([&] { return r.requests().size() == 3; }));
+    CHECK(r.requests() ==
+          std::vector<std::string>{"GET rdmav0", "APPSET rdmav0 26:3 48:6", "GET rdmav0"});
+    // `dcb app del dev rdmav0 dscp-prio 48:6`: the kernel's notification carries the table.
+    notify_pfc("rdmav0", 0x00, std::vector<std::pair<uint8_t, uint8_t>>{{26, 3}});
+    REQUIRE(r.eventually([&] { return r.requests().size() >= 5; }));
+    REQUIRE(r.eventually([&] {
+        return r.port("mlx5_9", 1)["DSCPPriority"] == dscp_json({{26, 3}, {48, 6}});
+    }));
+    std::this_thread::sleep_for(300ms); // nothing more follows
+    CHECK(r.requests() == std::vector<std::string>{"GET rdmav0", "APPSET rdmav0 26:3 48:6",
+                                                   "GET rdmav0", "APPSET rdmav0 48:6",
+                                                   "GET rdmav0"});
+    CHECK(r.port("mlx5_9", 1)["InSync"] == true);
+    r.stop();
+}
+
+TEST_CASE("lossless-roce: with apply = false the profile is only reported: no DCB write, no "
+          "configfs group, every difference listed",
+          "[reconcile][dscp][rdma-cm]") {
+    DcbRig r(kHost);
+    r.with_rdma_cm();
+    r.config("[daemon]\napply = false\n\n" + kLossless);
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["DesiredRDMACMToS"] == 106; }));
+    const json p = r.port("mlx5_9", 1);
+    INFO(p.dump(1));
+    CHECK(p["InSync"] == false);
+    CHECK(p["DesiredPFCNoDrop"] == json({3}));
+    CHECK(p["DesiredTrust"] == "dscp");
+    CHECK(p["DesiredDSCPPriority"] == dscp_json({{26, 3}, {48, 6}}));
+    CHECK(p["DesiredRDMACMRoCEMode"] == "RoCE v2");
+    // Reconcile() lists what would change and changes nothing.
+    const auto listed = r.reconcile(false);
+    std::vector<std::string> settings;
+    for (const auto& change : listed)
+        settings.push_back(change[1]);
+    std::sort(settings.begin(), settings.end());
+    CHECK(settings == std::vector<std::string>{"DSCPPriority", "PFCNoDrop", "RDMACM"});
+    std::this_thread::sleep_for(300ms);
+    CHECK(r.requests() == std::vector<std::string>{"GET rdmav0"}); // the source's read only
+    CHECK_FALSE(fs::exists(r.testbed.root() + "/sys/kernel/config/rdma_cm/mlx5_9"));
     r.stop();
 }

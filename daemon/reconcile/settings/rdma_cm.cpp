@@ -159,9 +159,29 @@ void RdmaCmSetting::plan(SettingPlanContext& ctx) const {
         // device; a tool may have set them and removed its group): the actuator makes the group,
         // reads, and writes only what differs.
         const bool group = now.status == S::ok;
+        // The group read, its mode file there and no default_roce_tos (the reader's ENOENT,
+        // which leaves error 0; a bad value or another read error sets it): a kernel before
+        // 4.11. A ToS asked is a named problem, never a write that fails again at each event.
+        const bool no_tos_file = group && !now.tos && now.error == 0;
+        if (want.rdma_cm_tos && no_tos_file) {
+            pp.in_sync = false;
+            Problem p;
+            p.port = port.number;
+            p.code = "rdma-cm-no-tos";
+            p.severity = "warning";
+            p.text = fmt::format("port {}: this kernel has no RDMA-CM default ToS "
+                                 "(default_roce_tos came with Linux 4.11): rdma_cm_tos = {} "
+                                 "cannot be set",
+                                 port.number, *want.rdma_cm_tos);
+            p.remedy = "a kernel 4.11 or later; until then each application sets its own "
+                       "(rdma_set_option() RDMA_OPTION_ID_TOS)";
+            p.evidence = {now.message};
+            ctx.problems.push_back(std::move(p));
+        }
         const bool mode_differs =
             !want.rdma_cm_roce_mode.empty() && (!group || now.roce_mode != want.rdma_cm_roce_mode);
-        const bool tos_differs = want.rdma_cm_tos && (!group || now.tos != want.rdma_cm_tos);
+        const bool tos_differs =
+            want.rdma_cm_tos && !no_tos_file && (!group || now.tos != want.rdma_cm_tos);
         if (!mode_differs && !tos_differs)
             continue;
         pp.in_sync = false;
