@@ -6,7 +6,8 @@
 namespace rdmad {
 
 bool ContestGuard::may_write(const std::string& netdev) {
-    if (set_.count(netdev) && !contested_.count(netdev)) {
+    const bool first_this_pass = this_pass_.insert(netdev).second;
+    if (first_this_pass && set_.count(netdev) && !contested_.count(netdev)) {
         // rdmad set it before, so someone else changed it since: a correction.
         auto& times = corrections_[netdev];
         const uint64_t now = now_usec_();
@@ -28,6 +29,7 @@ std::string ContestGuard::message(const std::string& netdev) {
 
 void ContestGuard::forget() {
     set_.clear();
+    this_pass_.clear();
     corrections_.clear();
     contested_.clear();
 }

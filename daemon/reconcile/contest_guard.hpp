@@ -25,9 +25,13 @@ class ContestGuard {
     /// `now_usec`: CLOCK_MONOTONIC in microseconds (tests inject their own).
     explicit ContestGuard(std::function<uint64_t()> now_usec) : now_usec_(std::move(now_usec)) {}
 
+    /// A reconcile pass starts executing its plan: what it writes next is counted afresh.
+    void begin_pass() { this_pass_.clear(); }
     /// Before rdmad writes `netdev` again: a write to a netdev rdmad already set since forget()
-    /// is a correction of another writer's change. Returns false when the netdev is (now)
-    /// contested: more than kMaxPfcCorrections corrections within kPfcContestUsec.
+    /// is a correction of another writer's change, counted once per pass however many DCB
+    /// settings the pass writes to it (PFC and the APP table after a re-add are one
+    /// correction, not two). Returns false when the netdev is (now) contested: more than
+    /// kMaxPfcCorrections corrections within kPfcContestUsec.
     bool may_write(const std::string& netdev);
     /// rdmad's write to `netdev` succeeded.
     void written(const std::string& netdev) { set_.insert(netdev); }
@@ -41,6 +45,7 @@ class ContestGuard {
     std::set<std::string> set_;                                ///< netdevs rdmad set
     std::map<std::string, std::vector<uint64_t>> corrections_; ///< netdev -> times (µs)
     std::set<std::string> contested_;                          ///< netdevs rdmad stopped setting
+    std::set<std::string> this_pass_; ///< netdevs this pass has already counted or written
 };
 
 } // namespace rdmad

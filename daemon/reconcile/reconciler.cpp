@@ -554,6 +554,7 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
     ctx.modprobe_dir = options_.modprobe_dir;
     ctx.configfs_dir = options_.configfs_dir;
     ctx.guard = &guard_;
+    guard_.begin_pass();
     ctx.plan = &plan;
     // A failure stands while the plan still asks its action: once a device of this plan reads
     // in sync, or the read-back after the failure shows why nothing can be done (a named

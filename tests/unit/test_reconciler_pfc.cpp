@@ -6,6 +6,7 @@
 // A netdev changed back more than kMaxPfcCorrections times within kPfcContestUsec is left alone
 // and reported as pfc-contested. The DCB answers come from a fake kernel laid out like
 // net/dcb/dcbnl.c (fake_dcb_kernel.hpp).
+#include "reconcile/contest_guard.hpp"
 #include "reconcile/reconciler.hpp"
 #include "sources/pfc_reader.hpp"
 
@@ -189,4 +190,29 @@ TEST_CASE("with apply = false a change by another writer is not set back") {
     CHECK(rig.kernel.sets == 0);
     const Plan plan = rig.r->plan(rig.inv);
     CHECK_FALSE(plan.ports.at(rig.inv.devices.begin()->first).at(1).in_sync);
+}
+
+TEST_CASE("two DCB writes to one netdev in one pass are one correction") {
+    // A re-add under lossless-roce writes PFC and then the APP table to the same netdev in
+    // one pass: another writer changed it once, not twice.
+    uint64_t now = 0;
+    ContestGuard guard([&] { return now; });
+    guard.begin_pass();
+    CHECK(guard.may_write("eth0")); // PFC: the first write is no correction
+    guard.written("eth0");
+    CHECK(guard.may_write("eth0")); // APP, same pass
+    guard.written("eth0");
+    for (size_t i = 1; i <= kMaxPfcCorrections; ++i) {
+        now += 5'000'000;
+        guard.begin_pass();
+        CHECK(guard.may_write("eth0"));
+        guard.written("eth0");
+        CHECK(guard.may_write("eth0"));
+        guard.written("eth0");
+        CHECK_FALSE(guard.contested("eth0"));
+    }
+    now += 5'000'000;
+    guard.begin_pass();
+    CHECK_FALSE(guard.may_write("eth0")); // the 4th correction within a minute
+    CHECK(guard.contested("eth0"));
 }
