@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -166,6 +167,29 @@ TEST_CASE("without --any rdmad-wait-online waits for every selected port, saying
     CHECK_THAT(w->err(), Contains("rdmad-wait-online: ready: mlx5_0 port 1, mlx5_1 port 1\n"));
 }
 
+TEST_CASE("-d waits for a device rdmad does not have yet; its InterfacesAdded ends the wait") {
+    // hwloc-cx3-ib's mlx4_0 (port 1 ACTIVE, LinkUp, LID 932, SM LID 1) goes away, then comes
+    // back as its fixture record has it: a hotplug, or its driver loaded late at boot.
+    Rig rig("hwloc-cx3-ib");
+    const std::string devpath = "/devices/pci0000:80/0000:80:02.2/0000:82:00.0/infiniband/mlx4_0";
+    const std::string fixture = read_file(host_file("hwloc-cx3-ib"));
+    const auto at = fixture.find("P: " + devpath + "\n");
+    REQUIRE(at != std::string::npos);
+    const std::string record = fixture.substr(at, fixture.find("\n\n", at) + 2 - at);
+    rig.testbed.uevent("/sys" + devpath, "remove");
+    rig.testbed.remove("/sys" + devpath);
+    REQUIRE(eventually([&] { return rig.client->list_devices().empty(); }, 10s));
+
+    auto w = start_waiting({"-d", "mlx4_0:1", "--timeout=120"});
+    CHECK_THAT(w->err(), Contains("rdmad-wait-online: not ready: mlx4_0: rdmad knows no RDMA "
+                                  "device of this name\n"));
+    rig.testbed.add(record);
+    rig.testbed.uevent("/sys" + devpath, "add");
+    REQUIRE(eventually([&] { return w->status().has_value(); }, 20s));
+    CHECK(w->status() == 0);
+    CHECK_THAT(w->err(), Contains("rdmad-wait-online: ready: mlx4_0 port 1\n"));
+}
+
 TEST_CASE("rdmad-wait-online reads rdmad again when it restarts, and waits while it is away") {
     Rig rig("constructed-mlx5-roce");
     both_down(rig);
@@ -196,6 +220,24 @@ TEST_CASE("--timeout 2 on a port without a subnet manager exits 1 naming the por
                                "subnet manager is reachable (SM LID 0)\n"));
     CHECK(took >= 2);
     CHECK(took < 10);
+
+    // It sleeps until the deadline: one poll(2) for the whole wait, no timer waking it in
+    // between (sd-bus's own calls at start, Hello, AddMatch and GetManagedObjects, wait in
+    // ppoll(2), which is not traced here). Nothing changes on this host meanwhile.
+    auto which = run_program({"sh", "-c", "command -v strace"});
+    INFO("strace is needed: apt-get install -y strace");
+    REQUIRE(which.status == 0);
+    TempDir tmp;
+    const std::string trace = tmp / "trace";
+    r = run_program({"strace", "-qq", "-e",
+                     "trace=poll,select,pselect6,epoll_wait,nanosleep,"
+                     "clock_nanosleep",
+                     "-o", trace, wait_online(), "-d", "mlx5_0", "--timeout=2"});
+    CHECK(r.status == 1);
+    const std::string calls = read_file(trace);
+    INFO(calls);
+    CHECK(std::count(calls.begin(), calls.end(), '\n') == 1);
+    CHECK(calls.rfind("poll(", 0) == 0);
 
     // -q: the exit status alone.
     r = run_program({wait_online(), "-q", "-d", "mlx5_0:1", "--timeout=1"});
