@@ -104,14 +104,15 @@ class Waiter {
 
   private:
     void subscribe();
-    /// GetManagedObjects into objects_; the D-Bus error (name: message) when rdmad did not
-    /// answer, "" when it did.
+    /// GetManagedObjects into objects_, waiting no longer than the deadline; the D-Bus error
+    /// (name: message) when rdmad did not answer, "" when it did.
     std::string read_objects();
     /// Judges objects_; prints the ports that became usable since the last time.
     Verdict judge_now();
 
     sdbus::IConnection& bus_;
     const Options& options_;
+    std::optional<Clock::time_point> deadline_; // none: wait forever
     std::unique_ptr<sdbus::IProxy> rdmad_;
     Objects objects_;
     bool reread_ = false;          // rdmad has a new owner: read everything again
@@ -173,10 +174,15 @@ void Waiter::subscribe() {
 
 std::string Waiter::read_objects() {
     ManagedObjects managed;
+    auto timeout = std::chrono::duration_cast<std::chrono::microseconds>(kReadTimeout);
+    if (deadline_)
+        timeout =
+            std::clamp(std::chrono::ceil<std::chrono::microseconds>(*deadline_ - Clock::now()),
+                       std::chrono::microseconds(1), timeout);
     try {
         rdmad_->callMethod("GetManagedObjects")
             .onInterface(kObjectManager)
-            .withTimeout(kReadTimeout)
+            .withTimeout(timeout)
             .storeResultsTo(managed);
     } catch (const sdbus::Error& e) {
         return fmt::format("{}: {}", e.getName(), e.getMessage());
@@ -198,14 +204,19 @@ Verdict Waiter::judge_now() {
 }
 
 int Waiter::run() {
-    const auto start = Clock::now();
-    std::optional<Clock::time_point> deadline;
     if (options_.timeout)
-        deadline = start + std::chrono::seconds(options_.timeout);
+        deadline_ = Clock::now() + std::chrono::seconds(options_.timeout);
     // Subscribe first, then read: no change falls between the two (a signal that came before
     // the reply is applied after it again, which leaves the value the reply had).
     subscribe();
     if (const std::string error = read_objects(); !error.empty()) {
+        // rdmad owns its name but did not answer in time (being started by the bus, or
+        // stuck): the time is up, rdmad is there.
+        if (deadline_ && Clock::now() >= *deadline_) {
+            say(options_, fmt::format("timed out after {} s", options_.timeout));
+            say(options_, fmt::format("not ready: rdmad did not answer ({})", error));
+            return kExitTimeout;
+        }
         fmt::print(stderr, "rdmad-wait-online: rdmad is not on the system bus ({})\n", error);
         return kExitUsage;
     }
@@ -231,9 +242,9 @@ int Waiter::run() {
         }
         const auto poll_data = bus_.getEventLoopPollData();
         int timeout = poll_data.getPollTimeout(); // -1: none
-        if (deadline) {
+        if (deadline_) {
             const auto now = Clock::now();
-            if (now >= *deadline) {
+            if (now >= *deadline_) {
                 say(options_, fmt::format("timed out after {} s", options_.timeout));
                 if (rdmad_gone_)
                     say(options_, "not ready: rdmad left the system bus and has not come back");
@@ -241,7 +252,8 @@ int Waiter::run() {
                     say(options_, "not ready: " + line);
                 return kExitTimeout;
             }
-            const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - now).count();
+            const auto left =
+                std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - now).count();
             if (timeout < 0 || left < timeout)
                 timeout = static_cast<int>(left);
         }

@@ -285,6 +285,22 @@ TEST_CASE("without rdmad on the bus rdmad-wait-online exits 2 saying so") {
     }
 }
 
+TEST_CASE("an rdmad that owns its name but does not answer is a timeout, not an absence") {
+    PrivateBus bus;
+    // Owns org.rdmad1 and never reads a message (no event loop): GetManagedObjects gets no
+    // reply, as from an rdmad stuck or still being started by the bus.
+    auto mute = sdbus::createSystemBusConnection("org.rdmad1");
+    const auto start = Clock::now();
+    auto r = run_program({wait_online(), "--timeout=2"});
+    const double took = seconds_since(start);
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.err, Contains("rdmad-wait-online: timed out after 2 s\n"
+                               "rdmad-wait-online: not ready: rdmad did not answer ("));
+    CHECK(took >= 2);
+    CHECK(took < 10);
+}
+
 TEST_CASE("rdmad-wait-online: a usage error exits 2 with the reason, --help and --version 0") {
     // Usage is checked before the bus is touched: no bus here.
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
