@@ -7,7 +7,7 @@
 
 #include "tracker.hpp"
 
-#include <sdbus-c++/Types.h>
+#include "rdmad_objects.hpp"
 
 #include <map>
 #include <optional>
@@ -16,9 +16,9 @@
 
 namespace rdmad::notify {
 
-using Properties = std::map<std::string, sdbus::Variant>;
-using Interfaces = std::map<std::string, Properties>;
-using ManagedObjects = std::map<sdbus::ObjectPath, Interfaces>;
+using api::Interfaces;
+using api::ManagedObjects;
+using api::Properties;
 
 /// org.rdmad1.Device's properties: Name, PCIAddress, and Problems or ProblemDetails (the
 /// latter when both are there: it has the remedies).

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """man/ documents every D-Bus member, command verb and option that exists, and no others.
 
-Usage: check-man.py SOURCE_DIR RDMAD RDMACTL RDMAD_NOTIFY. Reads the interface XML, the programs' --help,
+Usage: check-man.py SOURCE_DIR RDMAD RDMACTL RDMAD_NOTIFY RDMAD_WAIT_ONLINE. Reads the interface XML, the programs' --help,
 and the scdoc sources; prints every mismatch and exits 1 when there is one."""
 import re
 import subprocess
@@ -10,7 +10,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-src, rdmad, rdmactl, rdmad_notify = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+src, rdmad, rdmactl, rdmad_notify, rdmad_wait_online = (Path(sys.argv[1]), sys.argv[2],
+                                                       sys.argv[3], sys.argv[4], sys.argv[5])
 errors = []
 
 
@@ -51,7 +52,8 @@ for err in sorted(set(re.findall(r"org\.rdmad1\.Error\.[A-Za-z]+", xml_text))):
 # Programs: every verb and long option in --help is in the page, and every option in the
 # page is in --help.
 for exe, page in ((rdmad, "rdmad.8.scd"), (rdmactl, "rdmactl.1.scd"),
-                  (rdmad_notify, "rdmad-notify.1.scd")):
+                  (rdmad_notify, "rdmad-notify.1.scd"),
+                  (rdmad_wait_online, "rdmad-wait-online.8.scd")):
     text = help_text(exe)
     page_text = (src / "man" / page).read_text()
     for opt in sorted(long_options(text)):

@@ -150,7 +150,9 @@ installed() {
 # deb-systemd-helper enables the unit (and its Alias=) without a running systemd.
 enabled() {
   expect "rdmad.service enabled" [ -L /etc/systemd/system/multi-user.target.wants/rdmad.service ] &&
-  expect "its alias in place" [ -L /etc/systemd/system/dbus-org.rdmad1.service ]
+  expect "its alias in place" [ -L /etc/systemd/system/dbus-org.rdmad1.service ] &&
+  expect "rdmad-wait-online.service not enabled (the admin enables it, rdmad-wait-online(8))" \
+    [ ! -e /etc/systemd/system/network-online.target.wants/rdmad-wait-online.service ]
 }
 install_case() {
   install_deb "$deb" && installed "$version" && enabled &&

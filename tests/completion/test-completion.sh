@@ -5,9 +5,12 @@
 # --no-legend for one host (the layout of cli/verb_list.cpp, verb_links.cpp, verb_status.cpp;
 # names from tests/fixtures/hosts/procfs-hfi1-mlx4-mlx5). The names from a running rdmad are
 # checked in tests/integration/test_rdmactl.cpp.
-# Usage: test-completion.sh BASH_COMPLETION_FILE ZSH_COMPLETION_FILE
+# rdmad-wait-online's completion is checked the same way, with the same stub.
+# Usage: test-completion.sh BASH_COMPLETION_FILE ZSH_COMPLETION_FILE WAIT_ONLINE_BASH_FILE
+#        WAIT_ONLINE_ZSH_FILE
 set -u
-bash_file=$1 zsh_file=$2
+bash_file=$1 zsh_file=$2 wait_bash_file=$3 wait_zsh_file=$4
+bash_func=_rdmactl
 stub=$(mktemp -d)
 trap 'rm -rf "$stub"' EXIT
 cat >"$stub/rdmactl" <<'STUB'
@@ -45,8 +48,8 @@ complete_bash() {
         [[ $2 == *" " ]] && COMP_WORDS+=("")
         COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
         COMP_LINE=$2 COMP_POINT=${#2}
-        _rdmactl
-        printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$bash_file" "$1"
+        "$3"
+        printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$bash_file" "$1" "$bash_func"
 }
 # check "LINE" "EXPECTED WORDS": compares the sorted COMPREPLY with the sorted EXPECTED WORDS.
 check() {
@@ -122,6 +125,21 @@ if ! grep -q -- '--host=node17 --no-legend --no-pager --no-color list' "$stub/ca
     failures=$((failures + 1))
 fi
 
+# rdmad-wait-online: options, transports, device names after -d, ports after DEVICE: (bash
+# splits "--device=mlx4_0:2" into "--device" "=" "mlx4_0" ":" "2", written here with spaces).
+bash_file=$wait_bash_file bash_func=_rdmad_wait_online
+check 'rdmad-wait-online ' '--device= --transport= --any --timeout= --quiet --help --version -d -q -h'
+check 'rdmad-wait-online --t' '--transport= --timeout='
+check 'rdmad-wait-online -d ' 'hfi1_0 mlx4_0 mlx5_0'
+check 'rdmad-wait-online -q -d m' 'mlx4_0 mlx5_0'
+check 'rdmad-wait-online --device = h' 'hfi1_0'
+check 'rdmad-wait-online -d mlx4_0 : ' '1 2'
+check 'rdmad-wait-online --device = mlx4_0 : 2' '2'
+check 'rdmad-wait-online --transport ' 'ib roce iwarp'
+check 'rdmad-wait-online --transport = r' 'roce'
+check 'rdmad-wait-online --timeout ' ''
+check 'rdmad-wait-online --any --a' '--any'
+
 # zsh: the file parses, and its lookup helpers give the names (_describe stubbed to print
 # the array it is handed).
 if command -v zsh >/dev/null; then
@@ -142,6 +160,22 @@ if command -v zsh >/dev/null; then
         failures=$((failures + 1))
     else
         echo "ok   zsh helpers"
+    fi
+    if ! zsh -n "$wait_zsh_file"; then
+        echo "FAIL zsh: syntax of $wait_zsh_file"
+        failures=$((failures + 1))
+    fi
+    got=$(zsh -fc '
+        _describe() { print -l -- ${(P)4} }
+        _rdmad_wait_online() { :; }
+        source <(sed "\$d" "$1")
+        __rdmad_wait_online_targets' _ "$wait_zsh_file" | tr '\n' ' ')
+    want='hfi1_0 mlx4_0 mlx5_0 hfi1_0:1 mlx4_0:1 mlx4_0:2 mlx5_0:1 '
+    if [[ $got != "$want" ]]; then
+        echo "FAIL zsh rdmad-wait-online targets: got '$got', want '$want'"
+        failures=$((failures + 1))
+    else
+        echo "ok   zsh rdmad-wait-online targets"
     fi
 else
     echo "FAIL zsh is not installed (tools/install-deps.sh installs it)"

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""`systemd-analyze verify` accepts rdmad's unit, and `--user verify` rdmad-notify's. verify checks that ExecStart= is an
-executable and that every Documentation=man: page opens, so the unit is checked as installed:
-`meson install --destdir`, ExecStart= pointed at the DESTDIR copy of rdmad, MANPATH at the
-DESTDIR man pages.
+"""`systemd-analyze verify` accepts rdmad's units (rdmad.service, rdmad-wait-online.service and
+an instance of rdmad-wait-online@.service), and `--user verify` rdmad-notify's. verify checks
+that ExecStart= is an executable and that every Documentation=man: page opens, so the units are
+checked as installed: `meson install --destdir`, ExecStart= pointed at the DESTDIR copy of the
+executable, MANPATH at the DESTDIR man pages.
 
 usage: unit-verify.py SYSTEMD_ANALYZE MESON BUILD_ROOT WORK_DIR
 """
@@ -47,44 +48,58 @@ def exec_start(path):
     return 'ExecStart="%s"' % (exec_root + path).replace('%', '%%')
 
 
-units = glob.glob(os.path.join(destdir, '**/systemd/system/rdmad.service'), recursive=True)
 mans = glob.glob(os.path.join(destdir, '**/share/man'), recursive=True)
-if len(units) != 1 or len(mans) != 1:
-    sys.exit(f'FAIL: want one installed rdmad.service and one man dir, got {units} {mans}')
-with open(units[0]) as f:
-    text = f.read()
-m = re.search(r'^ExecStart=(\S+)', text, re.M)
-if not m:
-    sys.exit('FAIL: no ExecStart= in the unit')
-text = text.replace(f'ExecStart={m.group(1)}', exec_start(m.group(1)))
-# verify names the unit after the file; keep the name.
-checked = os.path.join(plain_work, 'rdmad.service')
-with open(checked, 'w') as f:
-    f.write(text)
+if len(mans) != 1:
+    sys.exit(f'FAIL: want one installed man dir, got {mans}')
+
+
+def checked_copy(unit_glob, name):
+    """The installed unit `name` (found with `unit_glob` under DESTDIR), ExecStart= pointed
+    at the DESTDIR executable, written to plain_work under its own name (verify names the
+    unit after the file)."""
+    found = glob.glob(os.path.join(destdir, unit_glob), recursive=True)
+    if len(found) != 1:
+        sys.exit(f'FAIL: want one installed {name}, got {found}')
+    with open(found[0]) as f:
+        text = f.read()
+    m = re.search(r'^ExecStart=(\S+)', text, re.M)
+    if not m:
+        sys.exit(f'FAIL: no ExecStart= in {name}')
+    text = text.replace(f'ExecStart={m.group(1)}', exec_start(m.group(1)))
+    checked = os.path.join(plain_work, name)
+    with open(checked, 'w') as f:
+        f.write(text)
+    return checked
+
+
+# rdmad.service, rdmad-wait-online.service and the template rdmad-wait-online@.service (as an
+# instance: verify checks a template through one), in one run, so that the wait units'
+# Requires=rdmad.service finds the rdmad.service beside them. The instance is a device without
+# a port: verify's unit path splits at colons, and "mlx5_0:1" fails there ("Couldn't process
+# aliases") although systemd itself takes it.
+checked = [checked_copy('**/systemd/system/rdmad.service', 'rdmad.service'),
+           checked_copy('**/systemd/system/rdmad-wait-online.service',
+                        'rdmad-wait-online.service'),
+           checked_copy('**/systemd/system/rdmad-wait-online@.service',
+                        'rdmad-wait-online@.service')]
+instance = os.path.join(plain_work, 'rdmad-wait-online@mlx5_0.service')
+if os.path.lexists(instance):
+    os.remove(instance)
+os.symlink('rdmad-wait-online@.service', instance)
 
 env = dict(os.environ, MANPATH=exec_root + mans[0][len(destdir):], SYSTEMD_LOG_LEVEL='notice')
-r = subprocess.run([analyze, 'verify', '--no-pager', checked],
+r = subprocess.run([analyze, 'verify', '--no-pager', *checked[:2], instance],
                    capture_output=True, text=True, env=env)
 print(r.stdout, r.stderr, sep='')
-# verify exits 0 even for some complaints; any output about our unit is a failure.
+# verify exits 0 even for some complaints; any output about our units is a failure.
 ours = [line for line in (r.stdout + r.stderr).splitlines() if 'rdmad' in line]
 if r.returncode != 0 or ours:
     sys.exit(f'FAIL: systemd-analyze verify exited {r.returncode}')
-print('ok: systemd-analyze verify accepts the unit')
+print('ok: systemd-analyze verify accepts rdmad.service, rdmad-wait-online.service and '
+      'rdmad-wait-online@mlx5_0.service')
 
 # rdmad-notify's user unit, the same way; --user needs a runtime directory of its own.
-users = glob.glob(os.path.join(destdir, '**/systemd/user/rdmad-notify.service'), recursive=True)
-if len(users) != 1:
-    sys.exit(f'FAIL: want one installed rdmad-notify.service, got {users}')
-with open(users[0]) as f:
-    text = f.read()
-m = re.search(r'^ExecStart=(\S+)', text, re.M)
-if not m:
-    sys.exit('FAIL: no ExecStart= in rdmad-notify.service')
-text = text.replace(f'ExecStart={m.group(1)}', exec_start(m.group(1)))
-checked = os.path.join(plain_work, 'rdmad-notify.service')
-with open(checked, 'w') as f:
-    f.write(text)
+checked = checked_copy('**/systemd/user/rdmad-notify.service', 'rdmad-notify.service')
 # A short one (mkdtemp makes it 0700), never under the build directory: systemd puts
 # sockets there (gpg-agent's), and a deep build directory exceeds sun_path's 108 bytes
 # ("File name too long").

@@ -974,4 +974,43 @@ RunResult run_program(const std::vector<std::string>& argv_in, bool keep_preload
     return r;
 }
 
+// ---- Background --------------------------------------------------------------------------
+
+Background::Background(const std::vector<std::string>& argv_in) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, (dir_ / "out").c_str(), O_WRONLY | O_CREAT, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, (dir_ / "err").c_str(), O_WRONLY | O_CREAT, 0644);
+    std::vector<std::string> argv = argv_in;
+    auto env = make_env({"LD_PRELOAD", "UMOCKDEV_DIR"}, {});
+    auto a = cstrs(argv);
+    auto e = cstrs(env);
+    int rc = posix_spawnp(&pid_, argv[0].c_str(), &fa, nullptr, a.data(), e.data());
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        FAIL("cannot spawn " << join(argv) << ": " << std::strerror(rc));
+    kill_when_killed(pid_);
+}
+
+Background::~Background() {
+    if (!status_) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+    }
+    forget_child(pid_);
+}
+
+std::string Background::out() const { return read_file(dir_ / "out"); }
+std::string Background::err() const { return read_file(dir_ / "err"); }
+
+std::optional<int> Background::status() {
+    if (!status_) {
+        int st = 0;
+        if (waitpid(pid_, &st, WNOHANG) == pid_)
+            status_ = decode_status(st);
+    }
+    return status_;
+}
+
 } // namespace it

@@ -249,4 +249,23 @@ struct RunResult {
 };
 RunResult run_program(const std::vector<std::string>& argv, bool keep_preload = false);
 
+// A program (no preload) running in the background, its stdout and stderr going to files;
+// SIGKILLed and reaped on destruction (and when the test is killed) unless it has ended.
+class Background {
+public:
+    explicit Background(const std::vector<std::string>& argv);
+    ~Background();
+    Background(const Background&) = delete;
+    Background& operator=(const Background&) = delete;
+    std::string out() const; // what it wrote so far
+    std::string err() const;
+    // Its exit status (128+signal when killed) once it has ended, nullopt while it runs.
+    std::optional<int> status();
+
+private:
+    TempDir dir_{"rdmad-it-bg"};
+    pid_t pid_ = -1;
+    std::optional<int> status_;
+};
+
 } // namespace it
