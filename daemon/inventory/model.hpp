@@ -5,6 +5,9 @@
 // touches the system.
 #pragma once
 
+#include "inventory/gid.hpp"
+#include "util/shared_text.hpp"
+
 #include <compare>
 #include <cstdint>
 #include <map>
@@ -20,7 +23,8 @@ namespace rdmad {
 /// `gid_attrs/ndevs/<i>`).
 struct GidEntry {
     uint32_t index = 0;
-    std::string gid;    ///< as the kernel prints it: 8 groups of 4 hex digits, uncompressed
+    Gid gid;            ///< never all zeros (empty entries are not kept); text(): as the kernel
+                        ///< prints it, 8 groups of 4 hex digits, uncompressed
     std::string type;   ///< "IB/RoCE v1", "RoCE v2", or "" when gid_attrs is absent or unreadable
     std::string netdev; ///< "" when the entry has no netdev (IB ports, EINVAL on read)
     auto operator<=>(const GidEntry&) const = default;
@@ -28,10 +32,10 @@ struct GidEntry {
 
 /// The GID a RoCE application should use on a port (doctor/gid_choice.hpp recommend_gid()):
 /// its table index, the GID, its type, its netdev and the IP address the GID carries ("" for a
-/// GID that carries none). `gid` is "" when there is nothing to recommend.
+/// GID that carries none). `gid` is all zeros (text() "") when there is nothing to recommend.
 struct RecommendedGid {
     uint32_t index = 0;
-    std::string gid;
+    Gid gid;
     std::string type;
     std::string netdev;
     std::string ip; ///< "192.0.2.1" for an IPv4-mapped GID, RFC 5952 text for IPv6
@@ -44,12 +48,14 @@ struct RecommendedGid {
 /// or a configuration change, "" when there is none to give). `port` is the port number the
 /// problem is about, 0 for the whole device. A check whose facts are missing reports severity
 /// "info" with a code ending in "-unknown" and the reason, never a guess.
+/// The texts are shared (util/shared_text.hpp): a finding about the host, such as a module
+/// every device needs, is on every device and held once.
 struct Problem {
-    std::string code;
-    std::string severity;
-    std::string text;
-    std::vector<std::string> evidence = {};
-    std::string remedy = {};
+    SharedText code;
+    SharedText severity;
+    SharedText text;
+    std::vector<SharedText> evidence = {};
+    SharedText remedy = {};
     uint32_t port = 0;
     /// A doctor finding of severity "info" (a fact it could not read, a hint): shown in
     /// Device.ProblemDetails only, so that Device.Problems keeps what needs attention.
@@ -80,7 +86,7 @@ struct PfcActual {
     /// The DSCP entries of the APP table as (DSCP 0-63, priority 0-7), sorted; a DSCP may map
     /// to several priorities (net/dcb/dcbnl.c dcb_ieee_setapp() keeps each distinct entry).
     DscpMap dscp_map;
-    std::string message;             ///< why not ok, for the admin
+    SharedText message;              ///< why not ok, for the admin (shared: often one per host)
     bool operator==(const PfcActual&) const = default;
 };
 
@@ -121,7 +127,9 @@ struct RdmaCmActual {
     std::string roce_mode;      ///< "IB/RoCE v1" or "RoCE v2" when ok, else ""
     std::optional<uint8_t> tos; ///< when ok and the kernel has default_roce_tos
     int error = 0;              ///< errno of what failed, else 0; with ok, of default_roce_tos
-    std::string message;        ///< for the admin, naming the path; "" when ok with both values
+    /// for the admin, naming the path; "" when ok with both values. Shared: a status of the
+    /// host (configfs not mounted) gives every RoCE port the same text.
+    SharedText message;
     bool operator==(const RdmaCmActual&) const = default;
 };
 

@@ -37,7 +37,7 @@ std::vector<Problem> expectation_problems(const DeviceState& dev, const DeviceDe
                  port.number});
         }
     if (want.min_active_ports) {
-        std::vector<std::string> evidence;
+        std::vector<SharedText> evidence;
         uint32_t active = 0;
         for (const auto& port : dev.ports) {
             active += port.state == "ACTIVE";

@@ -30,8 +30,8 @@ using namespace rdmad::exports;
 
 namespace {
 
-const char* const kLinkLocal = "fe80:0000:0000:0000:0202:c9ff:fe00:0001";
-const char* const kIpv4 = "0000:0000:0000:0000:0000:ffff:c0a8:0101"; // 192.168.1.1
+const Gid kLinkLocal = *Gid::parse("fe80:0000:0000:0000:0202:c9ff:fe00:0001");
+const Gid kIpv4 = *Gid::parse("0000:0000:0000:0000:0000:ffff:c0a8:0101"); // 192.168.1.1
 
 PortState roce_port() {
     PortState p;
@@ -82,7 +82,7 @@ HostState host() {
     ib.state = "ACTIVE";
     ib.link_layer = "InfiniBand";
     ib.transport = "InfiniBand";
-    ib.gids = {{0, "fe80:0000:0000:0000:0002:c903:0031:78f1", "", ""}};
+    ib.gids = {{0, *Gid::parse("fe80:0000:0000:0000:0002:c903:0031:78f1"), "", ""}};
     auto ibdev = device("mlx5_1", "mlx5_core", "mlx5", {ib});
     inv.devices[ibdev.syspath] = ibdev;
 
