@@ -76,7 +76,8 @@ std::vector<std::string> resulting_port_types(const DeviceState& device,
             continue;
         if (out.size() < port.number)
             out.resize(port.number);
-        std::string t = port.number <= desired.size() ? desired[port.number - 1] : port.port_type;
+        std::string t =
+            port.number <= desired.size() ? desired[port.number - 1] : port.port_type.str();
         if (t.rfind("auto", 0) == 0)
             t = "auto";
         out[port.number - 1] = t;

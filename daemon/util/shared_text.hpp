@@ -41,6 +41,9 @@ class SharedText {
     size_t size() const { return str().size(); }
     const char* c_str() const { return str().c_str(); }
     size_t find(std::string_view s, size_t pos = 0) const { return str().find(s, pos); }
+    size_t rfind(std::string_view s, size_t pos = std::string::npos) const {
+        return str().rfind(s, pos);
+    }
 
     /// One copy per text: the same text is the same copy.
     friend bool operator==(const SharedText& a, const SharedText& b) { return a.rep_ == b.rep_; }
@@ -54,6 +57,7 @@ class SharedText {
     friend std::string operator+(const std::string& a, const SharedText& b) { return a + b.str(); }
     friend std::string operator+(const SharedText& a, const std::string& b) { return a.str() + b; }
     friend std::string operator+(const SharedText& a, const char* b) { return a.str() + b; }
+    friend std::string operator+(const char* a, const SharedText& b) { return a + b.str(); }
     friend std::ostream& operator<<(std::ostream& out, const SharedText& t) {
         return out << t.str();
     }
