@@ -304,6 +304,36 @@ TEST_CASE("rdmad.prom: equal inputs give equal bytes; a label value is escaped")
     CHECK(has_line(text, R"(rdmad_state{state="running"} 1)"));
 }
 
+TEST_CASE("rdmad.prom: every sample of an object names it in full, whatever its name holds") {
+    // The kept samples leave out the object's first label and put it back when the file is
+    // assembled; a name with an escaped quote, a backslash, a ',', a '}' or a control byte
+    // must come back as append_label() escaped it, on every series of that object.
+    HostState inv;
+    PortState p = roce_port();
+    p.netdev = "e\x01}";
+    auto d = device("mlx\"5,\\}\x01", "mlx5_core", "mlx5", {p});
+    inv.devices[d.syspath] = d;
+    LinkState l;
+    l.index = 7;
+    l.name = p.netdev;
+    l.rdma_capable = "yes";
+    inv.links[l.index] = l;
+    const std::string text = render_prometheus(inv, facts());
+    const std::string dev = std::string(R"(device="mlx\"5,\\})") + "\x01\"";
+    CHECK(has_line(text, "rdmad_device_info{" + dev +
+                             R"(,kernel_driver="mlx5_core",provider="mlx5",node_type="CA"} 1)"));
+    CHECK(has_line(text, "rdmad_device_provider_installed{" + dev + "} 1"));
+    CHECK(has_line(text, "rdmad_port_in_sync{" + dev + R"(,port="1"} 0)"));
+    CHECK(has_line(text, "rdmad_port_pfc_no_drop{" + dev + R"(,port="1",priority="3"} 1)"));
+    CHECK(has_line(text, "rdmad_netdev_rdma_capable{device=\"e\x01}\",state=\"yes\"} 1"));
+    CHECK(has_line(text, "rdmad_netdev_rdma_capable{device=\"e\x01}\",state=\"no\"} 0"));
+    // Kept per object, the same bytes.
+    Inventory inventory;
+    inventory.replace(inv);
+    PrometheusRenderer renderer;
+    CHECK(renderer.render(inventory, facts()) == text);
+}
+
 TEST_CASE("RoCE v2 routable: a RoCE v2 GID that is not link-local") {
     PortState p = roce_port();
     CHECK(has_routable_roce_v2_gid(p));
