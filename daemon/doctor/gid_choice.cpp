@@ -14,31 +14,6 @@ namespace {
 constexpr const char* kRoceV1 = "IB/RoCE v1";
 constexpr const char* kRoceV2 = "RoCE v2";
 
-/// The 16 bytes of a GID in the kernel's form, nullopt for anything else.
-std::optional<std::array<uint8_t, 16>> gid_bytes(const std::string& gid) {
-    if (gid.size() != 39)
-        return std::nullopt;
-    std::array<uint8_t, 16> out{};
-    for (size_t g = 0; g < 8; ++g) {
-        if (g && gid[g * 5 - 1] != ':')
-            return std::nullopt;
-        unsigned v = 0;
-        for (size_t i = 0; i < 4; ++i) {
-            const char c = gid[g * 5 + i];
-            const int d = c >= '0' && c <= '9'   ? c - '0'
-                          : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                 : -1;
-            if (d < 0)
-                return std::nullopt;
-            v = v * 16 + static_cast<unsigned>(d);
-        }
-        out[g * 2] = static_cast<uint8_t>(v >> 8);
-        out[g * 2 + 1] = static_cast<uint8_t>(v & 0xff);
-    }
-    return out;
-}
-
 /// How a GID entry's netdev stands to the port's netdev: 0 the port's own, 1 stacked on it
 /// (VLAN, bond), nullopt anything else.
 std::optional<int> netdev_rank(const PortState& port, const GidEntry& e, const LinkIndex* links) {
@@ -60,7 +35,7 @@ std::optional<int> netdev_rank(const PortState& port, const GidEntry& e, const L
 }
 
 /// 0 IPv4-mapped, 1 routable IPv6, 2 link-local.
-int address_rank(const std::string& gid) {
+int address_rank(const Gid& gid) {
     if (ipv4_mapped_gid(gid))
         return 0;
     return routable_gid(gid) ? 1 : 2;
@@ -68,31 +43,41 @@ int address_rank(const std::string& gid) {
 
 } // namespace
 
-bool routable_gid(const std::string& gid) {
-    const auto b = gid_bytes(gid);
-    if (!b || std::all_of(b->begin(), b->end(), [](uint8_t v) { return v == 0; }))
+bool routable_gid(const Gid& gid) {
+    const auto& b = gid.bytes();
+    if (gid.empty())
         return false;
-    return !((*b)[0] == 0xfe && ((*b)[1] & 0xc0) == 0x80); // fe80::/10
+    return !(b[0] == 0xfe && (b[1] & 0xc0) == 0x80); // fe80::/10
+}
+
+bool routable_gid(const std::string& gid) {
+    const auto g = Gid::parse(gid);
+    return g && routable_gid(*g);
+}
+
+bool ipv4_mapped_gid(const Gid& gid) {
+    const auto& b = gid.bytes();
+    for (size_t i = 0; i < 10; ++i)
+        if (b[i] != 0)
+            return false;
+    return b[10] == 0xff && b[11] == 0xff && (b[12] || b[13] || b[14] || b[15]);
 }
 
 bool ipv4_mapped_gid(const std::string& gid) {
-    const auto b = gid_bytes(gid);
-    if (!b)
-        return false;
-    for (size_t i = 0; i < 10; ++i)
-        if ((*b)[i] != 0)
-            return false;
-    return (*b)[10] == 0xff && (*b)[11] == 0xff && ((*b)[12] || (*b)[13] || (*b)[14] || (*b)[15]);
+    const auto g = Gid::parse(gid);
+    return g && ipv4_mapped_gid(*g);
+}
+
+std::string gid_ip(const Gid& gid) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (ipv4_mapped_gid(gid))
+        return inet_ntop(AF_INET, gid.bytes().data() + 12, text, sizeof text) ? text : "";
+    return inet_ntop(AF_INET6, gid.bytes().data(), text, sizeof text) ? text : "";
 }
 
 std::string gid_ip(const std::string& gid) {
-    const auto b = gid_bytes(gid);
-    if (!b)
-        return {};
-    char text[INET6_ADDRSTRLEN] = {};
-    if (ipv4_mapped_gid(gid))
-        return inet_ntop(AF_INET, b->data() + 12, text, sizeof text) ? text : "";
-    return inet_ntop(AF_INET6, b->data(), text, sizeof text) ? text : "";
+    const auto g = Gid::parse(gid);
+    return g ? gid_ip(*g) : std::string();
 }
 
 RecommendedGid recommend_gid(const PortState& port, const LinkIndex* links) {
@@ -153,7 +138,7 @@ std::vector<Problem> check_gid(const DeviceState& d, const PortState& port) {
     for (const GidEntry& e : port.gids) {
         if (e.type != kRoceV2)
             continue;
-        pr.evidence.push_back(evidence(fmt::format("{}/gids/{}", dir, e.index), e.gid));
+        pr.evidence.push_back(evidence(fmt::format("{}/gids/{}", dir, e.index), e.gid.text()));
         pr.evidence.push_back(evidence(fmt::format("{}/gid_attrs/ndevs/{}", dir, e.index),
                                        e.netdev.empty() ? std::string("none") : e.netdev));
         if (pr.evidence.size() >= 16) // the whole table is in GIDs; a few entries tell it

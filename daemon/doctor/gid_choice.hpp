@@ -16,14 +16,19 @@ namespace rdmad::doctor {
 /// `gid` is the kernel's uncompressed form ("%pI6": 8 groups of 4 hex digits); false for
 /// anything else.
 bool routable_gid(const std::string& gid);
+/// The same for a GID held as bytes.
+bool routable_gid(const Gid& gid);
 
 /// True for an IPv4-mapped GID (::ffff:a.b.c.d, RFC 4291 §2.5.5.2): the GID the kernel makes
 /// for an IPv4 address of a RoCE netdev (drivers/infiniband/core/roce_gid_mgmt.c).
 bool ipv4_mapped_gid(const std::string& gid);
+bool ipv4_mapped_gid(const Gid& gid);
 
 /// The IP address a GID carries, as text: "192.0.2.1" for an IPv4-mapped GID, RFC 5952
 /// (inet_ntop(3)) text for any other GID; "" when `gid` is not in the kernel's form.
 std::string gid_ip(const std::string& gid);
+/// The same for a GID held as bytes (the all-zero GID gives "::").
+std::string gid_ip(const Gid& gid);
 
 /// The GID to use on a RoCE port, by preference:
 ///  1. RoCE v2 with an IPv4-mapped GID,

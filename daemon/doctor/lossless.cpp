@@ -97,7 +97,7 @@ std::vector<Problem> check_lossless(const DeviceState& /*d*/, const PortState& p
             break;
         }
         if (!pfc.message.empty())
-            why += " (" + pfc.message + ")";
+            why += " (" + pfc.message.str() + ")";
         pr.text = fmt::format("port {}: whether RoCE is lossless is unknown: {}", port.number, why);
         if (!netdev.empty())
             pr.evidence.push_back(evidence("dcb pfc show dev " + netdev + " prio-pfc", value));
@@ -156,7 +156,7 @@ std::vector<Problem> check_lossless(const DeviceState& /*d*/, const PortState& p
             pr.text = fmt::format("port {}: netdev {} maps DSCP {} to priorities {} and {}: which "
                                   "one the NIC uses is up to its driver",
                                   port.number, netdev, a.first, a.second, b.second);
-            pr.evidence = ev;
+            pr.evidence.assign(ev.begin(), ev.end());
             pr.remedy = fmt::format(
                 "keep one entry: dcb app del dev {} dscp-prio {}:{}", netdev, a.first,
                 std::find(no_drop.begin(), no_drop.end(), a.second) == no_drop.end() ? a.second
@@ -172,7 +172,7 @@ std::vector<Problem> check_lossless(const DeviceState& /*d*/, const PortState& p
             pr.text = fmt::format("port {}: netdev {} has PFC on priorities {} and trusts DSCP, "
                                   "but no DSCP maps to a no-drop priority: RoCE traffic is lossy",
                                   port.number, netdev, list(no_drop));
-            pr.evidence = ev;
+            pr.evidence.assign(ev.begin(), ev.end());
             pr.remedy = fmt::format("map the DSCP your RoCE traffic carries to a no-drop "
                                     "priority, e.g. dcb app add dev {} dscp-prio {}:{}, or "
                                     "dscp_priority = {{ {} = {} }} in a [[rule]] of "
@@ -187,7 +187,7 @@ std::vector<Problem> check_lossless(const DeviceState& /*d*/, const PortState& p
     info.code = "lossless-config";
     info.severity = "info";
     info.port = port.number;
-    info.evidence = ev;
+    info.evidence.assign(ev.begin(), ev.end());
     const std::string pfc_text = no_drop.empty()
                                      ? std::string("PFC off")
                                      : fmt::format("PFC on priorities {}", list(no_drop));

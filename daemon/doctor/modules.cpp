@@ -20,7 +20,8 @@ void need(const HostFacts& host, const std::string& module, const std::string& c
     if (m && (m->state == "loaded" || m->state == "built-in"))
         return;
     Problem pr;
-    pr.evidence = m ? m->evidence : std::vector<std::string>{};
+    if (m)
+        pr.evidence.assign(m->evidence.begin(), m->evidence.end());
     if (!m || m->state != "absent") {
         pr.code = "module-unknown";
         pr.severity = "info";

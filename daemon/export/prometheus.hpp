@@ -64,6 +64,8 @@ inline constexpr size_t kFamilyCount = 25;
 /// family by family: family f is text[start[f], start[f + 1]). No HELP or TYPE lines, and
 /// each sample without its family's name (the same for every sample of the family; put back
 /// when the file is assembled): at 1,024 devices the names were a third of the kept text.
+/// Nor, but in its first sample, the object's own first label (`device="mlx5_0"`): a sample
+/// that starts with it starts with a mark instead (prometheus.cpp kObjectLabel).
 struct PrometheusFragments {
     std::string text;
     std::array<uint32_t, kFamilyCount + 1> start{};

@@ -192,33 +192,12 @@ std::optional<std::string> parse_guid(std::string_view text) {
     return out;
 }
 
-std::optional<std::string> parse_gid(std::string_view text) {
+std::optional<Gid> parse_gid(std::string_view text) {
     // kernel sysfs.c show_port_gid(): "%pI6\n", which always prints the full uncompressed form,
     // 8 groups of exactly 4 lower-case hex digits ("fe80:0000:...:0001"). A compressed "fe80::1"
     // never comes from the kernel and is refused. Empty or invalid table entries read as all
-    // zeros; those map to "" so callers can skip them. Upper case is tolerated and lowered.
-    text = trim_attribute(text);
-    constexpr size_t length = 8 * 4 + 7;
-    if (text.size() != length)
-        return std::nullopt;
-    bool all_zero = true;
-    for (size_t i = 0; i < length; ++i) {
-        const char c = text[i];
-        if (i % 5 == 4) {
-            if (c != ':')
-                return std::nullopt;
-        } else {
-            if (!is_hex(c))
-                return std::nullopt;
-            all_zero = all_zero && c == '0';
-        }
-    }
-    if (all_zero)
-        return std::string();
-    std::string out(text);
-    for (char& c : out)
-        c = to_lower_hex(c);
-    return out;
+    // zeros; callers skip those (Gid::empty()). Upper case is tolerated.
+    return Gid::parse(trim_attribute(text));
 }
 
 std::optional<std::string> parse_gid_type(std::string_view text) {

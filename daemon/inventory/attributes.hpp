@@ -6,6 +6,8 @@
 // (see DOMAIN.md §3).
 #pragma once
 
+#include "inventory/gid.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,9 +50,10 @@ std::optional<uint16_t> parse_lid(std::string_view text);
 /// nullopt when not 4 groups of 1-4 hex digits.
 std::optional<std::string> parse_guid(std::string_view text);
 
-/// `gids/<i>` ("%pI6": 8 groups of 4 hex digits). nullopt when malformed; "" (empty string)
-/// for the all-zero GID, which the kernel prints for empty entries.
-std::optional<std::string> parse_gid(std::string_view text);
+/// `gids/<i>` ("%pI6": 8 groups of 4 hex digits, Gid::parse()), trimmed. nullopt when
+/// malformed; the all-zero Gid (empty()) for the all-zero GID, which the kernel prints for
+/// empty entries.
+std::optional<Gid> parse_gid(std::string_view text);
 
 /// `gid_attrs/types/<i>`: exactly "IB/RoCE v1" or "RoCE v2" (libibverbs cmd_device.c
 /// query_sysfs_gid_type); nullopt otherwise.

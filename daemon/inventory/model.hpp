@@ -3,7 +3,16 @@
 // The inventory's value types: the actual state of RDMA devices, their ports and every netdev,
 // as plain values. Readers fill them, the bus exporter and Describe() read them; nothing here
 // touches the system.
+//
+// Memory: at 1,024 RDMA devices the Inventory holds a few thousand objects, so a value's size
+// counts. A text many objects repeat (a port state, a driver, a GID type, a PCIe speed, a
+// doctor finding about the host) is a SharedText, one copy per distinct text (8 bytes where a
+// std::string is 32, and longer ones were a heap block each); a GID is its 16 bytes
+// (inventory/gid.hpp). Texts of one object (names, syspaths, addresses) stay std::string.
 #pragma once
+
+#include "inventory/gid.hpp"
+#include "util/shared_text.hpp"
 
 #include <compare>
 #include <cstdint>
@@ -20,19 +29,20 @@ namespace rdmad {
 /// `gid_attrs/ndevs/<i>`).
 struct GidEntry {
     uint32_t index = 0;
-    std::string gid;    ///< as the kernel prints it: 8 groups of 4 hex digits, uncompressed
-    std::string type;   ///< "IB/RoCE v1", "RoCE v2", or "" when gid_attrs is absent or unreadable
+    Gid gid;            ///< never all zeros (empty entries are not kept); text(): as the kernel
+                        ///< prints it, 8 groups of 4 hex digits, uncompressed
+    SharedText type;    ///< "IB/RoCE v1", "RoCE v2", or "" when gid_attrs is absent or unreadable
     std::string netdev; ///< "" when the entry has no netdev (IB ports, EINVAL on read)
     auto operator<=>(const GidEntry&) const = default;
 };
 
 /// The GID a RoCE application should use on a port (doctor/gid_choice.hpp recommend_gid()):
 /// its table index, the GID, its type, its netdev and the IP address the GID carries ("" for a
-/// GID that carries none). `gid` is "" when there is nothing to recommend.
+/// GID that carries none). `gid` is all zeros (text() "") when there is nothing to recommend.
 struct RecommendedGid {
     uint32_t index = 0;
-    std::string gid;
-    std::string type;
+    Gid gid;
+    SharedText type;
     std::string netdev;
     std::string ip; ///< "192.0.2.1" for an IPv4-mapped GID, RFC 5952 text for IPv6
     bool operator==(const RecommendedGid&) const = default;
@@ -44,12 +54,14 @@ struct RecommendedGid {
 /// or a configuration change, "" when there is none to give). `port` is the port number the
 /// problem is about, 0 for the whole device. A check whose facts are missing reports severity
 /// "info" with a code ending in "-unknown" and the reason, never a guess.
+/// The texts are shared (util/shared_text.hpp): a finding about the host, such as a module
+/// every device needs, is on every device and held once.
 struct Problem {
-    std::string code;
-    std::string severity;
-    std::string text;
-    std::vector<std::string> evidence = {};
-    std::string remedy = {};
+    SharedText code;
+    SharedText severity;
+    SharedText text;
+    std::vector<SharedText> evidence = {};
+    SharedText remedy = {};
     uint32_t port = 0;
     /// A doctor finding of severity "info" (a fact it could not read, a hint): shown in
     /// Device.ProblemDetails only, so that Device.Problems keeps what needs attention.
@@ -80,7 +92,7 @@ struct PfcActual {
     /// The DSCP entries of the APP table as (DSCP 0-63, priority 0-7), sorted; a DSCP may map
     /// to several priorities (net/dcb/dcbnl.c dcb_ieee_setapp() keeps each distinct entry).
     DscpMap dscp_map;
-    std::string message;             ///< why not ok, for the admin
+    SharedText message; ///< why not ok, for the admin (shared: often one per host)
     bool operator==(const PfcActual&) const = default;
 };
 
@@ -90,10 +102,10 @@ struct PfcActual {
 /// `max_link_speed`, `max_link_width` likewise). "" when the file is absent or unreadable.
 struct PcieFunction {
     std::string address; ///< "0000:3b:00.0"
-    std::string current_link_speed;
-    std::string current_link_width;
-    std::string max_link_speed;
-    std::string max_link_width;
+    SharedText current_link_speed;
+    SharedText current_link_width;
+    SharedText max_link_speed;
+    SharedText max_link_width;
     bool operator==(const PcieFunction&) const = default;
 };
 
@@ -121,26 +133,28 @@ struct RdmaCmActual {
     std::string roce_mode;      ///< "IB/RoCE v1" or "RoCE v2" when ok, else ""
     std::optional<uint8_t> tos; ///< when ok and the kernel has default_roce_tos
     int error = 0;              ///< errno of what failed, else 0; with ok, of default_roce_tos
-    std::string message;        ///< for the admin, naming the path; "" when ok with both values
+    /// for the admin, naming the path; "" when ok with both values. Shared: a status of the
+    /// host (configfs not mounted) gives every RoCE port the same text.
+    SharedText message;
     bool operator==(const RdmaCmActual&) const = default;
 };
 
 /// One port of an RDMA device (`/sys/class/infiniband/<dev>/ports/<n>/`).
 struct PortState {
     uint32_t number = 0;
-    std::string state;          ///< "ACTIVE", "DOWN", ...; the kernel's text when unknown
-    std::string phys_state;     ///< "LinkUp", "Polling", ...; the kernel's text when unknown
-    std::string link_layer;     ///< "InfiniBand", "Ethernet", "Unknown", or the kernel's text
-    std::string transport;      ///< "InfiniBand", "RoCE", "iWARP", "OPA", "usNIC", "unknown"
+    SharedText state;      ///< "ACTIVE", "DOWN", ...; the kernel's text when unknown
+    SharedText phys_state; ///< "LinkUp", "Polling", ...; the kernel's text when unknown
+    SharedText link_layer; ///< "InfiniBand", "Ethernet", "Unknown", or the kernel's text
+    SharedText transport;  ///< "InfiniBand", "RoCE", "iWARP", "OPA", "usNIC", "unknown"
     std::vector<std::string> roce_versions; ///< subset of {"v1", "v2"}, sorted
-    double rate_gbps = -1;      ///< -1 when unknown
-    std::string rate;           ///< as the kernel prints it, "" when unreadable
+    double rate_gbps = -1;                  ///< -1 when unknown
+    SharedText rate;                        ///< as the kernel prints it, "" when unreadable
     uint16_t lid = 0;
     uint16_t sm_lid = 0;
-    std::string pkey0; ///< `pkeys/0` as printed ("0xffff"), "" when absent/unreadable
+    SharedText pkey0; ///< `pkeys/0` as printed ("0xffff"), "" when absent/unreadable
     std::vector<GidEntry> gids;
-    std::string netdev;         ///< the port's netdev name, "" when none is known
-    std::string port_type;      ///< mlx4 `mlx4_port<n>`: "ib", "eth", "auto (ib)", "auto (eth)"; ""
+    std::string netdev;   ///< the port's netdev name, "" when none is known
+    SharedText port_type; ///< mlx4 `mlx4_port<n>`: "ib", "eth", "auto (ib)", "auto (eth)"; ""
     /// DCB PFC of its netdev, read for every Ethernet port with a netdev (unknown otherwise)
     PfcActual pfc;
     std::vector<uint8_t> pfc_no_drop; ///< pfc.priorities when pfc is ok, else empty
@@ -156,41 +170,41 @@ struct PortState {
     /// none is known (Port.Link). Kept across puts; resolved when names settle.
     int32_t link_index = 0;
     // Filled by the reconciler, not read from sysfs:
-    std::string desired_port_type;            ///< "ib", "eth", "auto", "" when nothing asked
+    SharedText desired_port_type;             ///< "ib", "eth", "auto", "" when nothing asked
     std::vector<uint8_t> desired_pfc_no_drop; ///< empty when nothing asked
-    std::string desired_trust;                ///< "dscp", "pcp", "" when nothing asked
+    SharedText desired_trust;                 ///< "dscp", "pcp", "" when nothing asked
     DscpMap desired_dscp_priority;            ///< empty when nothing asked
-    std::string desired_rdma_cm_roce_mode;    ///< "RoCE v2", "IB/RoCE v1", "" when nothing asked
+    SharedText desired_rdma_cm_roce_mode;     ///< "RoCE v2", "IB/RoCE v1", "" when nothing asked
     int32_t desired_rdma_cm_tos = -1;         ///< 0-255, -1 when nothing asked
-    bool in_sync = true;                 ///< actual equals desired (true when nothing asked)
+    bool in_sync = true;                      ///< actual equals desired (true when nothing asked)
     bool operator==(const PortState&) const = default;
 };
 
 /// One RDMA device (`/sys/class/infiniband/<dev>`).
 struct DeviceState {
     std::string name;
-    std::string syspath;            ///< where it was read, for diagnostics
-    std::string node_type;          ///< "CA", "switch", "router", "RNIC", "usNIC", "usNIC UDP",
-                                    ///< "unspecified", or the kernel's text
-    std::string node_guid;          ///< "0002:c903:0031:78f0" form, "" when unreadable
+    std::string syspath;   ///< where it was read, for diagnostics
+    SharedText node_type;  ///< "CA", "switch", "router", "RNIC", "usNIC", "usNIC UDP",
+                           ///< "unspecified", or the kernel's text
+    std::string node_guid; ///< "0002:c903:0031:78f0" form, "" when unreadable
     std::string sys_image_guid;
-    std::string firmware_version;
-    std::string hca_type;
-    std::string board_id;
+    SharedText firmware_version;
+    SharedText hca_type;
+    SharedText board_id;
     std::string node_description;
-    std::string pci_address;        ///< "0000:3b:00.0", "" when not on PCI (rxe, siw)
-    std::string kernel_driver;      ///< basename of `device/driver` ("mlx5_core"), or the
-                                    ///< software driver ("rdma_rxe", "siw") for parent-less devices
-    std::string parent_netdev;      ///< rxe `parent` file, "" otherwise
-    std::string provider;           ///< rdma-core provider ("mlx5"), "" when none is known
+    std::string pci_address;   ///< "0000:3b:00.0", "" when not on PCI (rxe, siw)
+    SharedText kernel_driver;  ///< basename of `device/driver` ("mlx5_core"), or the
+                               ///< software driver ("rdma_rxe", "siw") for parent-less devices
+    std::string parent_netdev; ///< rxe `parent` file, "" otherwise
+    SharedText provider;       ///< rdma-core provider ("mlx5"), "" when none is known
     bool provider_installed = false;
-    std::string provider_package;   ///< this distribution's package that ships `provider`
-    std::string verbs_device;       ///< "/dev/infiniband/uverbsN", "" when ib_uverbs has none
-    std::string physical_function;  ///< PCI address of the SR-IOV PF, "" unless a VF
+    SharedText provider_package;   ///< this distribution's package that ships `provider`
+    std::string verbs_device;      ///< "/dev/infiniband/uverbsN", "" when ib_uverbs has none
+    std::string physical_function; ///< PCI address of the SR-IOV PF, "" unless a VF
     /// The PCI function and every bridge above it up to the root port, in that order
     /// (empty when not on PCI).
     std::vector<PcieFunction> pcie_path;
-    std::vector<PortState> ports;   ///< sorted by number
+    std::vector<PortState> ports; ///< sorted by number
     std::vector<Problem> problems;
     /// Filled by the reconciler, not read: each setting key the desired state asks of the
     /// device and where its value comes from ("pfc_no_drop", "/etc/rdmad/rdmad.conf:3" or
@@ -204,30 +218,30 @@ struct DeviceState {
 
 /// One netdev (`/sys/class/net/<if>`), RDMA-capable or not.
 struct LinkState {
-    int32_t index = 0;              ///< ifindex
+    int32_t index = 0; ///< ifindex
     std::string name;
     std::string syspath;
-    std::string pci_address;        ///< "" when not on PCI
-    std::string driver;             ///< the netdev's device driver ("mlx5_core"), "" if virtual
-    std::string operstate;          ///< sysfs `operstate`: "up", "down", "unknown", ...
-    std::string carrier;            ///< sysfs `carrier`: "1", "0"; "" when unreadable (the
-                                    ///< kernel fails the read with EINVAL while the netdev is
-                                    ///< administratively down)
-    int64_t flags = -1;             ///< sysfs `flags` ("0x%x", IFF_* of uapi linux/if.h), -1
-                                    ///< when unreadable
-    uint32_t mtu = 0;               ///< sysfs `mtu`, 0 when unreadable
-    std::string master;             ///< upper device (bond, bridge) name, "" when none
+    std::string pci_address; ///< "" when not on PCI
+    SharedText driver;       ///< the netdev's device driver ("mlx5_core"), "" if virtual
+    SharedText operstate;    ///< sysfs `operstate`: "up", "down", "unknown", ...
+    SharedText carrier;      ///< sysfs `carrier`: "1", "0"; "" when unreadable (the
+                             ///< kernel fails the read with EINVAL while the netdev is
+                             ///< administratively down)
+    int64_t flags = -1;      ///< sysfs `flags` ("0x%x", IFF_* of uapi linux/if.h), -1
+                             ///< when unreadable
+    uint32_t mtu = 0;        ///< sysfs `mtu`, 0 when unreadable
+    std::string master;      ///< upper device (bond, bridge) name, "" when none
     /// `DEVTYPE` of the netdev's uevent: "vlan", "bond", "vxlan", "bridge", ...; "" for a
     /// physical port (drivers set it with SET_NETDEV_DEVTYPE(), include/linux/netdevice.h)
-    std::string kind;
+    SharedText kind;
     /// The netdev it sits on (sysfs `iflink`: a VLAN's, macvlan's or tunnel's lower netdev),
     /// 0 when it is its own (a physical port)
     int32_t lower_ifindex = 0;
-    uint32_t dev_port = 0;          ///< sysfs `dev_port`: the port of a multi-port function, from 0
-    uint32_t type = 1;              ///< sysfs `type` (ARPHRD_*): 1 Ethernet, 32 InfiniBand (IPoIB)
-    std::string rdma_capable;       ///< "yes", "no", "module-not-loaded", "unknown"
-    std::string rdma_device;        ///< name of the RDMA device that serves it, "" when none
-    std::string hint;               ///< what to do, e.g. "load mlx5_ib"; "" when nothing
+    uint32_t dev_port = 0;   ///< sysfs `dev_port`: the port of a multi-port function, from 0
+    uint32_t type = 1;       ///< sysfs `type` (ARPHRD_*): 1 Ethernet, 32 InfiniBand (IPoIB)
+    SharedText rdma_capable; ///< "yes", "no", "module-not-loaded", "unknown"
+    std::string rdma_device; ///< name of the RDMA device that serves it, "" when none
+    SharedText hint;         ///< what to do, e.g. "load mlx5_ib"; "" when nothing
     /// Filled by the Inventory, not read: the id of the device named `rdma_device`, "" when
     /// none (Link.RdmaDevice). Kept across puts; resolved when names settle.
     std::string rdma_device_id;

@@ -168,7 +168,7 @@ const Property<PortState> kPort[] = {
          w.begin_array("(usss)");
          for (const auto& g : p.gids) {
              w.begin_struct("usss");
-             write_gid_fields(w, g.index, g.gid, g.type, g.netdev);
+             write_gid_fields(w, g.index, g.gid.text(), g.type, g.netdev);
              w.end_struct();
          }
          w.end_array();
@@ -186,7 +186,7 @@ const Property<PortState> kPort[] = {
      [](ValueWriter& w, const PortState& p, const PropertyContext&) {
          const RecommendedGid& g = p.recommended_gid;
          w.begin_struct("ussss");
-         write_gid_fields(w, g.index, g.gid, g.type, g.netdev);
+         write_gid_fields(w, g.index, g.gid.text(), g.type, g.netdev);
          w.field("IP");
          write_line(w, g.ip);
          w.end_struct();

@@ -25,9 +25,13 @@ template <> struct Signature<std::vector<std::string>> {
     static constexpr const char* value = "as";
 };
 template <> struct Signature<std::vector<uint8_t>> { static constexpr const char* value = "ay"; };
+template <> struct Signature<SharedText> { static constexpr const char* value = "s"; };
 
 inline void put(ValueWriter& w, const std::string& s) {
     write_line(w, s);
+}
+inline void put(ValueWriter& w, const SharedText& s) {
+    write_line(w, s.str());
 }
 inline void put(ValueWriter& w, bool b) {
     w.boolean(b);

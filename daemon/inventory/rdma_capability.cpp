@@ -162,9 +162,9 @@ void classify_links(HostState& inv, const std::vector<AuxDevice>& aux,
     // First pass: links served directly.
     const ServingIndex serving(inv);
     for (auto& [_, link] : inv.links) {
-        link.rdma_capable.clear();
+        link.rdma_capable = {};
         link.rdma_device.clear();
-        link.hint.clear();
+        link.hint = {};
         if (const DeviceState* dev = serving.serving(link)) {
             link.rdma_capable = "yes";
             link.rdma_device = dev->name;

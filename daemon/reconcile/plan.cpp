@@ -37,7 +37,7 @@ std::vector<Problem> expectation_problems(const DeviceState& dev, const DeviceDe
                  port.number});
         }
     if (want.min_active_ports) {
-        std::vector<std::string> evidence;
+        std::vector<SharedText> evidence;
         uint32_t active = 0;
         for (const auto& port : dev.ports) {
             active += port.state == "ACTIVE";
@@ -76,7 +76,8 @@ std::vector<std::string> resulting_port_types(const DeviceState& device,
             continue;
         if (out.size() < port.number)
             out.resize(port.number);
-        std::string t = port.number <= desired.size() ? desired[port.number - 1] : port.port_type;
+        std::string t =
+            port.number <= desired.size() ? desired[port.number - 1] : port.port_type.str();
         if (t.rfind("auto", 0) == 0)
             t = "auto";
         out[port.number - 1] = t;

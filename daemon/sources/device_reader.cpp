@@ -37,8 +37,9 @@ std::optional<uint32_t> to_index(const std::string& name) {
 /// capture). rdma-core's ibv_devinfo hides every GID whose interface ID is zero
 /// (libibverbs/examples/devinfo.c: null_gid()); we hide only this form, since iWARP GIDs
 /// (the MAC, zero-padded) have a zero interface ID too.
-bool unused_link_local(const std::string& gid) {
-    return gid == "fe80:0000:0000:0000:0000:0000:0000:0000";
+bool unused_link_local(const Gid& gid) {
+    static const Gid kUnused = *Gid::parse("fe80:0000:0000:0000:0000:0000:0000:0000");
+    return gid == kUnused;
 }
 
 } // namespace

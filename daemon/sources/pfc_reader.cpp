@@ -32,7 +32,7 @@ PfcActual pfc_actual(const dcb::DcbResult& r) {
             a.dscp_map.erase(std::unique(a.dscp_map.begin(), a.dscp_map.end()), a.dscp_map.end());
             a.trust = a.dscp_map.empty() ? "pcp" : "dscp";
         }
-        a.message.clear();
+        a.message = {};
         break;
     case dcb::DcbResult::Status::not_supported:
         a.status = PfcActual::Status::not_supported;

@@ -27,7 +27,7 @@ GidEntry gid(uint32_t index, const std::string& text, const std::string& type,
              const std::string& netdev) {
     GidEntry g;
     g.index = index;
-    g.gid = text;
+    g.gid = *Gid::parse(text);
     g.type = type;
     g.netdev = netdev;
     return g;
@@ -135,7 +135,7 @@ TEST_CASE("as_read() of a device derived as the daemon derives it is the device 
     // The derivation did fill what as_read() must undo (else this test proves nothing).
     REQUIRE(derived_mlx4.ports[1].netdev == "ib0"); // from the PCI function, dev_port 1
     REQUIRE(derived_rxe.ports[0].netdev == "eth0"); // from `parent`
-    REQUIRE(derived_mlx4.ports[0].recommended_gid.gid != "");
+    REQUIRE_FALSE(derived_mlx4.ports[0].recommended_gid.gid.empty());
     REQUIRE(derived_mlx4.ports[0].netdev_mtu == 1500);
     REQUIRE(!derived_mlx4.problems.empty());
     REQUIRE(derived_mlx4 != mlx4);

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <iterator>
+#include <string>
 #include <utility>
 
 using namespace rdmad;
@@ -194,20 +196,51 @@ TEST_CASE("a GUID with the wrong number or size of groups is refused") {
 
 // ---- GIDs -----------------------------------------------------------------------------------
 
-TEST_CASE("an all-zero GID is an empty table entry, returned as \"\"") {
-    CHECK(parse_gid("0000:0000:0000:0000:0000:0000:0000:0000\n") == std::optional<std::string>(""));
+TEST_CASE("an all-zero GID is an empty table entry: an empty Gid, shown as \"\"") {
+    const auto gid = parse_gid("0000:0000:0000:0000:0000:0000:0000:0000\n");
+    REQUIRE(gid.has_value());
+    CHECK(gid->empty());
+    CHECK(gid->text() == "");
+    CHECK(*gid == Gid());
 }
 
 TEST_CASE("a link-local GID with a zero interface id is a real entry, not an empty one") {
-    CHECK(parse_gid("fe80:0000:0000:0000:0000:0000:0000:0000\n") ==
-          std::optional<std::string>("fe80:0000:0000:0000:0000:0000:0000:0000"));
+    const auto gid = parse_gid("fe80:0000:0000:0000:0000:0000:0000:0000\n");
+    REQUIRE(gid.has_value());
+    CHECK_FALSE(gid->empty());
+    CHECK(gid->text() == "fe80:0000:0000:0000:0000:0000:0000:0000");
 }
 
-TEST_CASE("a full GID is returned as the kernel printed it") {
-    CHECK(parse_gid("fe80:0000:0000:0000:0202:c9ff:fe00:0001\n") ==
-          std::optional<std::string>("fe80:0000:0000:0000:0202:c9ff:fe00:0001"));
-    CHECK(parse_gid("0000:0000:0000:0000:0000:ffff:0a00:0001") ==
-          std::optional<std::string>("0000:0000:0000:0000:0000:ffff:0a00:0001"));
+TEST_CASE("a full GID is kept as its 16 bytes and shown as the kernel printed it") {
+    // The kernel's "%pI6" (Documentation/ABI/stable/sysfs-class-infiniband, gids/N): a RoCE
+    // link-local GID from a MAC, and an IPv4-mapped GID for 10.0.0.1.
+    const auto link_local = parse_gid("fe80:0000:0000:0000:0202:c9ff:fe00:0001\n");
+    REQUIRE(link_local.has_value());
+    CHECK(link_local->bytes() ==
+          Gid::Bytes{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x02, 0xc9, 0xff, 0xfe, 0x00, 0x00, 0x01});
+    CHECK(link_local->text() == "fe80:0000:0000:0000:0202:c9ff:fe00:0001");
+    const auto mapped = parse_gid("0000:0000:0000:0000:0000:ffff:0a00:0001");
+    REQUIRE(mapped.has_value());
+    CHECK(mapped->bytes() ==
+          Gid::Bytes{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0x0a, 0x00, 0x00, 0x01});
+    CHECK(mapped->text() == "0000:0000:0000:0000:0000:ffff:0a00:0001");
+}
+
+TEST_CASE("an upper-case GID reads as the same bytes and is shown in lower case") {
+    const auto gid = parse_gid("FE80:0000:0000:0000:0202:C9FF:FE00:00AB");
+    REQUIRE(gid.has_value());
+    CHECK(gid->text() == "fe80:0000:0000:0000:0202:c9ff:fe00:00ab");
+    CHECK(*gid == *Gid::parse("fe80:0000:0000:0000:0202:c9ff:fe00:00ab"));
+}
+
+TEST_CASE("GIDs order as their kernel texts do") {
+    const char* texts[] = {
+        "0000:0000:0000:0000:0000:ffff:0a00:0001", "0000:0000:0000:0000:0000:ffff:0a00:0002",
+        "fe80:0000:0000:0000:0202:c9ff:fe00:0001", "fe80:0000:0000:0000:f202:c9ff:fe00:0001"};
+    for (size_t i = 0; i + 1 < std::size(texts); ++i) {
+        CHECK(*Gid::parse(texts[i]) < *Gid::parse(texts[i + 1]));
+        CHECK(std::string(texts[i]) < std::string(texts[i + 1]));
+    }
 }
 
 TEST_CASE("a compressed GID is refused because the kernel never prints one") {

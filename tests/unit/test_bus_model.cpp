@@ -46,7 +46,7 @@ PortState port(uint32_t n, const std::string& netdev) {
     p.roce_versions = {"v1", "v2"};
     p.rate_gbps = 100;
     p.rate = "100 Gb/sec (4X EDR)";
-    p.gids.push_back({0, "fe80:0000:0000:0000:0202:c9ff:fe00:0001", "RoCE v2", netdev});
+    p.gids.push_back({0, *Gid::parse("fe80:0000:0000:0000:0202:c9ff:fe00:0001"), "RoCE v2", netdev});
     p.netdev = netdev;
     return p;
 }

@@ -13,10 +13,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const char* const kLinkLocal = "fe80:0000:0000:0000:0202:c9ff:fe00:0001";
-const char* const kIpv4 = "0000:0000:0000:0000:0000:ffff:c0a8:0101";  // 192.168.1.1
-const char* const kIpv4b = "0000:0000:0000:0000:0000:ffff:0a00:0005"; // 10.0.0.5
-const char* const kIpv6 = "2001:0db8:0000:0000:0000:0000:0000:0001";  // 2001:db8::1
+const Gid kLinkLocal = *Gid::parse("fe80:0000:0000:0000:0202:c9ff:fe00:0001");
+const Gid kIpv4 = *Gid::parse("0000:0000:0000:0000:0000:ffff:c0a8:0101");  // 192.168.1.1
+const Gid kIpv4b = *Gid::parse("0000:0000:0000:0000:0000:ffff:0a00:0005"); // 10.0.0.5
+const Gid kIpv6 = *Gid::parse("2001:0db8:0000:0000:0000:0000:0000:0001");  // 2001:db8::1
 const char* const kV1 = "IB/RoCE v1";
 const char* const kV2 = "RoCE v2";
 
@@ -121,7 +121,7 @@ TEST_CASE("Recommended GID: own netdev, then its VLAN or bond; never an overlay"
 }
 
 TEST_CASE("Recommended GID: only RoCE ports", "[doctor]") {
-    PortState ib = roce({{0, "fe80:0000:0000:0000:0002:c903:0031:78f1", "", ""}});
+    PortState ib = roce({{0, *Gid::parse("fe80:0000:0000:0000:0002:c903:0031:78f1"), "", ""}});
     ib.transport = "InfiniBand";
     ib.link_layer = "InfiniBand";
     ib.netdev.clear();
@@ -140,8 +140,8 @@ TEST_CASE("no-routable-gid: RoCE v2 GIDs that are all link-local, with the GIDs 
     CHECK(problems[0].severity == "warning");
     CHECK(problems[0].port == 1);
     CHECK(problems[0].evidence ==
-          std::vector<std::string>{
-              std::string("/sys/class/infiniband/mlx5_0/ports/1/gids/1 = ") + kLinkLocal,
+          std::vector<SharedText>{
+              std::string("/sys/class/infiniband/mlx5_0/ports/1/gids/1 = ") + kLinkLocal.text(),
               "/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/1 = ens1f0np0"});
     CHECK_THAT(problems[0].remedy, Contains("ip address add ADDRESS/PREFIX dev ens1f0np0"));
     // With an IPv4 address: fine.

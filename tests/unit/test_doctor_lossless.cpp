@@ -82,7 +82,7 @@ TEST_CASE("PFC on 3 with DSCP 26 -> 3: no warning, the info names trust and map"
     CHECK(ps[0].port == 1);
     CHECK(ps[0].text == "port 1: netdev ens1f0np0: PFC on priorities 3, DSCP trust: DSCP 26 -> 3");
     CHECK(ps[0].evidence ==
-          std::vector<std::string>{
+          std::vector<SharedText>{
               "dcb pfc show dev ens1f0np0 prio-pfc = prio-pfc 0:off 1:off 2:off 3:on "
               "4:off 5:off 6:off 7:off",
               "dcb -N app show dev ens1f0np0 dscp-prio = dscp-prio 26:3"});
@@ -96,9 +96,9 @@ TEST_CASE("PFC off everywhere, nothing asked: pfc-off warning", "[doctor][lossle
     CHECK(ps[0].port == 1);
     CHECK_THAT(ps[0].text, Contains("ens1f0np0") && Contains("PFC off on every priority"));
     CHECK(ps[0].evidence ==
-          std::vector<std::string>{"dcb pfc show dev ens1f0np0 prio-pfc = prio-pfc "
-                                   "0:off 1:off 2:off 3:off 4:off 5:off 6:off "
-                                   "7:off"});
+          std::vector<SharedText>{"dcb pfc show dev ens1f0np0 prio-pfc = prio-pfc "
+                                  "0:off 1:off 2:off 3:off 4:off 5:off 6:off "
+                                  "7:off"});
     CHECK_THAT(ps[0].remedy, Contains("dcb pfc set dev ens1f0np0 prio-pfc 3:on") &&
                                  Contains("pfc_no_drop = [3]"));
     CHECK(ps[1].code == "lossless-config");

@@ -67,9 +67,9 @@ TEST_CASE("each absent module a consumer needs is named", "[doctor]") {
     CHECK(check_modules(dev("unspecified"), &h).empty());
     auto ps = check_modules(dev("InfiniBand", false), &h);
     CHECK(ps[0].severity == "warning");
-    CHECK(ps[0].remedy.find("modprobe ib_uverbs") == 0);
+    CHECK(ps[0].remedy.str().find("modprobe ib_uverbs") == 0);
     CHECK(ps[2].severity == "info");
-    CHECK(ps[2].text.find("opensm") != std::string::npos);
+    CHECK(ps[2].text.str().find("opensm") != std::string::npos);
 }
 
 TEST_CASE("an unknown module state is module-unknown, not absent", "[doctor]") {

@@ -44,7 +44,7 @@ TEST_CASE("\"localhost mlx5_0\" on host node17 is node-description-no-hostname, 
     CHECK(ps[0].severity == "info");
     CHECK(ps[0].evidence[0] == "/sys/class/infiniband/mlx5_0/node_desc = localhost mlx5_0");
     CHECK(ps[0].evidence[1] == "uname -n = node17");
-    CHECK(ps[0].remedy.find("rdma-ndd") != std::string::npos);
+    CHECK(ps[0].remedy.str().find("rdma-ndd") != std::string::npos);
 }
 
 TEST_CASE("unknown host name is node-description-unknown; RoCE devices are left alone",

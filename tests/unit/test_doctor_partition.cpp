@@ -43,7 +43,7 @@ TEST_CASE("entry 0 = 0x7fff is pkey-limited-member; 0xffff is a full member", "[
     CHECK(ps[0].code == "pkey-limited-member");
     CHECK(ps[0].severity == "warning");
     CHECK(ps[0].evidence[0] == "/sys/class/infiniband/mlx5_0/ports/1/pkeys/0 = 0x7fff");
-    CHECK(ps[0].remedy.find("partitions.conf") != std::string::npos);
+    CHECK(ps[0].remedy.str().find("partitions.conf") != std::string::npos);
 }
 
 TEST_CASE("an absent entry 0 is pkey-unknown; RoCE and OPA ports are left alone", "[doctor]") {

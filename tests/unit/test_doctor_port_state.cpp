@@ -53,7 +53,7 @@ LinkState netdev(const std::string& operstate, const std::string& carrier, int64
     return l;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) {
+bool has(const std::vector<SharedText>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
 }
 
@@ -132,7 +132,7 @@ TEST_CASE("a RoCE port DOWN names its netdev's state", "[doctor]") {
         auto l = netdev("down", "", 0x1002);
         auto p = only(check_port_state(ib_device(), roce_port("DOWN", "Disabled"), &l));
         CHECK_THAT(p.text, Contains("administratively down"));
-        CHECK(p.remedy.find("ip link set dev ens1f0np0 up") == 0);
+        CHECK(p.remedy.str().find("ip link set dev ens1f0np0 up") == 0);
         CHECK(has(p.evidence, "/sys/class/net/ens1f0np0/flags = 0x1002"));
         CHECK(has(p.evidence, "/sys/class/net/ens1f0np0/carrier = unreadable"));
     }

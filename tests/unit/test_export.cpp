@@ -30,8 +30,8 @@ using namespace rdmad::exports;
 
 namespace {
 
-const char* const kLinkLocal = "fe80:0000:0000:0000:0202:c9ff:fe00:0001";
-const char* const kIpv4 = "0000:0000:0000:0000:0000:ffff:c0a8:0101"; // 192.168.1.1
+const Gid kLinkLocal = *Gid::parse("fe80:0000:0000:0000:0202:c9ff:fe00:0001");
+const Gid kIpv4 = *Gid::parse("0000:0000:0000:0000:0000:ffff:c0a8:0101"); // 192.168.1.1
 
 PortState roce_port() {
     PortState p;
@@ -82,7 +82,7 @@ HostState host() {
     ib.state = "ACTIVE";
     ib.link_layer = "InfiniBand";
     ib.transport = "InfiniBand";
-    ib.gids = {{0, "fe80:0000:0000:0000:0002:c903:0031:78f1", "", ""}};
+    ib.gids = {{0, *Gid::parse("fe80:0000:0000:0000:0002:c903:0031:78f1"), "", ""}};
     auto ibdev = device("mlx5_1", "mlx5_core", "mlx5", {ib});
     inv.devices[ibdev.syspath] = ibdev;
 
@@ -302,6 +302,36 @@ TEST_CASE("rdmad.prom: equal inputs give equal bytes; a label value is escaped")
     // Families without samples are left out, HELP and all.
     CHECK(text.find("rdmad_port_info") == std::string::npos);
     CHECK(has_line(text, R"(rdmad_state{state="running"} 1)"));
+}
+
+TEST_CASE("rdmad.prom: every sample of an object names it in full, whatever its name holds") {
+    // The kept samples leave out the object's first label and put it back when the file is
+    // assembled; a name with an escaped quote, a backslash, a ',', a '}' or a control byte
+    // must come back as append_label() escaped it, on every series of that object.
+    HostState inv;
+    PortState p = roce_port();
+    p.netdev = "e\x01}";
+    auto d = device("mlx\"5,\\}\x01", "mlx5_core", "mlx5", {p});
+    inv.devices[d.syspath] = d;
+    LinkState l;
+    l.index = 7;
+    l.name = p.netdev;
+    l.rdma_capable = "yes";
+    inv.links[l.index] = l;
+    const std::string text = render_prometheus(inv, facts());
+    const std::string dev = std::string(R"(device="mlx\"5,\\})") + "\x01\"";
+    CHECK(has_line(text, "rdmad_device_info{" + dev +
+                             R"(,kernel_driver="mlx5_core",provider="mlx5",node_type="CA"} 1)"));
+    CHECK(has_line(text, "rdmad_device_provider_installed{" + dev + "} 1"));
+    CHECK(has_line(text, "rdmad_port_in_sync{" + dev + R"(,port="1"} 0)"));
+    CHECK(has_line(text, "rdmad_port_pfc_no_drop{" + dev + R"(,port="1",priority="3"} 1)"));
+    CHECK(has_line(text, "rdmad_netdev_rdma_capable{device=\"e\x01}\",state=\"yes\"} 1"));
+    CHECK(has_line(text, "rdmad_netdev_rdma_capable{device=\"e\x01}\",state=\"no\"} 0"));
+    // Kept per object, the same bytes.
+    Inventory inventory;
+    inventory.replace(inv);
+    PrometheusRenderer renderer;
+    CHECK(renderer.render(inventory, facts()) == text);
 }
 
 TEST_CASE("RoCE v2 routable: a RoCE v2 GID that is not link-local") {

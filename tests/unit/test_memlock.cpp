@@ -96,7 +96,7 @@ TEST_CASE("memlock: launchers found in /proc by comm, systemd's default from its
     CHECK(problems[0].severity == "warning");
     CHECK_THAT(problems[0].text, Contains("slurmd (pid 812) has a locked-memory limit of 64 KiB"));
     CHECK(problems[0].evidence ==
-          std::vector<std::string>{"/proc/812/limits = Max locked memory 65536 65536 bytes"});
+          std::vector<SharedText>{"/proc/812/limits = Max locked memory 65536 65536 bytes"});
     CHECK_THAT(problems[0].remedy, Contains("systemctl edit slurmd.service"));
     CHECK_THAT(problems[0].remedy, Contains("LimitMEMLOCK=infinity"));
     CHECK(problems[1].code == "memlock-default-low");
@@ -139,8 +139,8 @@ TEST_CASE("memlock: a process not owned by root is no launcher; many of one name
     REQUIRE(host.memlock.processes.size() == 4); // the uid-65534 "slurmd" is not one
     const auto problems = doctor::check_memlock(&host);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0].text.find("4 processes of slurmstepd have a locked-memory limit as low "
-                                "as 64 KiB") == 0);
+    CHECK(problems[0].text.str().find("4 processes of slurmstepd have a locked-memory limit as low "
+                                      "as 64 KiB") == 0);
     CHECK(problems[0].evidence.size() == 3);                                   // the first three
     CHECK_THAT(problems[0].remedy, Contains("systemctl edit slurmd.service")); // its unit
     CHECK_THAT(problems[0].remedy, Contains("rdmactl reload"));

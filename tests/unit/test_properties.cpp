@@ -126,7 +126,7 @@ TEST_CASE("a change of each Port member names that property alone, in the change
         {"Rate", [](PortState& p) { p.rate = "100 Gb/sec (4X EDR)"; }},
         {"LID", [](PortState& p) { p.lid = 7; }},
         {"SMLID", [](PortState& p) { p.sm_lid = 1; }},
-        {"GIDs", [](PortState& p) { p.gids = {{1, "fe80:0000:0000:0000:0000:0000:0000:0001", "RoCE v2", "mlx5_0p1"}}; }},
+        {"GIDs", [](PortState& p) { p.gids = {{1, *Gid::parse("fe80:0000:0000:0000:0000:0000:0000:0001"), "RoCE v2", "mlx5_0p1"}}; }},
         {"Link", [](PortState& p) { p.netdev = "eth9"; }},
         {"PortType", [](PortState& p) { p.port_type = "eth"; }},
         {"DesiredPortType", [](PortState& p) { p.desired_port_type = "eth"; }},
@@ -143,7 +143,7 @@ TEST_CASE("a change of each Port member names that property alone, in the change
         {"InSync", [](PortState& p) { p.in_sync = false; }},
         {"NetdevMTU", [](PortState& p) { p.netdev_mtu = 9000; }},
         {"ActiveMTU", [](PortState& p) { p.active_mtu = 4096; }},
-        {"RecommendedGID", [](PortState& p) { p.recommended_gid = {1, "::1", "RoCE v2", "mlx5_0p1", ""}; }},
+        {"RecommendedGID", [](PortState& p) { p.recommended_gid = {1, *Gid::parse("0000:0000:0000:0000:0000:0000:0000:0001"), "RoCE v2", "mlx5_0p1", ""}; }},
     };
     SECTION("every property has a case") {
         for (const auto& row : port_properties())

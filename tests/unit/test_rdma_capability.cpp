@@ -53,7 +53,7 @@ PortState make_port(uint32_t number, const std::vector<std::string>& gid_netdevs
     for (const auto& n : gid_netdevs) {
         GidEntry g;
         g.index = i++;
-        g.gid = "fe80:0000:0000:0000:0202:c9ff:fe00:0001";
+        g.gid = *Gid::parse("fe80:0000:0000:0000:0202:c9ff:fe00:0001");
         g.type = "RoCE v2";
         g.netdev = n;
         p.gids.push_back(g);

@@ -18,7 +18,7 @@ namespace {
 GidEntry gid(uint32_t index, const std::string& type, const std::string& netdev = "eth0") {
     GidEntry g;
     g.index = index;
-    g.gid = "fe80:0000:0000:0000:0202:c9ff:fe00:0001";
+    g.gid = *Gid::parse("fe80:0000:0000:0000:0202:c9ff:fe00:0001");
     g.type = type;
     g.netdev = netdev;
     return g;

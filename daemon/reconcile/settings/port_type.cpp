@@ -198,7 +198,7 @@ void PortTypeSetting::plan(SettingPlanContext& ctx) const {
                  fmt::format("port {} is {} but {} is asked: {} has no port type "
                              "switch",
                              port.number, port.link_layer, type,
-                             dev.kernel_driver.empty() ? dev.name : dev.kernel_driver)});
+                             dev.kernel_driver.empty() ? dev.name : dev.kernel_driver.str())});
         } else if (!dev.physical_function.empty()) {
             problems.push_back(
                 {"port-type-firmware", "warning",
