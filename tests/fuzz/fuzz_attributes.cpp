@@ -72,12 +72,16 @@ void check_all(std::string_view in) {
     }
 
     if (const auto gid = parse_gid(in)) {
-        check(gid->empty() || gid->size() == 39, "gid is empty or 8 groups of 4 digits");
-        for (size_t i = 0; i < gid->size(); ++i)
-            check(i % 5 == 4 ? (*gid)[i] == ':' : is_lower_hex((*gid)[i]),
+        // A GID is kept as its 16 bytes; its text is the kernel's (8 groups of 4 lower-case
+        // hex digits), "" for the all-zero GID.
+        const std::string text = gid->text();
+        check(gid->empty() == text.empty(), "only the all-zero gid has no text");
+        check(text.empty() || text.size() == 39, "gid is empty or 8 groups of 4 digits");
+        for (size_t i = 0; i < text.size(); ++i)
+            check(i % 5 == 4 ? text[i] == ':' : is_lower_hex(text[i]),
                   "gid is lower-case hex with colons");
         if (!gid->empty())
-            check(parse_gid(*gid) == gid, "gid re-parses to itself");
+            check(parse_gid(text) == gid, "gid re-parses to itself");
     }
 
     if (const auto type = parse_gid_type(in))
