@@ -2145,6 +2145,46 @@ TEST_CASE("dscp: SetDSCPPriority refuses a DSCP over 63, a priority over 7, a du
     r.stop();
 }
 
+TEST_CASE("dscp: SetTrust pcp then SetDSCPPriority, both persisted, is the map alone: no "
+          "dscp-conflict, and state.conf loads again at the next start",
+          "[reconcile][dscp][persist]") {
+    DcbRig r(kHost);
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1).is_object(); }));
+    using Map = std::vector<sdbus::Struct<uint8_t, uint8_t>>;
+    r.set_trust("mlx5_9", 1, "pcp", true);
+    r.set_dscp_priority("mlx5_9", 1, Map{{26, 3}}, false, true);
+    const std::string saved = read_file(r.state_file());
+    INFO(saved);
+    // The later call wins: a DSCP entry is DSCP trust (rdmad.conf(5), trust).
+    CHECK(saved.find("trust") == std::string::npos);
+    CHECK(saved.find("dscp_priority = { 26 = 3 }") != std::string::npos);
+    REQUIRE(r.eventually([&] {
+        return r.port("mlx5_9", 1)["DSCPPriority"] == dscp_json({{26, 3}});
+    }));
+    CHECK_FALSE(has(codes(r.device("mlx5_9")), "dscp-conflict"));
+    r.stop();
+    r.start();
+    INFO(r.manager_problems().dump());
+    CHECK(r.manager_state() == "running");
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1).is_object(); }));
+    CHECK(r.port("mlx5_9", 1)["DesiredDSCPPriority"] == dscp_json({{26, 3}}));
+    // And the other way round: trust pcp after the map drops the map.
+    r.set_trust("mlx5_9", 1, "pcp", true);
+    const std::string after = read_file(r.state_file());
+    INFO(after);
+    CHECK(after.find("dscp_priority") == std::string::npos);
+    CHECK(after.find("exclusive") == std::string::npos);
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["Trust"] == "pcp"; }));
+    CHECK(r.port("mlx5_9", 1)["DesiredTrust"] == "pcp");
+    CHECK(r.port("mlx5_9", 1)["DesiredDSCPPriority"] == json::array());
+    CHECK_FALSE(has(codes(r.device("mlx5_9")), "dscp-conflict"));
+    r.stop();
+    r.start();
+    CHECK(r.manager_state() == "running");
+    r.stop();
+}
+
 TEST_CASE("rdma-cm: the RoCE mode and ToS asked are written once, read back, and on the bus",
           "[reconcile][rdma-cm]") {
     RRig r(kHost);
