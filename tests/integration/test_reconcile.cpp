@@ -1551,6 +1551,22 @@ TEST_CASE("reconcile: state.conf over 4 KiB loads whole; a broken one is never o
     // Without persist the setting still applies for this run.
     CHECK(error_of([&] { r.set_pfc("mlx4_0", 1, {3}, false); }).first == "");
     CHECK(r.port("mlx4_0", 1)["DesiredPFCNoDrop"] == json({3}));
+    // Revert cannot drop what the broken file may hold for the device: Failed, nothing changes
+    // (org.rdmad1.Port.Revert), not "dropped".
+    for (const std::string dev : {"mlx4_0", "mlx5_0"}) {
+        INFO(dev);
+        auto rv = error_of([&] {
+            r.client->proxy(r.port_path(dev, 1))
+                ->callMethod("Revert")
+                .onInterface("org.rdmad1.Port")
+                .withArguments(std::string());
+        });
+        CHECK(rv.first == "org.rdmad1.Error.Failed");
+        CHECK(rv.second.rfind(r.state_file() + ":", 0) == 0);
+    }
+    CHECK(r.port("mlx4_0", 1)["DesiredPFCNoDrop"] == json({3}));
+    CHECK(read_file(r.state_file()) == broken);
+    CHECK(r.manager_state() == "degraded");
     r.stop();
 }
 
