@@ -1673,9 +1673,19 @@ TEST_CASE("rdmactl set-port-type, set-pfc, reconcile, reload and doctor against 
     CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json({3, 4}));
 
     // set-trust, set-dscp: Ethernet (DCB) settings like PFC, asked on port 1 for the device.
-    res = run_program({ctl, "set-trust", "hfi1_0", "dscp"});
-    CHECK(res.status == 1);
-    CHECK(res.err.find("hfi1_0 (hfi1) has no Ethernet port") != std::string::npos);
+    // The refusal names the setting asked, not PFC.
+    for (const std::vector<std::string>& verb :
+         {std::vector<std::string>{"set-trust", "hfi1_0", "dscp"},
+          std::vector<std::string>{"set-dscp", "hfi1_0", "26:3"}}) {
+        std::vector<std::string> cmd{ctl};
+        cmd.insert(cmd.end(), verb.begin(), verb.end());
+        res = run_program(cmd);
+        INFO(verb[0] << ": " << res.err);
+        CHECK(res.status == 1);
+        CHECK(res.err.find("hfi1_0 (hfi1) has no Ethernet port: the DCB APP table (DSCP trust "
+                           "and map) is an Ethernet setting") != std::string::npos);
+        CHECK(res.err.find("PFC") == std::string::npos);
+    }
     res = run_program({ctl, "set-trust", "mlx5_0", "dscp"});
     INFO(res.out << res.err);
     CHECK(res.status == 0);
