@@ -468,7 +468,7 @@ void Daemon::set_port_type(const std::string& syspath, uint32_t port, const std:
     publish_now(); // the reply comes after the bus shows the new state
 }
 
-void Daemon::check_pfc(const std::string& syspath) {
+void Daemon::check_pfc(const std::string& syspath, const std::string& setting) {
     const DeviceState& d = device_for_call(syspath);
     // PFC is an Ethernet (802.1Qbb) setting. A VPI adapter (mlx4, mlx5) may get Ethernet
     // ports later; an InfiniBand- or OPA-only one (hfi1, qib) never does.
@@ -479,7 +479,7 @@ void Daemon::check_pfc(const std::string& syspath) {
     if (!vpi && !ethernet)
         throw MethodError(api::kNotSupported,
                           d.name + " (" + d.kernel_driver +
-                              ") has no Ethernet port: PFC is an Ethernet setting");
+                              ") has no Ethernet port: " + setting + " is an Ethernet setting");
 }
 
 void Daemon::set_pfc(const std::string& syspath, const std::vector<uint8_t>& priorities,

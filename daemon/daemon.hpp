@@ -51,7 +51,7 @@ class Daemon final : public Controller {
                          bool persist) override;
     void set_port_type(const std::string& device_syspath, uint32_t port, const std::string& type,
                        bool persist) override;
-    void check_pfc(const std::string& device_syspath) override;
+    void check_pfc(const std::string& device_syspath, const std::string& setting) override;
     void check_rdma_cm(const std::string& device_syspath) override;
     void set_settings(const std::string& device_syspath, const Rule& request,
                       bool persist) override;

@@ -48,9 +48,10 @@ class Controller {
     /// Port.SetPortType, authorized: returns once the bus shows the new desired state.
     virtual void set_port_type(const std::string& device_syspath, uint32_t port,
                                const std::string& type, bool persist) = 0;
-    /// Before polkit is asked: can the device at `device_syspath` take a PFC rule? Throws
-    /// MethodError (NoSuchObject, NotSupported for a device without Ethernet ports).
-    virtual void check_pfc(const std::string& device_syspath) = 0;
+    /// Before polkit is asked: can the device at `device_syspath` take a DCB setting (PFC, the
+    /// DSCP trust and map: Ethernet's)? Throws MethodError (NoSuchObject, NotSupported for a
+    /// device without Ethernet ports, naming `setting`: "PFC", "the DCB APP table (DSCP trust and map)").
+    virtual void check_pfc(const std::string& device_syspath, const std::string& setting) = 0;
     /// Port.SetPFCNoDrop, authorized; `priorities` valid (api::pfc_priorities_error) and
     /// ascending.
     virtual void set_pfc(const std::string& device_syspath, const std::vector<uint8_t>& priorities,

@@ -283,7 +283,7 @@ int Objects::set_pfc_no_drop(sd_bus_message* m, void* userdata, sd_bus_error* er
             // As in rdmad.conf(5): leaving PFC alone is the absence of a rule, not [].
             if (std::string why = api::pfc_priorities_error(priorities); !why.empty())
                 throw MethodError(api::kInvalidArgument, why);
-            methods.controller->check_pfc(syspath);
+            methods.controller->check_pfc(syspath, "PFC");
         },
         [c = methods.controller, syspath, priorities, persist](sd_bus_message* call) {
             c->set_pfc(syspath, priorities, persist);
@@ -375,7 +375,7 @@ int Objects::set_settings(sd_bus_message* m, void* userdata, sd_bus_error* error
             if (rdma_cm)
                 methods.controller->check_rdma_cm(syspath);
             else
-                methods.controller->check_pfc(syspath); // DCB: an Ethernet setting, as PFC
+                methods.controller->check_pfc(syspath, "the DCB APP table (DSCP trust and map)");
         },
         [c = methods.controller, syspath, request, persist](sd_bus_message* call) {
             c->set_settings(syspath, request, persist);

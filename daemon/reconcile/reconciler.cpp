@@ -337,6 +337,11 @@ void Reconciler::revert(const HostState& inv, const DeviceState& d, uint32_t por
         }
         return changed;
     };
+    // A state file rdmad could not read may hold this device's requests: saying they are
+    // dropped would be untrue, and rdmad does not rewrite that file (org.rdmad1.Port.Revert:
+    // Failed when the state file had an error). Nothing changes.
+    if (state_error_)
+        check_state_file_writable(); // throws, naming the file's error
     auto saved = persisted_;
     if (drop(persisted_)) {
         try {

@@ -1551,6 +1551,22 @@ TEST_CASE("reconcile: state.conf over 4 KiB loads whole; a broken one is never o
     // Without persist the setting still applies for this run.
     CHECK(error_of([&] { r.set_pfc("mlx4_0", 1, {3}, false); }).first == "");
     CHECK(r.port("mlx4_0", 1)["DesiredPFCNoDrop"] == json({3}));
+    // Revert cannot drop what the broken file may hold for the device: Failed, nothing changes
+    // (org.rdmad1.Port.Revert), not "dropped".
+    for (const std::string dev : {"mlx4_0", "mlx5_0"}) {
+        INFO(dev);
+        auto rv = error_of([&] {
+            r.client->proxy(r.port_path(dev, 1))
+                ->callMethod("Revert")
+                .onInterface("org.rdmad1.Port")
+                .withArguments(std::string());
+        });
+        CHECK(rv.first == "org.rdmad1.Error.Failed");
+        CHECK(rv.second.rfind(r.state_file() + ":", 0) == 0);
+    }
+    CHECK(r.port("mlx4_0", 1)["DesiredPFCNoDrop"] == json({3}));
+    CHECK(read_file(r.state_file()) == broken);
+    CHECK(r.manager_state() == "degraded");
     r.stop();
 }
 
@@ -1657,9 +1673,19 @@ TEST_CASE("rdmactl set-port-type, set-pfc, reconcile, reload and doctor against 
     CHECK(r.port("mlx5_0", 1)["DesiredPFCNoDrop"] == json({3, 4}));
 
     // set-trust, set-dscp: Ethernet (DCB) settings like PFC, asked on port 1 for the device.
-    res = run_program({ctl, "set-trust", "hfi1_0", "dscp"});
-    CHECK(res.status == 1);
-    CHECK(res.err.find("hfi1_0 (hfi1) has no Ethernet port") != std::string::npos);
+    // The refusal names the setting asked, not PFC.
+    for (const std::vector<std::string>& verb :
+         {std::vector<std::string>{"set-trust", "hfi1_0", "dscp"},
+          std::vector<std::string>{"set-dscp", "hfi1_0", "26:3"}}) {
+        std::vector<std::string> cmd{ctl};
+        cmd.insert(cmd.end(), verb.begin(), verb.end());
+        res = run_program(cmd);
+        INFO(verb[0] << ": " << res.err);
+        CHECK(res.status == 1);
+        CHECK(res.err.find("hfi1_0 (hfi1) has no Ethernet port: the DCB APP table (DSCP trust "
+                           "and map) is an Ethernet setting") != std::string::npos);
+        CHECK(res.err.find("PFC") == std::string::npos);
+    }
     res = run_program({ctl, "set-trust", "mlx5_0", "dscp"});
     INFO(res.out << res.err);
     CHECK(res.status == 0);
@@ -2142,6 +2168,46 @@ TEST_CASE("dscp: SetDSCPPriority refuses a DSCP over 63, a priority over 7, a du
     }
     CHECK_FALSE(fs::exists(r.state_file()));
     CHECK(r.count("APPSET") == 0);
+    r.stop();
+}
+
+TEST_CASE("dscp: SetTrust pcp then SetDSCPPriority, both persisted, is the map alone: no "
+          "dscp-conflict, and state.conf loads again at the next start",
+          "[reconcile][dscp][persist]") {
+    DcbRig r(kHost);
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1).is_object(); }));
+    using Map = std::vector<sdbus::Struct<uint8_t, uint8_t>>;
+    r.set_trust("mlx5_9", 1, "pcp", true);
+    r.set_dscp_priority("mlx5_9", 1, Map{{26, 3}}, false, true);
+    const std::string saved = read_file(r.state_file());
+    INFO(saved);
+    // The later call wins: a DSCP entry is DSCP trust (rdmad.conf(5), trust).
+    CHECK(saved.find("trust") == std::string::npos);
+    CHECK(saved.find("dscp_priority = { 26 = 3 }") != std::string::npos);
+    REQUIRE(r.eventually([&] {
+        return r.port("mlx5_9", 1)["DSCPPriority"] == dscp_json({{26, 3}});
+    }));
+    CHECK_FALSE(has(codes(r.device("mlx5_9")), "dscp-conflict"));
+    r.stop();
+    r.start();
+    INFO(r.manager_problems().dump());
+    CHECK(r.manager_state() == "running");
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1).is_object(); }));
+    CHECK(r.port("mlx5_9", 1)["DesiredDSCPPriority"] == dscp_json({{26, 3}}));
+    // And the other way round: trust pcp after the map drops the map.
+    r.set_trust("mlx5_9", 1, "pcp", true);
+    const std::string after = read_file(r.state_file());
+    INFO(after);
+    CHECK(after.find("dscp_priority") == std::string::npos);
+    CHECK(after.find("exclusive") == std::string::npos);
+    REQUIRE(r.eventually([&] { return r.port("mlx5_9", 1)["Trust"] == "pcp"; }));
+    CHECK(r.port("mlx5_9", 1)["DesiredTrust"] == "pcp");
+    CHECK(r.port("mlx5_9", 1)["DesiredDSCPPriority"] == json::array());
+    CHECK_FALSE(has(codes(r.device("mlx5_9")), "dscp-conflict"));
+    r.stop();
+    r.start();
+    CHECK(r.manager_state() == "running");
     r.stop();
 }
 

@@ -201,6 +201,21 @@ TEST_CASE("trust pcp deletes every DSCP entry; exclusive deletes the unlisted on
     CHECK(ex.actions[0].exclusive);
 }
 
+TEST_CASE("trust pcp and a DSCP map from two rules: dscp-conflict, no write, and the port shows "
+          "what is asked and is not in sync") {
+    DeviceDesired want;
+    want.trust = "pcp";
+    want.dscp_priority = {{26, 3}};
+    want.origin = {{"trust", "a.conf:1"}, {"dscp_priority", "b.conf:4"}};
+    const Plan plan = plan_for(mlx5_roce({{26, 3}}), want);
+    CHECK(plan.actions.empty());
+    CHECK(codes_of(plan) == std::vector<std::string>{"dscp-conflict"});
+    const PortPlan& pp = plan.ports.at(mlx5_path).at(1);
+    CHECK(pp.desired_trust == "pcp");
+    CHECK(pp.desired_dscp_priority == DscpMap{{26, 3}});
+    CHECK_FALSE(pp.in_sync);
+}
+
 TEST_CASE("a DSCP map that differs plans one APP write on the port's netdev") {
     DeviceDesired want;
     want.dscp_priority = {{26, 3}, {48, 6}};

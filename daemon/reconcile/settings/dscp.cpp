@@ -138,6 +138,16 @@ std::optional<DscpMap> read_dscp_map(const toml::node& value, ConfigProblems& pr
     return map;
 }
 
+/// Forget in `rule` what `newer` contradicts: trust "pcp" and a DSCP map cannot both hold.
+void drop_contradicted(const Rule& newer, Rule& rule) {
+    if (newer.trust == "pcp") {
+        rule.dscp_priority.reset();
+        rule.exclusive.reset();
+    }
+    if (newer.dscp_priority && rule.trust == "pcp")
+        rule.trust.reset();
+}
+
 class DscpSetting final : public Setting {
   public:
     using Keys = OptionalRuleKeys<&Rule::trust, &Rule::dscp_priority, &Rule::exclusive>;
@@ -191,8 +201,16 @@ class DscpSetting final : public Setting {
             out.table.insert("exclusive", *r.exclusive);
     }
     bool sets(const Rule& r) const override { return Keys::sets(r); }
-    void merge(const Rule& from, Rule& into) const override { Keys::merge(from, into); }
+    // A later request replaces what contradicts it, as check() refuses in one rule: trust
+    // "pcp" drops an earlier map (and its exclusive), a map drops an earlier trust "pcp". Else
+    // SetTrust("pcp") then SetDSCPPriority() made one rule that is a dscp-conflict, and, kept
+    // in state.conf, a file rdmad refuses at the next start.
+    void merge(const Rule& from, Rule& into) const override {
+        drop_contradicted(from, into);
+        Keys::merge(from, into);
+    }
     void clear_set_by(const Rule& newer, Rule& rule) const override {
+        drop_contradicted(newer, rule);
         Keys::clear_set_by(newer, rule);
     }
     void resolve(const Rule& r, const std::string& origin, DeviceDesired& want) const override {
@@ -251,6 +269,14 @@ void DscpSetting::plan(SettingPlanContext& ctx) const {
                          want.origin.count("trust") ? want.origin.at("trust") : "",
                          want.origin.count("dscp_priority") ? want.origin.at("dscp_priority")
                                                             : "")});
+        // The ports still show what is asked (org.rdmad1(5): DesiredTrust, DesiredDSCPPriority),
+        // and that they cannot be in sync with it.
+        for (const auto& port : ctx.device.ports) {
+            PortPlan& pp = ctx.ports[port.number];
+            pp.desired_trust = want.trust;
+            pp.desired_dscp_priority = want.dscp_priority;
+            pp.in_sync = false;
+        }
         return;
     }
     const DcbSettingNames names{"dscp", "DSCP trust", "DSCP trust and the DSCP map"};
