@@ -167,6 +167,27 @@ TEST_CASE("a later rule overrides one value of an earlier rule's profile") {
     CHECK(want.origin.at("trust") == "profile lossless-roce (f.conf:1)");
 }
 
+TEST_CASE("trust pcp overrides a profile's DSCP map, and a later map an earlier pcp") {
+    DesiredConfig config;
+    config.rules = {rule_of("[[rule]]\ndriver = \"mlx5_core\"\nprofile = \"lossless-roce\"\n"
+                            "trust = \"pcp\"\n")};
+    DeviceDesired want = resolve(config, mlx5_roce(), {});
+    CHECK(want.trust == "pcp");
+    CHECK(want.origin.at("trust") == "f.conf:1");
+    CHECK(want.dscp_priority.empty());
+    CHECK(want.origin.count("dscp_priority") == 0);
+    CHECK(want.pfc_no_drop == std::vector<uint8_t>{3}); // the rest of the profile stands
+    const auto codes = codes_of(plan_for(mlx5_roce({{26, 3}}), want));
+    CHECK(std::find(codes.begin(), codes.end(), "dscp-conflict") == codes.end());
+
+    config.rules.push_back(rule_of("\n\n[[rule]]\ndevice = \"mlx5_*\"\ndscp_priority = { 46 = 5 }\n"));
+    want = resolve(config, mlx5_roce(), {});
+    CHECK(want.trust.empty()); // a map is DSCP trust
+    CHECK(want.origin.count("trust") == 0);
+    CHECK(want.dscp_priority == DscpMap{{46, 5}});
+    CHECK(want.origin.at("dscp_priority") == "f.conf:3");
+}
+
 // ---- DSCP: compare and plan -----------------------------------------------------------------
 
 TEST_CASE("trust dscp on a table without DSCP entries installs DSCP >> 3; with one, nothing") {

@@ -213,14 +213,28 @@ class DscpSetting final : public Setting {
         drop_contradicted(newer, rule);
         Keys::clear_set_by(newer, rule);
     }
+    /// A later rule (or layer: /etc, then state.conf, then D-Bus) wins over an earlier one
+    /// as a whole: trust "pcp" drops a DSCP map (and its exclusive) that came from before, as
+    /// from a profile, and a map drops an earlier "pcp" (a map is DSCP trust). check() refuses
+    /// both in one rule, so no rule's own keys are ever dropped.
     void resolve(const Rule& r, const std::string& origin, DeviceDesired& want) const override {
         if (r.trust) {
             want.trust = *r.trust;
             want.origin["trust"] = origin;
+            if (*r.trust == "pcp" && !r.dscp_priority) {
+                want.dscp_priority.clear();
+                want.exclusive = false;
+                want.origin.erase("dscp_priority");
+                want.origin.erase("exclusive");
+            }
         }
         if (r.dscp_priority) {
             want.dscp_priority = *r.dscp_priority;
             want.origin["dscp_priority"] = origin;
+            if (!r.trust && want.trust == "pcp") {
+                want.trust.clear();
+                want.origin.erase("trust");
+            }
         }
         if (r.exclusive) {
             want.exclusive = *r.exclusive;
