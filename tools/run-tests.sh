@@ -3,7 +3,7 @@
 # The whole test suite, as CI runs it: install what is needed, build, run the unit and
 # integration suites, again under ASan+UBSan from a copy of the tree 150 characters deep (the
 # tests must not depend on the checkout's path: AF_UNIX paths hold 108 bytes), each libFuzzer
-# target on its stored corpus and then for $FUZZ_SECONDS (default 30), as many at once as
+# target on its stored corpus and then for $FUZZ_SECONDS (default 20), as many at once as
 # there are cores, and the Debian package (tools/test-deb.sh: built from a directory 150
 # characters deep, lintian, install, run, upgrade, remove, purge).
 #
@@ -12,7 +12,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-fuzz_seconds=${FUZZ_SECONDS:-30}
+fuzz_seconds=${FUZZ_SECONDS:-20}
 jobs=$(nproc)
 run_start=$(date +%s)
 logdir=$top/build-logs
