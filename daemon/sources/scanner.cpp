@@ -561,7 +561,9 @@ void Scanner::derive_device(DeviceState& d, std::map<std::string, bool>& install
     if (fresh)
         it->second = provider_installed(options_.providers, d.provider);
     d.provider_installed = it->second;
-    d.provider_package = provider_package(d.provider, family_);
+    d.provider_package = d.provider.empty() || provider_package_.empty()
+                             ? provider_package(d.provider, family_)
+                             : provider_package_;
 }
 
 HostState Scanner::derive_all(const Inventory& inventory) {

@@ -82,6 +82,12 @@ class Scanner {
         memlock_launchers_ = launchers;
     }
 
+    /// `[daemon] provider_package`: the ProviderPackage of every device from the next read on
+    /// ("": the one the distribution's family names).
+    void set_provider_package(const std::string& package) { provider_package_ = package; }
+    /// The distribution's family, from os-release (read at construction).
+    DistroFamily family() const { return family_; }
+
     /// A verbs async event on the RDMA device `name`: re-read it.
     void note_device(const std::string& name);
 
@@ -182,6 +188,7 @@ class Scanner {
     doctor::LinkIndex link_named_;
     std::set<std::pair<std::string, int32_t>> link_names_; ///< (name, ifindex) of links_
     std::map<std::string, std::string> verbs_of_; ///< ibdev name -> /dev path of its uverbs
+    std::string provider_package_; ///< `[daemon] provider_package`, "" for the family's
     HostFacts host_; ///< read by full_scan() and every full refresh() (doctor checks)
 
     /// Point link_named_[name] at the link of links_ with that name and the lowest ifindex,

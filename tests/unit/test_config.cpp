@@ -123,7 +123,16 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "[[rule]]\ndevice = \"x\"\nmin_active_ports = 9223372036854775807\n",
          "f.conf:3:20: min_active_ports must be from 1 to 64, not 9223372036854775807"},
         {"unknown key in [daemon]", "[daemon]\napply = true\n  dry_run = true\n",
-         "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\")"},
+         "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\", "
+         "\"install_providers\" or \"provider_package\")"},
+        {"install_providers misspelt", "[daemon]\ninstall_providers = \"automatic\"\n",
+         "f.conf:2:21: install_providers must be \"never\", \"ask\" or \"auto\", not "
+         "\"automatic\""},
+        {"install_providers as a boolean", "[daemon]\ninstall_providers = true\n",
+         "f.conf:2:21: install_providers must be a string, not a boolean"},
+        {"provider_package with a shell character", "[daemon]\nprovider_package = \"a;b\"\n",
+         "f.conf:2:20: provider_package must be package names (letters, digits, + - . _) "
+         "separated by spaces, at most 128 bytes"},
         {"relative export directory", "[export]\nprometheus_dir = \"prom\"\n",
          "f.conf:2:18: prometheus_dir must be an absolute directory path"},
         {"export directory given as a boolean", "[export]\nnfd_dir = false\n",
@@ -198,6 +207,22 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
         INFO(c.what);
         CHECK(error_of(c.text) == c.error);
     }
+}
+
+TEST_CASE("install_providers and provider_package are read, and a later file wins") {
+    ConfigFile a = parse_ok("[daemon]\ninstall_providers = \"auto\"\n"
+                            "provider_package = \"libibverbs libmlx5-1\"\n");
+    CHECK(a.install_providers == InstallProviders::automatic);
+    CHECK(a.provider_package == "libibverbs libmlx5-1");
+    CHECK(parse_ok("[daemon]\ninstall_providers = \"never\"\n").install_providers ==
+          InstallProviders::never);
+    DesiredConfig config;
+    CHECK(config.install_providers == InstallProviders::ask); // the default
+    CHECK(config.provider_package.empty());
+    merge_config(config, std::move(a), "10-a.conf");
+    merge_config(config, parse_ok("[daemon]\ninstall_providers = \"ask\"\n"), "20-b.conf");
+    CHECK(config.install_providers == InstallProviders::ask);
+    CHECK(config.provider_package == "libibverbs libmlx5-1"); // 20-b.conf leaves it
 }
 
 TEST_CASE("a NUL byte is reported at its position with the whole message") {
