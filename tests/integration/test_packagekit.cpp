@@ -222,13 +222,27 @@ TEST_CASE("packagekit: ask installs nothing until an authorized InstallProviders
     CHECK(r.installs().empty());
     CHECK_FALSE(has_code(r.mlx5(), "provider-installing"));
 
+    // rdmactl says which action was refused, and exits 1.
+    res = run_program({env_or_fail("RDMACTL"), "install-providers"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 1);
+    CHECK(res.err.rfind("rdmactl: not authorized (polkit action org.rdmad1.install-providers): ",
+                        0) == 0);
+    CHECK(r.installs().empty());
+
     // Allowed: it returns the package it started, which PackageKit installs once.
     r.allow({kInstallAction, "org.rdmad1.install-providers"});
+    res = run_program({env_or_fail("RDMACTL"), "install-providers"});
+    INFO(res.out << res.err);
+    REQUIRE(res.status == 0);
+    CHECK(res.out == "libawesome\n\nPackageKit is installing it ('rdmactl doctor' shows how it "
+                     "ends).\n");
+    CHECK(has_code(r.mlx5(), "provider-installing"));
+    // Asked again while it runs: the same package, not a second install.
     res = r.install_providers();
     INFO(res.out << res.err);
     REQUIRE(res.status == 0);
     CHECK(res.out.find("string \"libawesome\"") != std::string::npos);
-    CHECK(has_code(r.mlx5(), "provider-installing"));
     r.add_provider("mlx5");
     REQUIRE(eventually([&] { return r.mlx5()["ProviderInstalled"] == true; }, 40s));
     CHECK_FALSE(has_code(r.mlx5(), "provider-installing"));
@@ -242,6 +256,11 @@ TEST_CASE("packagekit: install_providers = never refuses InstallProviders", "[pa
     INFO(res.out << res.err);
     CHECK(res.status != 0);
     CHECK(res.err.find("org.rdmad1.Error.NotSupported") != std::string::npos);
+    res = run_program({env_or_fail("RDMACTL"), "install-providers"});
+    INFO(res.out << res.err);
+    CHECK(res.status == 1);
+    CHECK(res.err == "rdmactl: install_providers is \"never\" in rdmad.conf: rdmad installs no "
+                     "package\n");
     std::this_thread::sleep_for(500ms);
     CHECK(r.installs().empty());
     CHECK(has_code(r.mlx5(), "provider-missing"));
