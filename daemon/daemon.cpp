@@ -412,7 +412,16 @@ void Daemon::show_provider_installs() {
 
 void Daemon::take_install_config() {
     installs_->set_mode(reconciler_->install_providers());
-    scanner_->set_provider_package(reconciler_->provider_package());
+    if (reconciler_->provider_package() != provider_package_) {
+        // Every device's ProviderPackage changes: derive them all again (not at start-up,
+        // where the first scan does).
+        provider_package_ = reconciler_->provider_package();
+        scanner_->set_provider_package(provider_package_);
+        if (!inventory_.state().devices.empty()) {
+            full_resync_ = true;
+            coalescer_.schedule(0);
+        }
+    }
     installs_->forget();
 }
 

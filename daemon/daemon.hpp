@@ -155,6 +155,7 @@ class Daemon final : public Controller {
     bool rescan_after_read_ = false; ///< a SIGHUP asked: the hardware is read again after
     std::unique_ptr<packagekit::Client> packagekit_; ///< connects when first asked
     std::unique_ptr<ProviderInstalls> installs_;
+    std::string provider_package_; ///< `[daemon] provider_package` in force
     std::unique_ptr<exports::ExportWriter> exports_;
     std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
 };

@@ -24,6 +24,7 @@ namespace {
 
 constexpr const char* kHost = "procfs-hfi1-mlx4-mlx5"; // mlx4, mlx5 and hfi1 providers
 constexpr const char* kPackagekitd = "/usr/libexec/packagekitd";
+constexpr const char* kMlx5 = "/sys/devices/pci0000:03/0000:03:00.0/0000:04:00.0/infiniband/mlx5_0";
 
 bool has_code(const json& device, const std::string& code) {
     const auto codes = problem_codes(device);
@@ -267,7 +268,7 @@ TEST_CASE("packagekit: install_providers = never refuses InstallProviders", "[pa
 }
 
 TEST_CASE("packagekit: a refused install is a problem with the backend's text and the command, "
-          "tried again only after a Reload",
+          "tried again only after a Reload or a hotplug",
           "[packagekit]") {
     // The dummy backend refuses vips-doc with only-trusted.
     PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"vips-doc\"\n", "dummy",
@@ -278,7 +279,7 @@ TEST_CASE("packagekit: a refused install is a problem with the backend's text an
           "run apt install vips-doc");
     CHECK(r.installs() == std::vector<std::string>{"vips-doc;7.12.4-2.fc8;noarch;linva"});
     // No retry loop: later passes (a change event re-reads the device) try nothing.
-    r.testbed.uevent("/sys/devices/pci0000:03/0000:03:00.0/0000:04:00.0/infiniband/mlx5_0", "change");
+    r.testbed.uevent(kMlx5, "change");
     std::this_thread::sleep_for(2s);
     CHECK(r.installs().size() == 1);
     CHECK(has_code(r.mlx5(), "provider-install-failed"));
@@ -288,6 +289,12 @@ TEST_CASE("packagekit: a refused install is a problem with the backend's text an
     REQUIRE(res.status == 0);
     REQUIRE(eventually([&] { return r.installs().size() == 2; }, 30s));
     REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 30s));
+    // So is a hotplug (the device added again, as a driver reload does).
+    r.testbed.uevent(kMlx5, "add");
+    REQUIRE(eventually([&] { return r.installs().size() == 3; }, 30s));
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 30s));
+    std::this_thread::sleep_for(1s);
+    CHECK(r.installs().size() == 3);
 }
 
 TEST_CASE("packagekit: test_fail resolves nothing; no PackageKit at all: the command to run",
