@@ -89,8 +89,7 @@ bool is_lookup_miss(const sdbus::Error& e) {
 Failure configure_failure(const sdbus::Error& e, const char* action = kConfigureAction) {
     const std::string& name = e.getName();
     if (name == kAccessDenied)
-        return Failure(std::string("not authorized (polkit action ") + action +
-                       "): " + detail(e));
+        return Failure(std::string("not authorized (polkit action ") + action + "): " + detail(e));
     if (name == kInvalidArgument || name == kNotSupported)
         return Failure(detail(e));
     return Failure(error_message(e));

@@ -161,14 +161,15 @@ Daemon::Daemon(DaemonOptions options)
     reconciler_ = std::make_unique<Reconciler>(std::move(reconcile), dcb_.get());
     bus_ = std::make_unique<Bus>(event, *this);
     packagekit_ = std::make_unique<packagekit::Client>(event);
-    installs_ = std::make_unique<ProviderInstalls>(*packagekit_, [this](const std::string& package) {
-        // Read the devices that need `package` again: their provider is probed anew, and
-        // the pass puts the outcome (ProviderInstalled, the install problems) on the bus.
-        for (const auto& [_, d] : inventory_.state().devices)
-            if (d.provider_package == package)
-                scanner_->note_device(d.name);
-        coalescer_.note(false);
-    });
+    installs_ =
+        std::make_unique<ProviderInstalls>(*packagekit_, [this](const std::string& package) {
+            // Read the devices that need `package` again: their provider is probed anew, and
+            // the pass puts the outcome (ProviderInstalled, the install problems) on the bus.
+            for (const auto& [_, d] : inventory_.state().devices)
+                if (d.provider_package == package)
+                    scanner_->note_device(d.name);
+            coalescer_.note(false);
+        });
     exports::WriterOptions export_options;
     export_options.on_error = [this](const std::string& error) {
         export_error_ = error;

@@ -5,12 +5,12 @@
 // scanner -> inventory -> exporter.
 #pragma once
 
+#include "actuators/packagekit.hpp"
 #include "bus/bus.hpp"
 #include "bus/controller.hpp"
 #include "dispatch/dispatcher.hpp"
 #include "export/export_writer.hpp"
 #include "inventory/inventory.hpp"
-#include "actuators/packagekit.hpp"
 #include "reconcile/config_loader.hpp"
 #include "reconcile/provider_installs.hpp"
 #include "reconcile/reconciler.hpp"

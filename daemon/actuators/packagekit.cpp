@@ -24,15 +24,22 @@ constexpr const char* kTransaction = "org.freedesktop.PackageKit.Transaction";
 // (1 << enum value) set for each value.
 constexpr uint64_t kFilterNotInstalled = 1ull << 3; // PK_FILTER_ENUM_NOT_INSTALLED
 constexpr uint64_t kFilterNewest = 1ull << 16;      // PK_FILTER_ENUM_NEWEST
-constexpr uint64_t kOnlyTrusted = 1ull << 1;        // PK_TRANSACTION_FLAG_ENUM_ONLY_TRUSTED
-constexpr uint32_t kExitSuccess = 1;                // PK_EXIT_ENUM_SUCCESS
+constexpr uint64_t kFilterArch = 1ull << 18;        // PK_FILTER_ENUM_ARCH
+constexpr uint64_t kFilterNotSource = 1ull << 21;   // PK_FILTER_ENUM_NOT_SOURCE
+/// Resolve's filter: the newest installable package of this machine's architecture, no
+/// source package (as Cockpit's pkg/lib/packagekit.js installs a package by name).
+constexpr uint64_t kResolveFilter =
+    kFilterNotInstalled | kFilterNewest | kFilterArch | kFilterNotSource;
+constexpr uint64_t kOnlyTrusted = 1ull << 1; // PK_TRANSACTION_FLAG_ENUM_ONLY_TRUSTED
+constexpr uint32_t kExitSuccess = 1;         // PK_EXIT_ENUM_SUCCESS
 
 /// PkExitEnum's names (pk-enum.c's enum_exit table), for a Finished without an ErrorCode.
 std::string exit_name(uint32_t exit) {
-    static const char* const names[] = {"unknown",       "success",          "failed",
-                                        "cancelled",     "key-required",     "eula-required",
-                                        "killed",        "media-change-required",
-                                        "need-untrusted", "cancelled-priority",
+    static const char* const names[] = {"unknown",          "success",
+                                        "failed",           "cancelled",
+                                        "key-required",     "eula-required",
+                                        "killed",           "media-change-required",
+                                        "need-untrusted",   "cancelled-priority",
                                         "skip-transaction", "repair-required"};
     return exit < std::size(names) ? names[exit] : fmt::format("exit {}", exit);
 }
@@ -42,7 +49,9 @@ std::string error_text(const sd_bus_error* e) {
 }
 
 /// The package name of a PackageKit package id "name;version;arch;data".
-std::string id_name(const std::string& id) { return id.substr(0, id.find(';')); }
+std::string id_name(const std::string& id) {
+    return id.substr(0, id.find(';'));
+}
 
 /// What the asynchronous calls carry: the client and the job, looked up again on the reply
 /// (a job that ended meanwhile is gone, and its reply ignored).
@@ -62,10 +71,10 @@ struct Client::Job {
     std::vector<std::string> names;
     Done done;
     enum class Stage { resolve, install } stage = Stage::resolve;
-    std::string path;                    ///< the transaction running now, "" between two
-    std::vector<std::string> ids;        ///< Resolve's Package ids, one per name
-    std::optional<std::string> error;    ///< the first ErrorCode of the transaction
-    std::optional<Outcome> ended;        ///< set when the timer ends it (at once or late)
+    std::string path;                 ///< the transaction running now, "" between two
+    std::vector<std::string> ids;     ///< Resolve's Package ids, one per name
+    std::optional<std::string> error; ///< the first ErrorCode of the transaction
+    std::optional<Outcome> ended;     ///< set when the timer ends it (at once or late)
     EventSource timer;
 };
 
@@ -103,7 +112,8 @@ int append_strings(sd_bus_message* m, const std::vector<std::string>& strings) {
 
 } // namespace
 
-Client::Client(sd_event* event, uint64_t timeout_usec) : event_(event), timeout_usec_(timeout_usec) {}
+Client::Client(sd_event* event, uint64_t timeout_usec)
+    : event_(event), timeout_usec_(timeout_usec) {}
 
 Client::~Client() {
     // Jobs first (their timers), then the connection with the pending calls' tickets.
@@ -200,38 +210,36 @@ void Client::create_transaction(uint64_t id) {
             const bool absent = sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN,
                                                        SD_BUS_ERROR_NAME_HAS_NO_OWNER);
             self->finish(id, {absent ? Outcome::Kind::missing : Outcome::Kind::failed,
-                              "PackageKit: " + error_text(e), {}});
+                              "PackageKit: " + error_text(e),
+                              {}});
             return 0;
         }
         const char* path = nullptr;
         if (int r = sd_bus_message_read(m, "o", &path); r < 0 || !path) {
-            self->finish(id, {Outcome::Kind::failed,
-                              "PackageKit's CreateTransaction reply cannot be read", {}});
+            self->finish(
+                id,
+                {Outcome::Kind::failed, "PackageKit's CreateTransaction reply cannot be read", {}});
             return 0;
         }
         job.path = path;
         job.error.reset();
         // The transaction's call: its reply is empty, its result comes in signals.
         sd_bus_message* raw = nullptr;
-        int r = sd_bus_message_new_method_call(sd_bus_message_get_bus(m), &raw, kService, path,
-                                               kTransaction,
-                                               job.stage == Job::Stage::resolve
-                                                   ? "Resolve"
-                                                   : "InstallPackages");
+        int r = sd_bus_message_new_method_call(
+            sd_bus_message_get_bus(m), &raw, kService, path, kTransaction,
+            job.stage == Job::Stage::resolve ? "Resolve" : "InstallPackages");
         MessagePtr call(raw);
         if (r >= 0)
-            r = sd_bus_message_append(raw, "t",
-                                      job.stage == Job::Stage::resolve
-                                          ? kFilterNotInstalled | kFilterNewest
-                                          : kOnlyTrusted);
+            r = sd_bus_message_append(
+                raw, "t", job.stage == Job::Stage::resolve ? kResolveFilter : kOnlyTrusted);
         if (r >= 0)
             r = append_strings(raw, job.stage == Job::Stage::resolve ? job.names : job.ids);
         auto on_reply = [](sd_bus_message* m, void* userdata, sd_bus_error*) -> int {
             auto* t = static_cast<Ticket*>(userdata);
             if (const sd_bus_error* e = sd_bus_message_get_error(m))
                 if (t->client->jobs_.count(t->id))
-                    t->client->finish(t->id, {Outcome::Kind::failed,
-                                              "PackageKit: " + error_text(e), {}});
+                    t->client->finish(t->id,
+                                      {Outcome::Kind::failed, "PackageKit: " + error_text(e), {}});
             return 0;
         };
         if (r >= 0) {
@@ -243,15 +251,16 @@ void Client::create_transaction(uint64_t id) {
         }
         if (r < 0)
             self->finish(id, {Outcome::Kind::failed,
-                              std::string("cannot ask PackageKit: ") + std::strerror(-r), {}});
+                              std::string("cannot ask PackageKit: ") + std::strerror(-r),
+                              {}});
         return 0;
     };
     int r = call_async(connection_->bus.get(), on_created, Ticket{this, id}, kPath, kService,
                        "CreateTransaction", "");
     if (r < 0) {
         Job& job = *jobs_.at(id);
-        job.ended = Outcome{Outcome::Kind::failed,
-                            std::string("cannot ask PackageKit: ") + std::strerror(-r), {}};
+        job.ended = Outcome{
+            Outcome::Kind::failed, std::string("cannot ask PackageKit: ") + std::strerror(-r), {}};
         sd_event_source_set_time_relative(job.timer.get(), 0);
     }
 }
@@ -290,7 +299,8 @@ void Client::on_signal(const std::string& path, const std::string& member, void*
             const uint64_t job_id = id;
             if (exit != kExitSuccess || job->error) {
                 finish(job_id, {Outcome::Kind::failed,
-                                job->error ? *job->error : "PackageKit: " + exit_name(exit), {}});
+                                job->error ? *job->error : "PackageKit: " + exit_name(exit),
+                                {}});
                 return;
             }
             if (job->stage == Job::Stage::install) {

@@ -43,9 +43,9 @@ class Client {
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
 
-    /// Resolve `names` (PackageKit filter not-installed and newest) to one package id each,
-    /// then InstallPackages with only-trusted. `done` is called once, later, on the loop
-    /// (never from within this call, never after the client is gone).
+    /// Resolve `names` (PackageKit filters not-installed, newest, arch, not-source) to one
+    /// package id each, then InstallPackages with only-trusted. `done` is called once, later,
+    /// on the loop (never from within this call, never after the client is gone).
     void install(const std::vector<std::string>& names, Done done);
 
     /// Installs started and not ended.

@@ -92,11 +92,11 @@ void Authorizer::check(const std::string& sender, Done done, const char* action)
         }
         return 0;
     };
-    int r = call_async(bus_, on_reply, pending, "org.freedesktop.PolicyKit1",
-                       "/org/freedesktop/PolicyKit1/Authority",
-                       "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization",
-                       "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s", sender.c_str(),
-                       action, 0, flags, "");
+    int r =
+        call_async(bus_, on_reply, pending, "org.freedesktop.PolicyKit1",
+                   "/org/freedesktop/PolicyKit1/Authority", "org.freedesktop.PolicyKit1.Authority",
+                   "CheckAuthorization", "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
+                   sender.c_str(), action, 0, flags, "");
     if (r < 0)
         fallback_to_uid(sender, std::move(pending->done), action);
 }

@@ -73,14 +73,16 @@ int call_authorized(const Methods& methods, sd_bus_message* m, sd_bus_error* err
         if (methods.authorizer->pending(sender) >= Authorizer::kMaxPendingPerCaller)
             throw MethodError(api::kBusy, "too many of this caller's calls wait for authorization");
         method_call::Call call = method_call::keep(m);
-        methods.authorizer->check(sender, [call, work = std::move(work)](
-                                                            bool allowed, const std::string& why) mutable {
-            if (!allowed) {
-                method_call::reply_error(call.get(), errors::AccessDenied, why);
-                return;
-            }
-            method_call::answer(call.get(), work);
-        }, action);
+        methods.authorizer->check(
+            sender,
+            [call, work = std::move(work)](bool allowed, const std::string& why) mutable {
+                if (!allowed) {
+                    method_call::reply_error(call.get(), errors::AccessDenied, why);
+                    return;
+                }
+                method_call::answer(call.get(), work);
+            },
+            action);
         return 1;
     });
 }

@@ -44,8 +44,8 @@ void read_install(const toml::node& value, std::string_view key, ConfigFile& out
                   ConfigProblems& problems) {
     const auto* s = value.as_string();
     if (!s) {
-        problems.add(value.source(), std::string(key) + " must be a string, not " +
-                                         type_name(value));
+        problems.add(value.source(),
+                     std::string(key) + " must be a string, not " + type_name(value));
         return;
     }
     const std::string& v = s->get();

@@ -80,9 +80,8 @@ std::vector<std::string> ProviderInstalls::install(const std::vector<const Devic
 
 void ProviderInstalls::forget() {
     // A running install stays: one per package at a time.
-    std::erase_if(attempts_, [](const auto& kv) {
-        return kv.second.state != Attempt::State::running;
-    });
+    std::erase_if(attempts_,
+                  [](const auto& kv) { return kv.second.state != Attempt::State::running; });
 }
 
 std::vector<Problem> ProviderInstalls::problems(const DeviceState& d, DistroFamily family) const {
@@ -96,26 +95,30 @@ std::vector<Problem> ProviderInstalls::problems(const DeviceState& d, DistroFami
     const std::string command = install_command(family, package);
     switch (a.state) {
     case Attempt::State::running:
-        return {{kInstalling, "info",
-                 fmt::format("PackageKit is installing {} for verbs provider {}", package,
-                             d.provider),
-                 {},
-                 ""}};
+        return {
+            {kInstalling,
+             "info",
+             fmt::format("PackageKit is installing {} for verbs provider {}", package, d.provider),
+             {},
+             ""}};
     case Attempt::State::missing:
-        return {{kMissing, "warning",
+        return {{kMissing,
+                 "warning",
                  fmt::format("PackageKit is not on the system bus, so rdmad cannot install {} "
                              "({}): run {}",
                              package, a.error, command),
                  {},
                  command}};
     case Attempt::State::failed:
-        return {{kFailed, "error",
-                 fmt::format("PackageKit could not install {}: {}; run {}", package, a.error,
-                             command),
-                 {},
-                 command}};
+        return {
+            {kFailed,
+             "error",
+             fmt::format("PackageKit could not install {}: {}; run {}", package, a.error, command),
+             {},
+             command}};
     case Attempt::State::installed:
-        return {{kFailed, "error",
+        return {{kFailed,
+                 "error",
                  fmt::format("PackageKit installed {}, but verbs provider {} is still missing; "
                              "run {}",
                              package, d.provider, command),

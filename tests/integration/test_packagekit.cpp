@@ -43,7 +43,10 @@ bool name_owned(const std::string& name) {
     auto conn = sdbus::createSystemBusConnection();
     auto p = sdbus::createProxy(*conn, "org.freedesktop.DBus", "/org/freedesktop/DBus");
     bool owned = false;
-    p->callMethod("NameHasOwner").onInterface("org.freedesktop.DBus").withArguments(name).storeResultsTo(owned);
+    p->callMethod("NameHasOwner")
+        .onInterface("org.freedesktop.DBus")
+        .withArguments(name)
+        .storeResultsTo(owned);
     return owned;
 }
 
@@ -60,8 +63,8 @@ bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds tim
 /// dbus-send on the private bus as root; REQUIREs nothing.
 RunResult send(const std::string& address, const std::string& dest, const std::string& path,
                const std::string& method, const std::vector<std::string>& args = {}) {
-    std::vector<std::string> argv = {"dbus-send", "--bus=" + address, "--print-reply",
-                                     "--dest=" + dest, path, method};
+    std::vector<std::string> argv = {
+        "dbus-send", "--bus=" + address, "--print-reply", "--dest=" + dest, path, method};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_program(argv);
 }
@@ -90,8 +93,8 @@ struct PkRig {
             "dbus-monitor", "--address", bus.address(),
             "type='method_call',interface='org.freedesktop.PackageKit.Transaction',"
             "member='InstallPackages'"});
-        polkitd = std::make_unique<Background>(
-            std::vector<std::string>{"/usr/bin/python3", "-m", "dbusmock", "--template", "polkitd"});
+        polkitd = std::make_unique<Background>(std::vector<std::string>{
+            "/usr/bin/python3", "-m", "dbusmock", "--template", "polkitd"});
         REQUIRE(eventually([] { return name_owned("org.freedesktop.PolicyKit1"); }, 20s));
         allow(allowed);
         if (!backend.empty()) {
@@ -108,7 +111,8 @@ struct PkRig {
                            "--os-release=" + (dir / "os-release").string()},
                           {}},
             std::function<void()>{},
-            std::map<std::string, std::string>{{"CONFIGURATION_DIRECTORY", (dir / "etc").string()}});
+            std::map<std::string, std::string>{
+                {"CONFIGURATION_DIRECTORY", (dir / "etc").string()}});
         client = std::make_unique<Client>();
     }
 
@@ -178,8 +182,8 @@ const std::string kInstallAction = "org.freedesktop.packagekit.package-install";
 TEST_CASE("packagekit: auto installs the missing provider's package once, and the provider "
           "shows installed when its files appear",
           "[packagekit]") {
-    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
-            "dummy", {kInstallAction});
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n", "dummy",
+            {kInstallAction});
     // The dummy backend takes about 10 s: rdmad shows the install while it runs.
     REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-installing"); }, 20s));
     json d = r.mlx5();
@@ -251,8 +255,8 @@ TEST_CASE("packagekit: ask installs nothing until an authorized InstallProviders
 }
 
 TEST_CASE("packagekit: install_providers = never refuses InstallProviders", "[packagekit]") {
-    PkRig r("[daemon]\ninstall_providers = \"never\"\nprovider_package = \"libawesome\"\n",
-            "dummy", {kInstallAction, "org.rdmad1.install-providers"});
+    PkRig r("[daemon]\ninstall_providers = \"never\"\nprovider_package = \"libawesome\"\n", "dummy",
+            {kInstallAction, "org.rdmad1.install-providers"});
     RunResult res = r.install_providers();
     INFO(res.out << res.err);
     CHECK(res.status != 0);

@@ -101,7 +101,8 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "f.conf:2:10: device must be a string, not an integer"},
         {"misspelt key in a rule", "[[rule]]\ndevice = \"mlx5_0\"\nport_types = [\"eth\"]\n",
          "f.conf:3:1: unknown key \"port_types\" in [[rule]] (expected pci_address, driver, "
-         "node_guid, device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, rdma_cm_roce_mode, rdma_cm_tos, require_provider, min_rate_gbps or "
+         "node_guid, device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, "
+         "exclusive, rdma_cm_roce_mode, rdma_cm_tos, require_provider, min_rate_gbps or "
          "min_active_ports)"},
         {"min_rate_gbps as a string", "[[rule]]\ndevice = \"x\"\nmin_rate_gbps = \"100\"\n",
          "f.conf:3:17: min_rate_gbps must be a number, not a string"},
