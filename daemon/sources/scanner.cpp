@@ -99,16 +99,13 @@ Scanner::DeviceKeys Scanner::keys_of(const DeviceState& d) {
 }
 
 void Scanner::index_device_raw(KeyRef syspath, const DeviceKeys& d, bool add) {
-    auto update = [&](std::map<std::string, KeyRefSet>& index, const std::string& key) {
+    auto update = [&](KeyRefIndex& index, const std::string& key) {
         if (key.empty())
             return;
-        if (add) {
-            index[key].insert(syspath);
-        } else if (auto it = index.find(key); it != index.end()) {
-            it->second.erase(syspath);
-            if (it->second.empty())
-                index.erase(it);
-        }
+        if (add)
+            index.add(key, syspath);
+        else
+            index.remove(key, syspath);
     };
     update(device_named_, d.name);
     update(devices_at_pci_, d.pci_address);
@@ -239,24 +236,36 @@ void Scanner::erase_verbs(const std::string& syspath) {
 
 void Scanner::read_aux() {
     aux_.clear();
+    aux_paths_.clear();
     dirty_aux_paths_.clear();
     for (const auto& path : device_paths::subsystem_devices("auxiliary"))
         read_aux_at(path);
 }
 
 void Scanner::read_aux_at(const std::string& syspath) {
-    if (sysfs::exists(syspath))
-        aux_[syspath] = read_aux_device(syspath, pci_reads_);
+    if (!sysfs::exists(syspath)) {
+        erase_aux(syspath);
+        return;
+    }
+    AuxDevice aux = read_aux_device(syspath, pci_reads_);
+    aux_paths_.insert(syspath);
+    if (is_unbound_rdma_aux(aux))
+        aux_[syspath] = std::move(aux);
     else
         aux_.erase(syspath);
+}
+
+void Scanner::erase_aux(const std::string& syspath) {
+    aux_.erase(syspath);
+    aux_paths_.erase(syspath);
 }
 
 void Scanner::note_aux_under(const std::string& pci_syspath) {
     // An auxiliary device is a child of its PCI function: <pci syspath>/<name>.
     const std::string prefix = pci_syspath + "/";
-    for (auto it = aux_.lower_bound(prefix); it != aux_.end() && it->first.rfind(prefix, 0) == 0;
-         ++it)
-        dirty_aux_paths_.insert(it->first);
+    for (auto it = aux_paths_.lower_bound(prefix);
+         it != aux_paths_.end() && it->rfind(prefix, 0) == 0; ++it)
+        dirty_aux_paths_.insert(*it);
 }
 
 void Scanner::mark_pci_function(const std::string& pci_address) {
@@ -289,14 +298,16 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             erase_verbs(ev.syspath);
             dirty_verbs_paths_.erase(ev.syspath);
         } else if (ev.subsystem == "auxiliary") {
-            aux_.erase(ev.syspath);
+            erase_aux(ev.syspath);
             dirty_aux_paths_.erase(ev.syspath);
         } else if (ev.subsystem == "pci") {
             // Its auxiliary devices go with it (their own "remove" says so too).
             const std::string prefix = ev.syspath + "/";
-            for (auto it = aux_.lower_bound(prefix);
-                 it != aux_.end() && it->first.rfind(prefix, 0) == 0;)
-                it = aux_.erase(it);
+            for (auto it = aux_paths_.lower_bound(prefix);
+                 it != aux_paths_.end() && it->rfind(prefix, 0) == 0;) {
+                aux_.erase(*it);
+                it = aux_paths_.erase(it);
+            }
         }
         incomplete_.erase(ev.syspath);
         return renamed;
@@ -345,8 +356,7 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             // RDMA device nothing: re-read the devices whose GIDs (or rxe parent) named it.
             if (auto at = link_at_.find(old_syspath); at != link_at_.end()) {
                 const std::string& old_name = links_.at(at->second).name;
-                if (auto d = devices_on_netdev_.find(old_name); d != devices_on_netdev_.end())
-                    insert_strings(dirty_devices_, d->second);
+                devices_on_netdev_.insert_strings(old_name, dirty_devices_);
                 pfc_.note_renamed(old_name);
             }
             pfc_.note_renamed(device_paths::sysname(ev.syspath));
@@ -377,8 +387,8 @@ void Scanner::note_link(int32_t ifindex) {
         // carrier): devices on its PCI function, and those whose GIDs or rxe parent name it.
         for (const auto* index : {&devices_at_pci_, &devices_on_netdev_}) {
             const std::string& key = index == &devices_at_pci_ ? link.pci_address : link.name;
-            if (auto it = index->find(key); !key.empty() && it != index->end())
-                insert_strings(dirty_devices_, it->second);
+            if (!key.empty())
+                index->insert_strings(key, dirty_devices_);
         }
     };
     if (ifindex != 0) {
@@ -413,8 +423,7 @@ bool Scanner::note_address(int32_t ifindex) {
         if (!link.master.empty() && uppers.count(link.master))
             names.insert(link.name);
     for (const auto& name : names)
-        if (auto d = devices_on_netdev_.find(name); d != devices_on_netdev_.end())
-            insert_strings(address_devices_, d->second);
+        devices_on_netdev_.insert_strings(name, address_devices_);
     return !address_devices_.empty();
 }
 
@@ -424,8 +433,7 @@ void Scanner::take_address_devices() {
 }
 
 void Scanner::note_device(const std::string& name) {
-    if (auto it = device_named_.find(name); it != device_named_.end())
-        insert_strings(dirty_devices_, it->second);
+    device_named_.insert_strings(name, dirty_devices_);
 }
 
 std::set<std::string> Scanner::devices_with_verbs() const {

@@ -6,6 +6,7 @@
 // devices each copy of every syspath (about 70 bytes, on the heap) cost about 100 KB.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -33,5 +34,40 @@ inline void insert_strings(std::set<std::string>& into, const KeyRefSet& refs) {
     for (KeyRef r : refs)
         into.insert(*r);
 }
+
+/// String keys (a name, an address) -> keys of another container, one node per (key, ref)
+/// pair. A std::map<std::string, KeyRefSet> costs a map node and a set node for each pair,
+/// where most keys have one ref (one RDMA device per name, PCI function or netdev): 80 bytes
+/// a pair more. A ref must be removed before the entry it points at is erased.
+class KeyRefIndex {
+  public:
+    /// Index `ref` under `key` (once: adding it again changes nothing).
+    void add(const std::string& key, KeyRef ref) {
+        auto [first, last] = map_.equal_range(key);
+        for (auto it = first; it != last; ++it)
+            if (it->second == ref)
+                return;
+        map_.emplace_hint(last, key, ref);
+    }
+    /// Drop `ref` from under `key`, if it is there.
+    void remove(const std::string& key, KeyRef ref) {
+        auto [first, last] = map_.equal_range(key);
+        for (auto it = first; it != last; ++it)
+            if (it->second == ref) {
+                map_.erase(it);
+                return;
+            }
+    }
+    /// Adds the strings the refs under `key` point at to `into`.
+    void insert_strings(const std::string& key, std::set<std::string>& into) const {
+        auto [first, last] = map_.equal_range(key);
+        for (auto it = first; it != last; ++it)
+            into.insert(*it->second);
+    }
+    void clear() { map_.clear(); }
+
+  private:
+    std::multimap<std::string, KeyRef> map_;
+};
 
 } // namespace rdmad
