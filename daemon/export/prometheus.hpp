@@ -102,11 +102,11 @@ class PrometheusRenderer {
 
     bool all_stale_ = true;
     bool order_stale_ = true;
-    std::set<std::string> stale_devices_;           ///< Inventory ids
-    std::set<int32_t> stale_links_;                 ///< ifindexes
+    std::set<std::string> stale_devices_;                ///< Inventory ids
+    std::set<int32_t> stale_links_;                      ///< ifindexes
     std::map<std::string, PrometheusFragments> devices_; ///< by Inventory id
     std::map<int32_t, PrometheusFragments> links_;       ///< by ifindex
-    std::vector<const PrometheusFragments*> order_; ///< devices by name, then netdevs by name
+    std::vector<const PrometheusFragments*> order_;      ///< devices by name, then netdevs by name
     /// Put `next` into `slot`, noting whether that changes the text.
     void keep(PrometheusFragments& slot, PrometheusFragments&& next);
 

@@ -99,7 +99,7 @@ Scanner::DeviceKeys Scanner::keys_of(const DeviceState& d) {
 }
 
 void Scanner::index_device_raw(KeyRef syspath, const DeviceKeys& d, bool add) {
-    auto update = [&](KeyRefIndex& index, const std::string& key) {
+    auto update = [&](SyspathIndex& index, const std::string& key) {
         if (key.empty())
             return;
         if (add)
@@ -356,7 +356,7 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             // RDMA device nothing: re-read the devices whose GIDs (or rxe parent) named it.
             if (auto at = link_at_.find(old_syspath); at != link_at_.end()) {
                 const std::string& old_name = links_.at(at->second).name;
-                devices_on_netdev_.insert_strings(old_name, dirty_devices_);
+                devices_on_netdev_.for_each(old_name, [&](KeyRef d) { dirty_devices_.insert(*d); });
                 pfc_.note_renamed(old_name);
             }
             pfc_.note_renamed(device_paths::sysname(ev.syspath));
@@ -388,7 +388,7 @@ void Scanner::note_link(int32_t ifindex) {
         for (const auto* index : {&devices_at_pci_, &devices_on_netdev_}) {
             const std::string& key = index == &devices_at_pci_ ? link.pci_address : link.name;
             if (!key.empty())
-                index->insert_strings(key, dirty_devices_);
+                index->for_each(key, [&](KeyRef d) { dirty_devices_.insert(*d); });
         }
     };
     if (ifindex != 0) {
@@ -423,7 +423,7 @@ bool Scanner::note_address(int32_t ifindex) {
         if (!link.master.empty() && uppers.count(link.master))
             names.insert(link.name);
     for (const auto& name : names)
-        devices_on_netdev_.insert_strings(name, address_devices_);
+        devices_on_netdev_.for_each(name, [&](KeyRef d) { address_devices_.insert(*d); });
     return !address_devices_.empty();
 }
 
@@ -433,7 +433,7 @@ void Scanner::take_address_devices() {
 }
 
 void Scanner::note_device(const std::string& name) {
-    device_named_.insert_strings(name, dirty_devices_);
+    device_named_.for_each(name, [&](KeyRef d) { dirty_devices_.insert(*d); });
 }
 
 std::set<std::string> Scanner::devices_with_verbs() const {

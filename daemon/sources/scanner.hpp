@@ -174,10 +174,11 @@ class Scanner {
     // Indexes of what was read: an event looks its objects up instead of walking them all.
     // They point at the syspath keys of known_ (util/key_ref.hpp): a device leaves them
     // before it leaves known_.
-    KeyRefIndex device_named_;   ///< name -> syspaths (several: swaps, as in Inventory)
-    KeyRefIndex devices_at_pci_; ///< PCI address -> syspaths
+    using SyspathIndex = SortedIndex<KeyRef, KeyRefLess>;
+    SyspathIndex device_named_;   ///< name -> syspaths (several: swaps, as in Inventory)
+    SyspathIndex devices_at_pci_; ///< PCI address -> syspaths
     /// netdev name -> syspaths of the devices whose GIDs (or rxe parent) name it
-    KeyRefIndex devices_on_netdev_;
+    SyspathIndex devices_on_netdev_;
     std::map<std::string, int32_t> link_at_;      ///< syspath -> ifindex
     /// links_ by name, as doctor::index_links(links_) gives it (the lowest ifindex when two
     /// share a name while their renames are still being read), kept as links_ changes so that
