@@ -38,15 +38,16 @@ Scanner::Scanner(ScanOptions options) : options_(std::move(options)), udev_(udev
 void Scanner::full_scan() {
     pci_reads_.clear();
     structural_ = true;
+    pfc_ports_.clear(); // points at known_'s keys; derive_into() fills it again
     known_.clear();
     pending_.clear();
+    link_at_.clear(); // points at links_'s syspaths
     links_.clear();
     link_named_.clear();
     link_names_.clear();
     device_named_.clear();
     devices_on_netdev_.clear();
     devices_at_pci_.clear();
-    link_at_.clear();
     dirty_devices_.clear();
     dirty_links_.clear();
     incomplete_.clear();
@@ -120,8 +121,14 @@ void Scanner::keep_keys(const std::string& syspath, DeviceKeys keys) {
 }
 
 void Scanner::put_device_raw(const std::string& syspath, DeviceState d) {
-    erase_device_raw(syspath);
-    keep_keys(syspath, keys_of(d));
+    // A device read again keeps its entry in known_: its key is what pfc_ports_ points at.
+    if (auto it = known_.find(syspath); it != known_.end()) {
+        index_device_raw(&it->first, it->second, false);
+        it->second = keys_of(d);
+        index_device_raw(&it->first, it->second, true);
+    } else {
+        keep_keys(syspath, keys_of(d));
+    }
     pending_[syspath] = std::move(d);
 }
 
@@ -130,6 +137,7 @@ void Scanner::erase_device_raw(const std::string& syspath) {
     if (it == known_.end())
         return;
     index_device_raw(&it->first, it->second, false);
+    pfc_ports_.remove_value(&it->first);
     pending_.erase(syspath);
     known_.erase(it); // last: `syspath` may be its key
 }
@@ -141,8 +149,8 @@ void Scanner::erase_link_raw(const std::string& syspath) {
     const auto link = links_.find(at->second);
     const std::string name = link->second.name;
     link_names_.erase({name, link->first});
+    link_at_.erase(at); // before the syspath it points at
     links_.erase(link);
-    link_at_.erase(at);
     index_link_name(name);
 }
 
@@ -180,14 +188,17 @@ void Scanner::read_link_at(const std::string& syspath) {
     }
     std::string replaced; // the name of a link this one replaces (same ifindex, gone syspath)
     if (auto it = links_.find(link->index); it != links_.end()) {
-        link_at_.erase(it->second.syspath);
+        if (auto at = link_at_.find(it->second.syspath); at != link_at_.end())
+            link_at_.erase(at); // before its syspath changes below
         replaced = it->second.name;
         link_names_.erase({replaced, link->index});
     }
-    link_at_[syspath] = link->index;
     const int32_t index = link->index;
     LinkState& stored = links_[index];
     stored = std::move(*link);
+    if (auto at = link_at_.find(stored.syspath); at != link_at_.end())
+        link_at_.erase(at);
+    link_at_.emplace(&stored.syspath, index);
     link_names_.insert({stored.name, index});
     index_link_name(stored.name);
     if (!replaced.empty() && replaced != stored.name) {
@@ -449,15 +460,13 @@ std::set<std::string> Scanner::devices_with_verbs() const {
 bool Scanner::note_pfc(const dcb::DcbNotification& n) {
     if (!pfc_.note(n))
         return false;
-    if (auto it = pfc_ports_.find(n.ifname); it != pfc_ports_.end())
-        pfc_devices_.insert(it->second.begin(), it->second.end());
+    pfc_ports_.for_each(n.ifname, [&](KeyRef d) { pfc_devices_.insert(*d); });
     return true;
 }
 
 void Scanner::note_pfc_lost() {
     pfc_.note_all();
-    for (const auto& [_, syspaths] : pfc_ports_)
-        pfc_devices_.insert(syspaths.begin(), syspaths.end());
+    pfc_ports_.for_all([&](KeyRef d) { pfc_devices_.insert(*d); });
 }
 
 ChangeSet Scanner::update_pfc(Inventory& inventory, const std::string& netdev,
@@ -465,13 +474,13 @@ ChangeSet Scanner::update_pfc(Inventory& inventory, const std::string& netdev,
     ChangeSet cs;
     if (!pfc_.update(netdev, r))
         return cs;
-    if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())
-        for (const auto& syspath : it->second)
-            if (const DeviceState* d = inventory.device(syspath)) {
-                DeviceState next = *d;
-                fill_pfc(next);
-                cs.merge(inventory.put_device(std::move(next)));
-            }
+    pfc_ports_.for_each(netdev, [&](KeyRef syspath) {
+        if (const DeviceState* d = inventory.device(*syspath)) {
+            DeviceState next = *d;
+            fill_pfc(next);
+            cs.merge(inventory.put_device(std::move(next)));
+        }
+    });
     return cs;
 }
 
@@ -538,8 +547,7 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     }
     // PFC noted without its state (a CEE notification, a lost one): one IEEE_GET each.
     for (const auto& netdev : pfc_.refresh_noted())
-        if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())
-            pfc_devices_.insert(it->second.begin(), it->second.end());
+        pfc_ports_.for_each(netdev, [&](KeyRef d) { pfc_devices_.insert(*d); });
     for (const auto& syspath : pfc_devices_)
         if (known_.count(syspath))
             changes.devices.insert(syspath); // derived again, not re-read
@@ -704,15 +712,18 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
     // Every Ethernet port's netdev is tracked for PFC: read the new ones, drop the gone ones.
     std::set<std::string> netdevs;
     pfc_ports_.clear();
-    for (const auto& [syspath, d] : all.devices)
+    for (const auto& [syspath, d] : all.devices) {
+        const auto keys = known_.find(syspath); // every device derive_all() gives is there
         for (const auto& port : d.ports)
             if (port.link_layer == "Ethernet" && !port.netdev.empty()) {
                 netdevs.insert(port.netdev);
-                pfc_ports_[port.netdev].insert(syspath);
+                if (keys != known_.end())
+                    pfc_ports_.add(port.netdev, &keys->first);
             }
+    }
     std::set<std::string> refill;
     for (const auto& netdev : pfc_.refresh(netdevs))
-        refill.insert(pfc_ports_[netdev].begin(), pfc_ports_[netdev].end());
+        pfc_ports_.for_each(netdev, [&](KeyRef d) { refill.insert(*d); });
     for (const auto& syspath : refill)
         fill_pfc(all.devices.at(syspath));
     return inventory.replace(std::move(all));

@@ -179,7 +179,8 @@ class Scanner {
     SyspathIndex devices_at_pci_; ///< PCI address -> syspaths
     /// netdev name -> syspaths of the devices whose GIDs (or rxe parent) name it
     SyspathIndex devices_on_netdev_;
-    std::map<std::string, int32_t> link_at_;      ///< syspath -> ifindex
+    /// syspath -> ifindex; the keys point at the syspaths of links_ (erased before those)
+    std::map<KeyRef, int32_t, KeyRefLess> link_at_;
     /// links_ by name, as doctor::index_links(links_) gives it (the lowest ifindex when two
     /// share a name while their renames are still being read), kept as links_ changes so that
     /// an event does not index every netdev of the host again.
@@ -211,9 +212,9 @@ class Scanner {
 
     PfcReader pfc_;
     PciReads pci_reads_; ///< within one pass (full_scan(), refresh()); empty between them
-    /// netdev -> syspaths of the devices with an Ethernet port on it (as of the last full
-    /// derive; the fast path keeps port netdevs as they were)
-    std::map<std::string, std::set<std::string>> pfc_ports_;
+    /// netdev -> syspaths (keys of known_) of the devices with an Ethernet port on it (as of
+    /// the last full derive; the fast path keeps port netdevs as they were)
+    SyspathIndex pfc_ports_;
     std::set<std::string> pfc_devices_; ///< devices whose port PFC changed since refresh()
 };
 
