@@ -470,14 +470,21 @@ void PrometheusRenderer::changed(const ChangeSet& changes) {
         return;
     for (const auto* ids : {&changes.devices_added, &changes.devices_removed})
         stale_devices_.insert(ids->begin(), ids->end());
-    for (const auto& [id, _] : changes.devices_changed)
+    // The order is by name: sorted again when an object comes, goes or is renamed.
+    for (const auto& [id, properties] : changes.devices_changed) {
         stale_devices_.insert(id);
+        if (properties.count("Name"))
+            order_stale_ = true;
+    }
     for (const auto& [key, _] : changes.ports_changed)
         stale_devices_.insert(key.first);
     for (const auto* indexes : {&changes.links_added, &changes.links_removed})
         stale_links_.insert(indexes->begin(), indexes->end());
-    for (const auto& [index, _] : changes.links_changed)
+    for (const auto& [index, properties] : changes.links_changed) {
         stale_links_.insert(index);
+        if (properties.count("Name"))
+            order_stale_ = true;
+    }
 }
 
 void PrometheusRenderer::render_device_entry(const std::string& id, const Inventory& inventory) {
@@ -488,10 +495,12 @@ void PrometheusRenderer::render_device_entry(const std::string& id, const Invent
             order_stale_ = text_changed_ = true;
         return;
     }
-    order_stale_ = true; // its name may have changed
+    auto [entry, fresh] = devices_.try_emplace(id);
+    if (fresh)
+        order_stale_ = true;
     PrometheusFragments next;
     render_device(*d, next);
-    keep(devices_[id], std::move(next));
+    keep(entry->second, std::move(next));
     ++objects_rendered_;
 }
 
@@ -502,10 +511,12 @@ void PrometheusRenderer::render_link_entry(int32_t index, const Inventory& inven
             order_stale_ = text_changed_ = true;
         return;
     }
-    order_stale_ = true; // its name may have changed
+    auto [entry, fresh] = links_.try_emplace(index);
+    if (fresh)
+        order_stale_ = true;
     PrometheusFragments next;
     render_link(*l, next);
-    keep(links_[index], std::move(next));
+    keep(entry->second, std::move(next));
     ++objects_rendered_;
 }
 
