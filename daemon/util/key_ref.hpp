@@ -56,6 +56,18 @@ class SortedIndex {
             f(it->second);
     }
 
+    /// Calls `f(value)` for each value of every key.
+    template <class F>
+    void for_all(F&& f) const {
+        for (const auto& [_, value] : set_)
+            f(value);
+    }
+    /// Drop `value` from under every key: a walk of the whole index.
+    void remove_value(const V& value) {
+        std::erase_if(set_, [&](const Entry& e) {
+            return !Less{}(e.second, value) && !Less{}(value, e.second);
+        });
+    }
     void clear() { set_.clear(); }
 
   private:
