@@ -76,6 +76,15 @@ struct DispatcherConfig {
     bool operator==(const DispatcherConfig&) const = default;
 };
 
+/// `[daemon]` load_modules, modules, persist_modules: the kernel modules rdmad loads
+/// (reconcile/settings/kernel_modules.cpp).
+struct ModulesConfig {
+    bool load = false;                ///< load each module-not-loaded NIC's RDMA driver
+    std::vector<std::string> modules; ///< and these user-space access modules ("ib_umad")
+    bool persist = false;             ///< and list them in rdmad's modules-load.d file
+    bool operator==(const ModulesConfig&) const = default;
+};
+
 /// Every rule in effect, in precedence order (later wins, key by key).
 struct DesiredConfig {
     /// `[doctor] memlock_launchers`: processes (by /proc/<pid>/comm) that start RDMA
@@ -85,6 +94,7 @@ struct DesiredConfig {
     bool apply = true; ///< `[daemon] apply`; false: observe and report drift, never write
     ExportConfig exports; ///< `[export]`, the last file that sets a key wins
     DispatcherConfig dispatcher; ///< `[dispatcher]`, the last file that sets a key wins
+    ModulesConfig modules;       ///< `[daemon]` module keys, the last file that sets one wins
     std::vector<Rule> rules;
     std::vector<std::string> sources; ///< files in effect, in the order they were read
     bool operator==(const DesiredConfig&) const = default;
