@@ -216,10 +216,16 @@ ChangeList Daemon::publish(ScanChanges changes) {
     // Re-reads of known objects cost what the event changed: the plan (when rules are in
     // force) covers the devices re-read, unless one is mlx4, whose module options are
     // host-wide.
-    // A netdev that came or changed may be a NIC whose RDMA module [daemon] load_modules
-    // loads: the host-wide plan covers it.
+    // A netdev re-read that needs its RDMA module, or is gone (its NIC's failed load may be
+    // tried again when it comes back), is the host-wide plan's with [daemon] load_modules.
+    const bool module_link =
+        reconciler_->modules_config().load &&
+        std::any_of(changes.links.begin(), changes.links.end(), [&](int32_t ifindex) {
+            const LinkState* l = inventory_.link(ifindex);
+            return !l || !l->rdma_module.empty();
+        });
     const bool local =
-        !changes.full && !(reconciler_->modules_config().load && !changes.links.empty()) &&
+        !changes.full && !module_link &&
         std::none_of(changes.devices.begin(), changes.devices.end(),
                      [&](const std::string& syspath) {
                          const DeviceState* d = inventory_.device(syspath);

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <sys/stat.h>
 #include <thread>
@@ -237,5 +238,35 @@ TEST_CASE("modules: persist_modules writes rdmad's modules-load.d file once and 
     write_file(rig.dir / "etc" / "rdmad.conf", exports_off("[daemon]\nload_modules = true\n"));
     rig.reload();
     CHECK_FALSE(fs::exists(file));
+    CHECK(rig.daemon->stop() == 0);
+}
+
+TEST_CASE("modules: a NIC that goes and comes back gets its module tried once more, and its "
+          "problem goes with it",
+          "[modules]") {
+    ModulesRig rig("constructed-irdma-unbound", {"irdma"}, "[daemon]\nload_modules = true\n");
+    const std::string devpath = "/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/net/enp59s0f0";
+    // The fixture's own record of enp59s0f0 (tests/fixtures/hosts/constructed-irdma-unbound).
+    const std::string record =
+        "P: " + devpath +
+        "\nE: SUBSYSTEM=net\nE: INTERFACE=enp59s0f0\nE: IFINDEX=1002\n"
+        "A: addr_len=6\\n\nA: address=b4:96:91:a1:b2:c0\\n\nA: carrier=1\\n\n"
+        "A: dev_port=0\\n\nL: device=../../../0000:3b:00.0\n"
+        "A: ifindex=1002\\n\nA: iflink=1002\\n\nA: mtu=1500\\n\n"
+        "A: operstate=up\\n\nA: type=1\\n\n\n";
+    INFO(rig.daemon->log());
+    REQUIRE(rig.attempts("irdma") == 1);
+    const auto eventually = [](const std::function<bool()>& pred) {
+        for (int i = 0; i < 500 && !pred(); ++i)
+            std::this_thread::sleep_for(20ms);
+        return pred();
+    };
+    rig.testbed->uevent("/sys" + devpath, "remove");
+    rig.testbed->remove("/sys" + devpath);
+    CHECK(eventually([&] { return rig.problem("module-load-failed").is_null(); }));
+    rig.testbed->add(record);
+    rig.testbed->uevent("/sys" + devpath, "add");
+    CHECK(eventually([&] { return rig.attempts("irdma") == 2; }));
+    CHECK(rig.problem("module-load-failed").is_object());
     CHECK(rig.daemon->stop() == 0);
 }
