@@ -158,6 +158,14 @@ Daemon::Daemon(DaemonOptions options)
         inventory_.set_mlx4_module(read);
         return read;
     };
+    kmod_ = std::make_unique<KernelModules>(options_.scan.kmod);
+    reconcile.read_kernel_modules = [this](const std::vector<std::string>& names, bool full) {
+        return read_kernel_modules(*kmod_, names, options_.reconcile.modules_load_dir, full);
+    };
+    reconcile.kmod = [this]() -> const KmodLibrary* {
+        const KmodLibrary& lib = kmod_->library();
+        return lib.ctx ? &lib : nullptr;
+    };
     reconciler_ = std::make_unique<Reconciler>(std::move(reconcile), dcb_.get());
     bus_ = std::make_unique<Bus>(event, *this);
     packagekit_ = std::make_unique<packagekit::Client>(event);
@@ -240,8 +248,16 @@ ChangeList Daemon::publish(ScanChanges changes) {
     // Re-reads of known objects cost what the event changed: the plan (when rules are in
     // force) covers the devices re-read, unless one is mlx4, whose module options are
     // host-wide.
+    // A netdev re-read that needs its RDMA module, or is gone (its NIC's failed load may be
+    // tried again when it comes back), is the host-wide plan's with [daemon] load_modules.
+    const bool module_link =
+        reconciler_->modules_config().load &&
+        std::any_of(changes.links.begin(), changes.links.end(), [&](int32_t ifindex) {
+            const LinkState* l = inventory_.link(ifindex);
+            return !l || !l->rdma_module.empty();
+        });
     const bool local =
-        !changes.full &&
+        !changes.full && !module_link &&
         std::none_of(changes.devices.begin(), changes.devices.end(),
                      [&](const std::string& syspath) {
                          const DeviceState* d = inventory_.device(syspath);
@@ -264,6 +280,7 @@ ChangeList Daemon::publish(ScanChanges changes) {
     verbs_->track(scanner_->devices_with_verbs());
     bus_->set_sources(reconciler_->sources());
     bus_->set_problems(manager_problems());
+    bus_->set_loaded_modules(reconciler_->loaded_modules());
     if (bus_->state() != "starting")
         bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
     notify_status(cs);
@@ -288,6 +305,9 @@ std::vector<Problem> Daemon::manager_problems() const {
     auto failures = reconciler_->failure_problems();
     if (auto it = failures.find(""); it != failures.end())
         problems.insert(problems.end(), it->second.begin(), it->second.end());
+    // ... and the host-wide plan's own (a blacklisted module rdmad does not load).
+    const auto& host = reconciler_->host_problems();
+    problems.insert(problems.end(), host.begin(), host.end());
     if (!export_error_.empty())
         problems.push_back({"export-failed", "warning",
                             "the exports for node-exporter or NFD cannot be written: " +
@@ -457,6 +477,7 @@ void Daemon::reload_config() {
     // reload() logs its own errors; anything else (std::bad_alloc) must not end the daemon.
     try {
         reconciler_->reload();
+        kmod_ = std::make_unique<KernelModules>(options_.scan.kmod); // modprobe.d read again
         take_install_config();
         // The list [doctor] names; the read itself is SIGHUP's full resync (or, at start-up,
         // the first scan).
@@ -476,6 +497,7 @@ void Daemon::take_config(std::optional<Reconciler::Loaded> loaded) {
     std::optional<ConfigError> err;
     if (read) {
         err = reconciler_->take(std::move(*loaded));
+        kmod_ = std::make_unique<KernelModules>(options_.scan.kmod); // modprobe.d read again
         scanner_->set_memlock_launchers(reconciler_->memlock_launchers());
         take_install_config();
         // "auto" tries again what failed before the Reload (or SIGHUP).

@@ -15,6 +15,7 @@
 #include "reconcile/provider_installs.hpp"
 #include "reconcile/reconciler.hpp"
 #include "sources/coalescer.hpp"
+#include "sources/modules.hpp"
 #include "sources/rtnl_monitor.hpp"
 #include "sources/scanner.hpp"
 #include "sources/udev_monitor.hpp"
@@ -127,6 +128,9 @@ class Daemon final : public Controller {
     std::unique_ptr<RtnlMonitor> rtnl_;
     std::unique_ptr<VerbsEvents> verbs_;
     std::unique_ptr<Reconciler> reconciler_;
+    /// libkmod for [daemon] load_modules: the blacklist and the loads; made again at each
+    /// reload, so that a modprobe.d edit is read (sources/modules.hpp).
+    std::unique_ptr<KernelModules> kmod_;
     std::unique_ptr<Bus> bus_;
     EventSource timer_; ///< rings when coalescer_'s pass is due
     Coalescer coalescer_;

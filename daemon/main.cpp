@@ -34,7 +34,13 @@ void usage(FILE* out) {
                  "      --legacy-mlx4-conf=FILE  the legacy mlx4 port type file "
                  "(default /etc/rdma/mlx4.conf)\n"
                  "      --modprobe-dir=DIR       where rdmad writes rdmad-mlx4.conf "
-                 "(default /etc/modprobe.d)\n"
+                 "(default /etc/modprobe.d);\n"
+                 "                               when given, the only modprobe.d directory "
+                 "libkmod reads\n"
+                 "      --module-dir=DIR         libkmod's module directory "
+                 "(default /lib/modules/$(uname -r))\n"
+                 "      --modules-load-dir=DIR   where rdmad writes rdmad.conf "
+                 "(default /etc/modules-load.d)\n"
                  "\nEnvironment: CONFIGURATION_DIRECTORY (default /etc/rdmad), STATE_DIRECTORY "
                  "(default /var/lib/rdmad).\n",
                  RDMAD_VERBS_CONFIG_DIR, RDMAD_VERBS_PROVIDER_DIR, RDMAD_VERBS_PROVIDER_ABI);
@@ -59,7 +65,9 @@ int main(int argc, char** argv) {
         OPT_PROVIDER_ABI,
         OPT_OS_RELEASE,
         OPT_LEGACY,
-        OPT_MODPROBE
+        OPT_MODPROBE,
+        OPT_MODULE_DIR,
+        OPT_MODULES_LOAD
     };
     static const struct option options[] = {
         {"help", no_argument, nullptr, 'h'},
@@ -71,6 +79,8 @@ int main(int argc, char** argv) {
         {"os-release", required_argument, nullptr, OPT_OS_RELEASE},
         {"legacy-mlx4-conf", required_argument, nullptr, OPT_LEGACY},
         {"modprobe-dir", required_argument, nullptr, OPT_MODPROBE},
+        {"module-dir", required_argument, nullptr, OPT_MODULE_DIR},
+        {"modules-load-dir", required_argument, nullptr, OPT_MODULES_LOAD},
         {nullptr, 0, nullptr, 0},
     };
     rdmad::DaemonOptions opts;
@@ -114,6 +124,15 @@ int main(int argc, char** argv) {
             break;
         case OPT_MODPROBE:
             opts.reconcile.modprobe_dir = optarg;
+            // The blacklist rdmad honours comes from the modprobe.d it is told to use, as
+            // modprobe -C <dir> reads only that configuration.
+            opts.scan.kmod.config_paths = {optarg};
+            break;
+        case OPT_MODULE_DIR:
+            opts.scan.kmod.module_dir = optarg; // modprobe -d/-S pick the same directory
+            break;
+        case OPT_MODULES_LOAD:
+            opts.reconcile.modules_load_dir = optarg;
             break;
         default:
             usage(stderr);

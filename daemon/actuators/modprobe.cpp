@@ -98,14 +98,7 @@ void write_mlx4_modprobe(const std::string& modprobe_dir, uint8_t mask) {
 }
 
 void remove_mlx4_modprobe(const std::string& modprobe_dir) {
-    const std::string path = mlx4_modprobe_path(modprobe_dir);
-    if (::unlink(path.c_str()) < 0) {
-        if (errno == ENOENT)
-            return;
-        throw std::system_error(errno, std::generic_category(), "cannot remove " + path);
-    }
-    if (const UniqueFd dir(::open(modprobe_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); dir)
-        ::fsync(dir.get());
+    remove_file_durably(mlx4_modprobe_path(modprobe_dir));
 }
 
 } // namespace rdmad

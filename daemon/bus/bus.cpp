@@ -51,6 +51,10 @@ void Bus::set_sources(const std::vector<std::string>& sources) {
     parts_->manager->set_sources(sources);
 }
 
+void Bus::set_loaded_modules(const std::vector<std::string>& modules) {
+    parts_->manager->set_loaded_modules(modules);
+}
+
 void Bus::set_problems(const std::vector<Problem>& problems) {
     parts_->manager->set_problems(problems);
 }

@@ -30,6 +30,8 @@ class Bus {
     void set_sources(const std::vector<std::string>& sources);
     /// Manager.Problems: the daemon's own (configuration errors, host-wide failures).
     void set_problems(const std::vector<Problem>& problems);
+    /// Manager.LoadedModules: the kernel modules rdmad loaded.
+    void set_loaded_modules(const std::vector<std::string>& modules);
     /// Manager.State: "starting", "running" or "degraded".
     void set_state(const std::string& state);
     const std::string& state() const;

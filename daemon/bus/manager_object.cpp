@@ -116,6 +116,13 @@ void ManagerObject::set_problems(const std::vector<Problem>& problems) {
     emit("Problems");
 }
 
+void ManagerObject::set_loaded_modules(const std::vector<std::string>& modules) {
+    if (modules == state_.loaded_modules)
+        return;
+    state_.loaded_modules = modules;
+    emit("LoadedModules");
+}
+
 int ManagerObject::get(sd_bus*, const char*, const char*, const char* property,
                        sd_bus_message* reply, void* userdata, sd_bus_error* error) {
     auto* self = static_cast<ManagerObject*>(userdata);

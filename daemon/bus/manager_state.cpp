@@ -7,7 +7,8 @@ namespace rdmad {
 namespace {
 
 const Property<ManagerState> kManager[] = {
-    {"Version", "s", [](const ManagerState& a, const ManagerState& b) { return a.version == b.version; },
+    {"Version", "s",
+     [](const ManagerState& a, const ManagerState& b) { return a.version == b.version; },
      [](ValueWriter& w, const ManagerState& m, const PropertyContext&) { w.string(m.version); },
      true},
     {"State", "s", [](const ManagerState& a, const ManagerState& b) { return a.state == b.state; },
@@ -34,6 +35,16 @@ const Property<ManagerState> kManager[] = {
              }
              w.end_struct();
          }
+         w.end_array();
+     }},
+    {"LoadedModules", "as",
+     [](const ManagerState& a, const ManagerState& b) {
+         return a.loaded_modules == b.loaded_modules;
+     },
+     [](ValueWriter& w, const ManagerState& m, const PropertyContext&) {
+         w.begin_array("s");
+         for (const auto& s : m.loaded_modules)
+             w.string(s);
          w.end_array();
      }},
 };

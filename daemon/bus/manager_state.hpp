@@ -20,6 +20,8 @@ struct ManagerState {
     /// Problems: the daemon's own (configuration errors), code and severity valid UTF-8, text
     /// as message_text() makes it.
     std::vector<Problem> problems;
+    /// LoadedModules: the kernel modules rdmad loaded ([daemon] load_modules), in order.
+    std::vector<std::string> loaded_modules = {};
     bool operator==(const ManagerState&) const = default;
 };
 

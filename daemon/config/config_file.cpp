@@ -74,6 +74,46 @@ void read_install(const toml::node& value, std::string_view key, ConfigFile& out
         return;
     }
     out.provider_package = v;
+
+/// The user-space access modules the doctor names (doctor/modules.hpp): the only names
+/// `[daemon] modules` takes.
+constexpr std::string_view kAccessModules[] = {"ib_uverbs", "rdma_ucm", "ib_umad", "ib_ipoib"};
+
+/// `[daemon]` load_modules, modules and persist_modules; false when `key` is none of them.
+bool read_daemon_modules(const toml::key& key, const toml::node& value, ConfigFile& out,
+                         ConfigProblems& problems) {
+    if (key.str() == "load_modules") {
+        out.load_modules = read_bool(value, "load_modules", problems);
+    } else if (key.str() == "persist_modules") {
+        out.persist_modules = read_bool(value, "persist_modules", problems);
+    } else if (key.str() == "modules") {
+        const auto* array = value.as_array();
+        if (!array) {
+            problems.add(value.source(),
+                         "modules must be a list of module names, not " + type_name(value));
+            return true;
+        }
+        std::vector<std::string> names;
+        for (const auto& element : *array) {
+            const auto* s = element.as_string();
+            const bool known = s && std::find(std::begin(kAccessModules), std::end(kAccessModules),
+                                              s->get()) != std::end(kAccessModules);
+            if (!known) {
+                problems.add(element.source(),
+                             (s ? "unknown module " + quoted(s->get())
+                                : "modules entries must be strings, not " + type_name(element)) +
+                                 " (expected \"ib_uverbs\", \"rdma_ucm\", \"ib_umad\" or "
+                                 "\"ib_ipoib\")");
+                return true;
+            }
+            if (std::find(names.begin(), names.end(), s->get()) == names.end())
+                names.push_back(s->get());
+        }
+        out.modules = std::move(names);
+    } else {
+        return false;
+    }
+    return true;
 }
 
 void read_daemon(const toml::node& node, const toml::key& name, ConfigFile& out,
@@ -88,10 +128,12 @@ void read_daemon(const toml::node& node, const toml::key& name, ConfigFile& out,
             out.apply = read_bool(value, "apply", problems);
         } else if (key.str() == "install_providers" || key.str() == "provider_package") {
             read_install(value, key.str(), out, problems);
-        } else {
+        } else if (!read_daemon_modules(key, value, out, problems)) {
             problems.add(key.source(), "unknown key " + quoted(key.str()) +
                                            " in [daemon] (expected \"apply\", "
-                                           "\"install_providers\" or \"provider_package\")");
+                                           "\"install_providers\", \"load_modules\", "
+                                           "\"modules\", \"persist_modules\" or "
+                                           "\"provider_package\")");
         }
     }
 }
@@ -809,6 +851,12 @@ void merge_config(DesiredConfig& config, ConfigFile&& file, const std::string& f
         config.dispatcher.timeout_sec = *file.dispatcher_timeout_sec;
     if (file.memlock_launchers)
         config.memlock_launchers = *file.memlock_launchers;
+    if (file.load_modules)
+        config.modules.load = *file.load_modules;
+    if (file.modules)
+        config.modules.modules = *file.modules;
+    if (file.persist_modules)
+        config.modules.persist = *file.persist_modules;
     if (config.rules.empty()) {
         config.rules = std::move(file.rules);
     } else {

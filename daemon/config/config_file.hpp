@@ -38,6 +38,9 @@ struct ConfigFile {
     std::optional<std::vector<std::string>> dispatcher_directories;
     std::optional<uint32_t> dispatcher_timeout_sec; ///< `[dispatcher] timeout_sec`, 1-3600
     std::optional<std::vector<std::string>> memlock_launchers; ///< `[doctor] memlock_launchers`
+    std::optional<bool> load_modules;                          ///< `[daemon] load_modules`
+    std::optional<std::vector<std::string>> modules;           ///< `[daemon] modules`, unique
+    std::optional<bool> persist_modules;                       ///< `[daemon] persist_modules`
     std::vector<Rule> rules;   ///< in file order; file and line filled in
     bool operator==(const ConfigFile&) const = default;
 };

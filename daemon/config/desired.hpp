@@ -80,6 +80,15 @@ struct DispatcherConfig {
 /// package through PackageKit: never, when Manager.InstallProviders() asks, or at once.
 enum class InstallProviders { never, ask, automatic };
 
+/// `[daemon]` load_modules, modules, persist_modules: the kernel modules rdmad loads
+/// (reconcile/settings/kernel_modules.cpp).
+struct ModulesConfig {
+    bool load = false;                ///< load each module-not-loaded NIC's RDMA driver
+    std::vector<std::string> modules; ///< and these user-space access modules ("ib_umad")
+    bool persist = false;             ///< and list them in rdmad's modules-load.d file
+    bool operator==(const ModulesConfig&) const = default;
+};
+
 /// Every rule in effect, in precedence order (later wins, key by key).
 struct DesiredConfig {
     /// `[doctor] memlock_launchers`: processes (by /proc/<pid>/comm) that start RDMA
@@ -93,6 +102,7 @@ struct DesiredConfig {
     std::string provider_package;
     ExportConfig exports; ///< `[export]`, the last file that sets a key wins
     DispatcherConfig dispatcher; ///< `[dispatcher]`, the last file that sets a key wins
+    ModulesConfig modules;       ///< `[daemon]` module keys, the last file that sets one wins
     std::vector<Rule> rules;
     std::vector<std::string> sources; ///< files in effect, in the order they were read
     bool operator==(const DesiredConfig&) const = default;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -242,6 +243,9 @@ struct LinkState {
     SharedText rdma_capable; ///< "yes", "no", "module-not-loaded", "unknown"
     std::string rdma_device; ///< name of the RDMA device that serves it, "" when none
     SharedText hint;         ///< what to do, e.g. "load mlx5_ib"; "" when nothing
+    /// The RDMA module that would serve it when RdmaCapable is "module-not-loaded" and the
+    /// module is known ("irdma"), else "" (the plan of [daemon] load_modules reads it)
+    std::string rdma_module;
     /// Filled by the Inventory, not read: the id of the device named `rdma_device`, "" when
     /// none (Link.RdmaDevice). Kept across puts; resolved when names settle.
     std::string rdma_device_id;
@@ -291,6 +295,17 @@ struct HostFacts {
     std::vector<ModuleState> modules;
     MemlockFacts memlock;
     bool operator==(const HostFacts&) const = default;
+};
+
+/// Kernel modules as a module plan ([daemon] load_modules) sees them
+/// (sources/modules.hpp: read_kernel_modules()), read only when that plan is made.
+struct KernelModulesActual {
+    bool read = false;                 ///< false: nothing was read, and the plan does nothing
+    std::set<std::string> loaded;      ///< of the modules asked about, those /sys/module names
+    std::set<std::string> blacklisted; ///< modules a modprobe.d `blacklist` line names
+    /// rdmad's modules-load.d file, its module names; nullopt when there is no such file
+    std::optional<std::vector<std::string>> file;
+    bool operator==(const KernelModulesActual&) const = default;
 };
 
 /// Everything discovery found, keyed by what the kernel keeps stable for one scan:

@@ -169,6 +169,7 @@ void classify_links(HostState& inv, const std::vector<AuxDevice>& aux,
         link.rdma_capable = {};
         link.rdma_device.clear();
         link.hint = {};
+        link.rdma_module.clear();
         if (const DeviceState* dev = serving.serving(link)) {
             link.rdma_capable = "yes";
             link.rdma_device = dev->name;
@@ -212,6 +213,7 @@ void classify_links(HostState& inv, const std::vector<AuxDevice>& aux,
             module = companion_rdma_module(link.driver);
         if (!module.empty()) {
             link.rdma_capable = "module-not-loaded";
+            link.rdma_module = module;
             const bool loaded = modules.loaded && modules.loaded(module);
             if (loaded && !unbound.empty())
                 link.hint = module + " is loaded but not bound to " + unbound;

@@ -46,8 +46,8 @@ std::string fallback_aux_module(const std::string& aux_name);
 /// ("cxgb4" -> "iw_cxgb4", "qede" -> "qedr", "be2net" -> "ocrdma", ...); "" when none.
 std::string companion_rdma_module(const std::string& nic_driver);
 
-/// Fill `rdma_capable`, `rdma_device` and `hint` of every link in `inventory`, and each
-/// port's `netdev` where the GID table does not name one (mlx4: `dev_port` = port - 1 is not
+/// Fill `rdma_capable`, `rdma_device`, `hint` and `rdma_module` of every link in `inventory`, and
+/// each port's `netdev` where the GID table does not name one (mlx4: `dev_port` = port - 1 is not
 /// read here; a PCI function's only netdev serves every port).
 void classify_links(HostState& inventory, const std::vector<AuxDevice>& aux,
                     const ModuleLookup& modules);

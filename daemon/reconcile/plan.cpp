@@ -94,7 +94,8 @@ bool port_type_satisfied(const std::string& desired, const std::string& actual) 
 }
 
 Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesired>& desired,
-               const std::map<std::string, PfcActual>& pfc, const Mlx4ModuleState& mlx4) {
+               const std::map<std::string, PfcActual>& pfc, const Mlx4ModuleState& mlx4,
+               const ModulePlanInput& modules) {
     Plan plan;
     std::set<std::string> netdevs_taken;
     for (const auto& [syspath, dev] : actual.devices) {
@@ -114,6 +115,8 @@ Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesire
     }
     for (const Setting* setting : all_settings())
         setting->plan_host(actual, desired, mlx4, plan);
+    for (const Setting* setting : all_settings())
+        setting->plan_modules(actual, modules, plan);
     plan.desired = desired;
     return plan;
 }

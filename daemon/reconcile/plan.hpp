@@ -39,7 +39,13 @@ struct Action {
         mlx4_modprobe,
         mlx4_modprobe_remove,
         dscp_app,
-        rdma_cm
+        rdma_cm,
+        /// module_load loads kernel module `value` (for netdev `netdev`, "" for a module of
+        /// [daemon] modules); modules_load_file writes rdmad's modules-load.d file with
+        /// `modules`; modules_load_file_remove deletes it (reconcile/settings/kernel_modules.cpp)
+        module_load,
+        modules_load_file,
+        modules_load_file_remove
     } kind;
     std::string device;      ///< RDMA device name
     std::string syspath;     ///< its syspath (identity across the pass)
@@ -55,7 +61,22 @@ struct Action {
     DscpMap dscp_map{};      ///< dscp_app: the map asked; `value` the trust asked
     bool exclusive = false;  ///< dscp_app: entries not in dscp_map go
     int32_t number = -1;     ///< rdma_cm: the ToS, -1 to leave it
+    std::vector<std::string> modules{}; ///< modules_load_file: the names, sorted
     bool operator==(const Action&) const = default;
+};
+
+/// True for the actions of the host's kernel modules (module_load, modules_load_file*).
+inline bool is_module_action(const Action& a) {
+    return a.kind == Action::Kind::module_load || a.kind == Action::Kind::modules_load_file ||
+           a.kind == Action::Kind::modules_load_file_remove;
+}
+
+/// What a module plan needs: the `[daemon]` keys (rdmad.conf(5)) and the modules as read.
+struct ModulePlanInput {
+    bool load = false;                ///< load_modules
+    std::vector<std::string> modules; ///< modules: user-space access modules to load
+    bool persist = false;             ///< persist_modules: keep them in modules-load.d
+    KernelModulesActual actual;       ///< actual.read false: no module plan at all
 };
 
 /// What one port should be and whether it is.
@@ -100,7 +121,9 @@ bool port_type_satisfied(const std::string& desired, const std::string& actual);
 /// mlx4 port type writes go port 2 first when port 1 becomes Ethernet, port 1 first otherwise,
 /// so that no step passes through the invalid eth/ib pair (rdma-core redhat/mlx4-setup.sh
 /// writes port 2 first for eth/eth).
+/// `modules`: the host's kernel modules ([daemon] load_modules); a default one plans nothing.
 Plan make_plan(const HostState& actual, const std::map<std::string, DeviceDesired>& desired,
-               const std::map<std::string, PfcActual>& pfc, const Mlx4ModuleState& mlx4);
+               const std::map<std::string, PfcActual>& pfc, const Mlx4ModuleState& mlx4,
+               const ModulePlanInput& modules = {});
 
 } // namespace rdmad

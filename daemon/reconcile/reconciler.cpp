@@ -46,6 +46,8 @@ std::string glob_literal(const std::string& name) {
 
 /// What an action is about, for the journal: "mlx4_0 port 2", "mlx5_0 eth2", "modprobe.d".
 std::string action_subject(const Action& a) {
+    if (is_module_action(a))
+        return "host"; // the setting names the module or the file
     if (a.device.empty())
         return "modprobe.d"; // the mlx4_en module options file, host-wide
     if (!a.netdev.empty())
@@ -144,6 +146,7 @@ std::optional<ConfigError> Reconciler::take(Loaded l) {
             log::warning("{}", w.to_string());
     }
     config_error_ = etc_error_ ? etc_error_ : state_error_;
+    modules_file_checked_ = false;
     for (const auto* err : {&etc_error_, &state_error_})
         if (*err)
             log::error("{}; keeping the last good desired state", (*err)->to_string());
@@ -543,10 +546,46 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
         mlx4.file_pfctx = read.file_pfctx;
         mlx4.loaded_pfctx = read.loaded_pfctx;
     }
-    Plan p = make_plan(inv, want, pfc, mlx4);
+    // The host's kernel modules: read when load_modules is on, and once per reload when it is
+    // off (rdmad's modules-load.d file may be left from when it was on).
+    ModulePlanInput modules;
+    modules.load = config_.modules.load;
+    modules.modules = config_.modules.modules;
+    modules.persist = config_.modules.persist;
+    if (options_.read_kernel_modules && (modules.load || !modules_file_checked_)) {
+        std::vector<std::string> names = modules.modules;
+        for (const auto& [_, link] : inv.links)
+            if (!link.rdma_module.empty())
+                names.push_back(link.rdma_module);
+        modules.actual = options_.read_kernel_modules(names, modules.load);
+        modules_file_checked_ = true;
+    }
+    Plan p = make_plan(inv, want, pfc, mlx4, modules);
     p.pfc = std::move(pfc);
     for (auto& [syspath, probs] : conflicts)
         p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
+    if (modules.actual.read) {
+        auto host = p.problems.find("");
+        host_problems_ = host == p.problems.end() ? std::vector<Problem>{} : host->second;
+        // A module failure stands while the plan still asks that load (or write); once it
+        // does not (the NIC went, load_modules turned off), it goes.
+        std::set<std::string> asked;
+        for (const auto& a : p.actions)
+            asked.insert(action_key(a));
+        std::erase_if(failures_, [&](const auto& f) {
+            return is_module_action(f.second.action) && !asked.count(f.first);
+        });
+        // ... and a NIC that comes back (a hotplug, a driver reload) is tried once more.
+        const auto module_key = [](const std::string& key) {
+            for (auto kind : {Action::Kind::module_load, Action::Kind::modules_load_file,
+                              Action::Kind::modules_load_file_remove})
+                if (key.rfind(std::to_string(static_cast<int>(kind)) + "|", 0) == 0)
+                    return true;
+            return false;
+        };
+        std::erase_if(attempted_,
+                      [&](const std::string& key) { return module_key(key) && !asked.count(key); });
+    }
     return p;
 }
 
@@ -558,6 +597,12 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
     ctx.dcb = dcb_;
     ctx.modprobe_dir = options_.modprobe_dir;
     ctx.configfs_dir = options_.configfs_dir;
+    ctx.modules_load_dir = options_.modules_load_dir;
+    // libkmod is opened for a module load only.
+    if (options_.kmod && std::any_of(plan.actions.begin(), plan.actions.end(), [](const Action& a) {
+            return a.kind == Action::Kind::module_load;
+        }))
+        ctx.kmod = options_.kmod();
     ctx.guard = &guard_;
     guard_.begin_pass();
     ctx.plan = &plan;
@@ -578,6 +623,10 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
         setting_for(a).execute(a, ctx, o);
         if (o.ok) {
             failures_.erase(key);
+            if (a.kind == Action::Kind::module_load &&
+                std::find(loaded_modules_.begin(), loaded_modules_.end(), a.value) ==
+                    loaded_modules_.end())
+                loaded_modules_.push_back(a.value);
             log::with(log::Level::info, log::about(a.device, a.netdev, a.pci_address, a.port),
                       "{} {}: {} -> {}", action_subject(a), a.setting,
                       a.from.empty() ? "(none)" : a.from, a.to);

@@ -38,6 +38,14 @@ struct ReconcilerOptions {
     /// file, `loaded`: the loaded module's pfctx) and puts them into the Inventory: the Daemon's,
     /// through sources/mlx4_module_reader.hpp. Unset: nothing is read, both unknown.
     std::function<Mlx4ModuleActual(bool file, bool loaded)> read_mlx4_module;
+    std::string modules_load_dir = "/etc/modules-load.d"; ///< rdmad.conf goes here
+    /// Reads what a module plan needs ([daemon] load_modules): rdmad's modules-load.d file
+    /// and, with `full`, which of `names` are loaded and the modprobe.d blacklist; the
+    /// Daemon's, through sources/modules.hpp. Unset: no module plan.
+    std::function<KernelModulesActual(const std::vector<std::string>& names, bool full)>
+        read_kernel_modules;
+    /// libkmod with its context, for a module load (opened on the first); null or unset: none.
+    std::function<const KmodLibrary*()> kmod;
 };
 
 
@@ -87,6 +95,13 @@ class Reconciler {
     const ExportConfig& export_config() const { return config_.exports; }
     /// `[dispatcher]` of the last good /etc files (defaults when none sets it).
     const DispatcherConfig& dispatcher_config() const { return config_.dispatcher; }
+    /// `[daemon]` load_modules, modules and persist_modules of the last good /etc files.
+    const ModulesConfig& modules_config() const { return config_.modules; }
+    /// The modules rdmad loaded since it started, in the order it loaded them
+    /// (Manager.LoadedModules).
+    const std::vector<std::string>& loaded_modules() const { return loaded_modules_; }
+    /// Problems of the last whole-host plan that belong to no device (a blacklisted module).
+    const std::vector<Problem>& host_problems() const { return host_problems_; }
     /// `[doctor] memlock_launchers` of the last good /etc files (the default list when none).
     const std::vector<std::string>& memlock_launchers() const { return config_.memlock_launchers; }
     /// `[daemon] install_providers` and `provider_package` of the last good /etc files.
@@ -197,6 +212,11 @@ class Reconciler {
     std::set<std::string> attempted_;
     std::map<std::string, Outcome> failures_; ///< by action key
     ContestGuard guard_;                      ///< DCB netdevs another writer fights over
+    std::vector<std::string> loaded_modules_;
+    std::vector<Problem> host_problems_;
+    /// rdmad's modules-load.d file was read since the last reload (with load_modules off, it
+    /// is read once per reload, to remove a file left from when it was on).
+    bool modules_file_checked_ = false;
 };
 
 } // namespace rdmad

@@ -45,6 +45,7 @@ struct ScanOptions {
     ProviderPaths providers;
     std::string os_release_path = "/etc/os-release"; ///< os-release(5); /usr/lib/os-release
                                                       ///< is tried when it is absent
+    KmodPaths kmod; ///< libkmod's module directory and modprobe.d (modalias lookups)
 };
 
 class Scanner {

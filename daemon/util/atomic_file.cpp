@@ -90,3 +90,21 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
 }
 
 } // namespace rdmad
+
+namespace rdmad {
+
+void remove_file_durably(const std::string& path) {
+    if (::unlink(path.c_str()) < 0) {
+        if (errno == ENOENT)
+            return;
+        throw std::system_error(errno, std::generic_category(), "cannot remove " + path);
+    }
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : path.substr(0, slash);
+    if (const UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d)
+        ::fsync(d.get());
+}
+
+} // namespace rdmad

@@ -36,3 +36,11 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
                            bool hidden_temp = false, Sync sync = Sync::durable);
 
 } // namespace rdmad
+
+namespace rdmad {
+
+/// Remove `path`, a file rdmad owns, then fsync its directory so the removal survives a crash.
+/// A missing file is fine; throws std::system_error (with the path) otherwise.
+void remove_file_durably(const std::string& path);
+
+} // namespace rdmad

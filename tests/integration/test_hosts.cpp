@@ -188,6 +188,7 @@ HOST_CASE("constructed-bnxt-re")
 HOST_CASE("constructed-cxgb4-iwarp")
 HOST_CASE("constructed-efa")
 HOST_CASE("constructed-irdma-iwarp")
+HOST_CASE("constructed-irdma-unbound")
 HOST_CASE("constructed-mlx5-aux-unbound")
 HOST_CASE("constructed-mlx5-lag")
 HOST_CASE("constructed-mlx5-roce")
@@ -209,6 +210,7 @@ TEST_CASE("every fixture host has a test case and expectations", "[host]") {
                                           "constructed-cxgb4-iwarp",
                                           "constructed-efa",
                                           "constructed-irdma-iwarp",
+                                          "constructed-irdma-unbound",
                                           "constructed-mlx5-aux-unbound",
                                           "constructed-mlx5-lag",
                                           "constructed-mlx5-roce",

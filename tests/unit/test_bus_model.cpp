@@ -172,8 +172,8 @@ const std::set<std::string> kPortKeys{"Path",
 const std::set<std::string> kLinkKeys{"Path",        "Name",       "Index",
                                       "PCIAddress",  "Driver",     "OperState",
                                       "RdmaCapable", "RdmaDevice", "Hint"};
-const std::set<std::string> kManagerKeys{"Version", "State",   "DesiredStateSource",
-                                         "Problems", "Devices", "Links"};
+const std::set<std::string> kManagerKeys{
+    "Version", "State", "DesiredStateSource", "Problems", "LoadedModules", "Devices", "Links"};
 
 } // namespace
 

@@ -40,6 +40,7 @@ class ConfigProblems;
 struct ConfigValue;
 struct ConfigTableOut;
 class ContestGuard;
+struct KmodLibrary;
 
 /// What a setting's plan() sees of one device and where it writes its findings.
 struct SettingPlanContext {
@@ -62,6 +63,8 @@ struct SettingExecContext {
     dcb::DcbClient* dcb = nullptr; ///< null: no netlink socket
     std::string modprobe_dir;      ///< /etc/modprobe.d
     std::string configfs_dir;      ///< /sys/kernel/config
+    std::string modules_load_dir;  ///< /etc/modules-load.d
+    const KmodLibrary* kmod = nullptr; ///< null: no module can be loaded
     ContestGuard* guard = nullptr;
     const Plan* plan = nullptr; ///< the plan the action comes from
     /// Devices (syspaths) an earlier action of this run failed on: the next write of a card
@@ -115,6 +118,8 @@ class Setting {
     /// After every device: host-wide steps (one module option for every card).
     virtual void plan_host(const HostState&, const std::map<std::string, DeviceDesired>&,
                            const Mlx4ModuleState&, Plan&) const {}
+    /// After every device: the host's kernel modules ([daemon] load_modules).
+    virtual void plan_modules(const HostState&, const ModulePlanInput&, Plan&) const {}
 
     /// True when `action` is one of this setting's.
     virtual bool owns(const Action& action) const = 0;
