@@ -74,6 +74,7 @@ void read_install(const toml::node& value, std::string_view key, ConfigFile& out
         return;
     }
     out.provider_package = v;
+}
 
 /// The user-space access modules the doctor names (doctor/modules.hpp): the only names
 /// `[daemon] modules` takes.
