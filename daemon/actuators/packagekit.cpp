@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -72,6 +73,9 @@ struct Client::Job {
     Done done;
     enum class Stage { resolve, install } stage = Stage::resolve;
     std::string path;                 ///< the transaction running now, "" between two
+    /// The unique name that answered CreateTransaction: the only sender whose signals count
+    /// (a signal sent to rdmad's connection by name reaches it whatever its match rules).
+    std::string owner;
     std::vector<std::string> ids;     ///< Resolve's Package ids, one per name
     std::optional<std::string> error; ///< the first ErrorCode of the transaction
     std::optional<Outcome> ended;     ///< set when the timer ends it (at once or late)
@@ -222,6 +226,8 @@ void Client::create_transaction(uint64_t id) {
             return 0;
         }
         job.path = path;
+        const char* sender = sd_bus_message_get_sender(m);
+        job.owner = sender ? sender : "";
         job.error.reset();
         // The transaction's call: its reply is empty, its result comes in signals.
         sd_bus_message* raw = nullptr;
@@ -267,9 +273,15 @@ void Client::create_transaction(uint64_t id) {
 
 void Client::on_signal(const std::string& path, const std::string& member, void* message) {
     auto* m = static_cast<sd_bus_message*>(message);
+    const char* sender = sd_bus_message_get_sender(m);
     for (auto& [id, job] : jobs_) {
         if (job->path != path)
             continue;
+        if (!sender || job->owner != sender) {
+            log::warning("ignored a PackageKit {} signal from {}, not PackageKit ({})", member,
+                         sender ? sender : "no sender", job->owner);
+            return;
+        }
         if (member == "Package" && job->stage == Job::Stage::resolve) {
             // Package(u info, s package_id, s summary): one resolved package; several
             // architectures of one name may come, the first is taken.
@@ -279,6 +291,9 @@ void Client::on_signal(const std::string& path, const std::string& member, void*
             if (sd_bus_message_read(m, "uss", &info, &pid, &summary) < 0 || !pid)
                 return;
             const std::string name = id_name(pid);
+            // Only a package of a name asked for: Resolve of "libawesome" gives no other.
+            if (std::find(job->names.begin(), job->names.end(), name) == job->names.end())
+                return;
             bool have = false;
             for (const auto& known : job->ids)
                 have = have || id_name(known) == name;

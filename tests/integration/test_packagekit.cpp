@@ -69,7 +69,8 @@ RunResult send(const std::string& address, const std::string& dest, const std::s
     return run_program(argv);
 }
 
-/// One host with the mlx5 provider missing, its configuration, PackageKit (`backend`, or none)
+/// One host with the mlx5 provider missing, its configuration, PackageKit (`backend`,
+/// "fake:MODE" for fake_packagekit.py MODE, or none)
 /// and dbusmock's polkit allowing `allowed`, then rdmad.
 struct PkRig {
     PrivateBus bus;
@@ -97,7 +98,13 @@ struct PkRig {
             "/usr/bin/python3", "-m", "dbusmock", "--template", "polkitd"});
         REQUIRE(eventually([] { return name_owned("org.freedesktop.PolicyKit1"); }, 20s));
         allow(allowed);
-        if (!backend.empty()) {
+        if (backend.rfind("fake:", 0) == 0) {
+            // fake_packagekit.py MODE: a PackageKit that misbehaves.
+            packagekitd = std::make_unique<Background>(std::vector<std::string>{
+                "/usr/bin/python3", env_or_fail("FAKE_PACKAGEKIT"), backend.substr(5)});
+            INFO(packagekitd->err());
+            REQUIRE(eventually([] { return name_owned("org.freedesktop.PackageKit"); }, 30s));
+        } else if (!backend.empty()) {
             // --keep-environment: packagekitd clears its environment at start, the private
             // bus's address included.
             packagekitd = std::make_unique<Background>(std::vector<std::string>{
@@ -323,4 +330,23 @@ TEST_CASE("packagekit: test_fail resolves nothing; no PackageKit at all: the com
                          0) == 0);
         CHECK(text.find("): run apt install libawesome") != std::string::npos);
     }
+}
+
+TEST_CASE("packagekit: signals from anyone but PackageKit's owner, or for a name not asked, are "
+          "ignored; a second Finished changes nothing",
+          "[packagekit]") {
+    // fake_packagekit.py spoof: an intruder sends rdmad's connection Package
+    // "libawesome;666;all;evil" and Finished(success) for the Resolve transaction before the
+    // owner resolves libawesome to "libawesome;42;i386;debian" (with an "other" package too).
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:spoof", {});
+    // The fake's InstallPackages succeeds and installs no file: the provider is still missing.
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 30s));
+    CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
+          "PackageKit installed libawesome, but verbs provider mlx5 is still missing; run apt "
+          "install libawesome");
+    CHECK(r.installs() == std::vector<std::string>{"libawesome;42;i386;debian"});
+    CHECK(r.daemon->log().find("ignored a PackageKit Package signal from :") != std::string::npos);
+    std::this_thread::sleep_for(1s);
+    CHECK(r.installs().size() == 1);
 }
