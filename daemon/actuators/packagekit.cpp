@@ -66,6 +66,7 @@ struct Ticket {
 struct Client::Connection {
     BusPtr bus;
     SlotPtr signals; ///< every Transaction signal PackageKit sends, dispatched by path
+    SlotPtr owner;   ///< NameOwnerChanged of org.freedesktop.PackageKit
 };
 
 struct Client::Job {
@@ -156,6 +157,27 @@ bool Client::connect(std::string& why) {
         return false;
     }
     c->signals.reset(slot);
+    // PackageKit leaving the bus (it crashed, or was stopped) ends the transactions it ran:
+    // no Finished will come. org.freedesktop.DBus's NameOwnerChanged(s name, s old, s new).
+    sd_bus_slot* owner_slot = nullptr;
+    r = sd_bus_add_match_async(
+        raw, &owner_slot,
+        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+        "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+        "arg0='org.freedesktop.PackageKit'",
+        [](sd_bus_message* m, void* userdata, sd_bus_error*) -> int {
+            const char *name = nullptr, *old_owner = nullptr, *new_owner = nullptr;
+            if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) >= 0 && old_owner &&
+                *old_owner)
+                static_cast<Client*>(userdata)->on_owner_gone(old_owner);
+            return 0;
+        },
+        nullptr, this);
+    if (r < 0) {
+        why = std::string("cannot watch PackageKit on the system bus: ") + std::strerror(-r);
+        return false;
+    }
+    c->owner.reset(owner_slot);
     connection_ = std::move(c);
     return true;
 }
@@ -271,6 +293,15 @@ void Client::create_transaction(uint64_t id) {
     }
 }
 
+void Client::on_owner_gone(const std::string& old_owner) {
+    std::vector<uint64_t> gone;
+    for (const auto& [id, job] : jobs_)
+        if (!job->path.empty() && job->owner == old_owner)
+            gone.push_back(id);
+    for (uint64_t id : gone)
+        finish(id, {Outcome::Kind::failed, "PackageKit left the bus during the transaction", {}});
+}
+
 void Client::on_signal(const std::string& path, const std::string& member, void* message) {
     auto* m = static_cast<sd_bus_message*>(message);
     const char* sender = sd_bus_message_get_sender(m);
@@ -308,10 +339,19 @@ void Client::on_signal(const std::string& path, const std::string& member, void*
         } else if (member == "Finished") {
             // Finished(u exit, u runtime_ms): the transaction is over.
             uint32_t exit = 0, runtime = 0;
-            if (sd_bus_message_read(m, "uu", &exit, &runtime) < 0)
-                return;
+            const bool read = sd_bus_message_read(m, "uu", &exit, &runtime) >= 0;
             job->path.clear();
             const uint64_t job_id = id;
+            if (!read) {
+                // The transaction is over either way: waiting would only reach the time bound.
+                const char* signature = sd_bus_message_get_signature(m, 1);
+                finish(job_id,
+                       {Outcome::Kind::failed,
+                        fmt::format("PackageKit's Finished signal is not (uu) but ({})",
+                                    signature ? signature : ""),
+                        {}});
+                return;
+            }
             if (exit != kExitSuccess || job->error) {
                 finish(job_id, {Outcome::Kind::failed,
                                 job->error ? *job->error : "PackageKit: " + exit_name(exit),

@@ -10,6 +10,10 @@
 #           Finished(success) for that transaction; then the owner resolves "libawesome" to
 #           libawesome;42;i386;debian itself, sends a Package of a name not asked for, and
 #           Finished twice. InstallPackages finishes with success.
+#   vanish  on Resolve, exits without a Finished (PackageKit crashing mid-transaction).
+#   badsig  on Resolve, sends Package(s "libawesome") and Finished(s "success"): the wrong
+#           signatures.
+import os
 import sys
 
 import dbus
@@ -39,6 +43,13 @@ class Transaction(dbus.service.Object):
     @dbus.service.method(TX, in_signature="tas", out_signature="", sender_keyword="caller")
     def Resolve(self, filters, names, caller):
         path = self._object_path
+        if MODE == "vanish":
+            GLib.timeout_add(100, lambda: os._exit(0))
+            return
+        if MODE == "badsig":
+            signal(bus, caller, path, "Package", "s", "libawesome")
+            signal(bus, caller, path, "Finished", "s", "success")
+            return
         signal(intruder, caller, path, "Package", "uss", 1, "libawesome;666;all;evil", "")
         signal(intruder, caller, path, "Package", "uss", 1, "evil;1;all;x", "")
         signal(intruder, caller, path, "Finished", "uu", 1, 0)

@@ -350,3 +350,31 @@ TEST_CASE("packagekit: signals from anyone but PackageKit's owner, or for a name
     std::this_thread::sleep_for(1s);
     CHECK(r.installs().size() == 1);
 }
+
+TEST_CASE("packagekit: PackageKit leaving the bus mid-transaction ends the install as failed at "
+          "once",
+          "[packagekit]") {
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:vanish", {});
+    // The fake exits 0.1 s into Resolve; without NameOwnerChanged rdmad would wait its 30
+    // minute bound.
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 20s));
+    CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
+          "PackageKit could not install libawesome: PackageKit left the bus during the "
+          "transaction; run apt install libawesome");
+    CHECK(r.installs().empty());
+    CHECK(r.daemon->stop() == 0); // a clean SIGTERM exit: nothing crashed
+}
+
+TEST_CASE("packagekit: a Finished signal of the wrong signature ends the install as failed",
+          "[packagekit]") {
+    // fake_packagekit.py badsig: Package(s) and Finished(s), from PackageKit's owner itself.
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:badsig", {});
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 20s));
+    CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
+          "PackageKit could not install libawesome: PackageKit's Finished signal is not (uu) but "
+          "(s); run apt install libawesome");
+    CHECK(r.installs().empty());
+    CHECK(r.daemon->stop() == 0);
+}
