@@ -378,3 +378,32 @@ TEST_CASE("packagekit: a Finished signal of the wrong signature ends the install
     CHECK(r.installs().empty());
     CHECK(r.daemon->stop() == 0);
 }
+
+TEST_CASE("packagekit: InstallProviders called 20 times at once, by callers that leave before "
+          "the reply, and during a Reload, installs the package once",
+          "[packagekit][polkit]") {
+    PkRig r("[daemon]\nprovider_package = \"libawesome\"\n", "dummy",
+            {kInstallAction, "org.rdmad1.install-providers", "org.rdmad1.configure"});
+    std::vector<std::thread> callers;
+    for (int i = 0; i < 20; ++i)
+        callers.emplace_back([&] {
+            // Without --print-reply dbus-send exits once the call is sent.
+            run_program({"dbus-send", "--bus=" + r.bus.address(), "--dest=org.rdmad1",
+                         "--type=method_call", "/org/rdmad1",
+                         "org.rdmad1.Manager.InstallProviders"});
+        });
+    callers.emplace_back([&] {
+        send(r.bus.address(), "org.rdmad1", "/org/rdmad1", "org.rdmad1.Manager.Reload");
+    });
+    for (auto& t : callers)
+        t.join();
+    RunResult res = r.install_providers();
+    INFO(res.out << res.err);
+    REQUIRE(res.status == 0);
+    CHECK(res.out.find("string \"libawesome\"") != std::string::npos);
+    REQUIRE(eventually([&] { return r.installs().size() == 1; }, 20s));
+    r.add_provider("mlx5");
+    REQUIRE(eventually([&] { return r.mlx5()["ProviderInstalled"] == true; }, 40s));
+    CHECK(r.installs() == std::vector<std::string>{"libawesome;42;i386;debian"});
+    CHECK(r.daemon->stop() == 0);
+}
