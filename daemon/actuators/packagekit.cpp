@@ -73,7 +73,7 @@ struct Client::Job {
     std::vector<std::string> names;
     Done done;
     enum class Stage { resolve, install } stage = Stage::resolve;
-    std::string path;                 ///< the transaction running now, "" between two
+    std::string path; ///< the transaction running now, "" between two
     /// The unique name that answered CreateTransaction: the only sender whose signals count
     /// (a signal sent to rdmad's connection by name reaches it whatever its match rules).
     std::string owner;
@@ -345,11 +345,10 @@ void Client::on_signal(const std::string& path, const std::string& member, void*
             if (!read) {
                 // The transaction is over either way: waiting would only reach the time bound.
                 const char* signature = sd_bus_message_get_signature(m, 1);
-                finish(job_id,
-                       {Outcome::Kind::failed,
-                        fmt::format("PackageKit's Finished signal is not (uu) but ({})",
-                                    signature ? signature : ""),
-                        {}});
+                finish(job_id, {Outcome::Kind::failed,
+                                fmt::format("PackageKit's Finished signal is not (uu) but ({})",
+                                            signature ? signature : ""),
+                                {}});
                 return;
             }
             if (exit != kExitSuccess || job->error) {

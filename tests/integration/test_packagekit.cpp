@@ -392,9 +392,8 @@ TEST_CASE("packagekit: InstallProviders called 20 times at once, by callers that
                          "--type=method_call", "/org/rdmad1",
                          "org.rdmad1.Manager.InstallProviders"});
         });
-    callers.emplace_back([&] {
-        send(r.bus.address(), "org.rdmad1", "/org/rdmad1", "org.rdmad1.Manager.Reload");
-    });
+    callers.emplace_back(
+        [&] { send(r.bus.address(), "org.rdmad1", "/org/rdmad1", "org.rdmad1.Manager.Reload"); });
     for (auto& t : callers)
         t.join();
     RunResult res = r.install_providers();

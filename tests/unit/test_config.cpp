@@ -132,19 +132,36 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
         {"install_providers as a boolean", "[daemon]\ninstall_providers = true\n",
          "f.conf:2:21: install_providers must be a string, not a boolean"},
         {"provider_package with a shell character", "[daemon]\nprovider_package = \"a;b\"\n",
-         "f.conf:2:20: " "provider_package must be package names (letters, digits, then + - . _) separated by spaces, at most 128 bytes"},
-        {"provider_package with a command after it", "[daemon]\nprovider_package = \"x; rm -rf /\"\n",
-         "f.conf:2:20: " "provider_package must be package names (letters, digits, then + - . _) separated by spaces, at most 128 bytes"},
-        {"provider_package as an apt option", "[daemon]\nprovider_package = \"ibverbs-providers -y\"\n",
-         "f.conf:2:20: " "provider_package must be package names (letters, digits, then + - . _) separated by spaces, at most 128 bytes"},
-        {"provider_package as a long option", "[daemon]\nprovider_package = \"--allow-unauthenticated\"\n",
-         "f.conf:2:20: " "provider_package must be package names (letters, digits, then + - . _) separated by spaces, at most 128 bytes"},
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package with a command after it",
+         "[daemon]\nprovider_package = \"x; rm -rf /\"\n",
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package as an apt option",
+         "[daemon]\nprovider_package = \"ibverbs-providers -y\"\n",
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package as a long option",
+         "[daemon]\nprovider_package = \"--allow-unauthenticated\"\n",
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
         {"provider_package of spaces alone", "[daemon]\nprovider_package = \"   \"\n",
-         "f.conf:2:20: " "provider_package must be package names (letters, digits, then + - . _) separated by spaces, at most 128 bytes"},
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
         {"provider_package with a newline escape", "[daemon]\nprovider_package = \"a\\nb\"\n",
-         "f.conf:2:20: " "provider_package must be package names (letters, digits, then + - . _) separated by spaces, at most 128 bytes"},
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
         {"provider_package with a tab", "[daemon]\nprovider_package = \"a\\tb\"\n",
-         "f.conf:2:20: " "provider_package must be package names (letters, digits, then + - . _) separated by spaces, at most 128 bytes"},
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
         {"provider_package with a non-ASCII letter",
          "[daemon]\nprovider_package = \"libibverbs\u00e9\"\n",
          "f.conf:2:31: non-ASCII character outside a comment (keys and values of rdmad's "
