@@ -11,6 +11,7 @@
 #           libawesome;42;i386;debian itself, sends a Package of a name not asked for, and
 #           Finished twice. InstallPackages finishes with success.
 #   vanish  on Resolve, exits without a Finished (PackageKit crashing mid-transaction).
+#   silent  never answers CreateTransaction (a hung PackageKit).
 #   badsig  on Resolve, sends Package(s "libawesome") and Finished(s "success"): the wrong
 #           signatures.
 import os
@@ -80,12 +81,15 @@ class PackageKit(dbus.service.Object):
     count = 0
     transactions = []
 
-    @dbus.service.method(IFACE, in_signature="", out_signature="o")
-    def CreateTransaction(self):
+    @dbus.service.method(IFACE, in_signature="", out_signature="o",
+                         async_callbacks=("reply", "error"))
+    def CreateTransaction(self, reply, error):
+        if MODE == "silent":
+            return
         PackageKit.count += 1
         path = "/t%d" % PackageKit.count
         PackageKit.transactions.append(Transaction(bus, path))
-        return dbus.ObjectPath(path)
+        reply(dbus.ObjectPath(path))
 
 
 name = dbus.service.BusName(IFACE, bus)

@@ -406,3 +406,20 @@ TEST_CASE("packagekit: InstallProviders called 20 times at once, by callers that
     CHECK(r.installs() == std::vector<std::string>{"libawesome;42;i386;debian"});
     CHECK(r.daemon->stop() == 0);
 }
+
+TEST_CASE("packagekit: a PackageKit that never answers CreateTransaction ends the install as "
+          "failed after sd-bus's 25 s call timeout, once",
+          "[packagekit]") {
+    // fake_packagekit.py silent. sd-bus's default method call timeout is 25 s
+    // (sd_bus_call_method_async(3) with usec 0; its synthetic error says "Method call timed out").
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:silent", {});
+    std::this_thread::sleep_for(2s);
+    CHECK(has_code(r.mlx5(), "provider-installing")); // the loop still answers meanwhile
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 45s));
+    CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
+          "PackageKit could not install libawesome: PackageKit: Method call timed out; run apt "
+          "install libawesome");
+    CHECK(r.installs().empty());
+    CHECK(r.daemon->stop() == 0);
+}
