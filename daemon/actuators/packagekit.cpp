@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -65,13 +66,17 @@ struct Ticket {
 struct Client::Connection {
     BusPtr bus;
     SlotPtr signals; ///< every Transaction signal PackageKit sends, dispatched by path
+    SlotPtr owner;   ///< NameOwnerChanged of org.freedesktop.PackageKit
 };
 
 struct Client::Job {
     std::vector<std::string> names;
     Done done;
     enum class Stage { resolve, install } stage = Stage::resolve;
-    std::string path;                 ///< the transaction running now, "" between two
+    std::string path; ///< the transaction running now, "" between two
+    /// The unique name that answered CreateTransaction: the only sender whose signals count
+    /// (a signal sent to rdmad's connection by name reaches it whatever its match rules).
+    std::string owner;
     std::vector<std::string> ids;     ///< Resolve's Package ids, one per name
     std::optional<std::string> error; ///< the first ErrorCode of the transaction
     std::optional<Outcome> ended;     ///< set when the timer ends it (at once or late)
@@ -152,6 +157,27 @@ bool Client::connect(std::string& why) {
         return false;
     }
     c->signals.reset(slot);
+    // PackageKit leaving the bus (it crashed, or was stopped) ends the transactions it ran:
+    // no Finished will come. org.freedesktop.DBus's NameOwnerChanged(s name, s old, s new).
+    sd_bus_slot* owner_slot = nullptr;
+    r = sd_bus_add_match_async(
+        raw, &owner_slot,
+        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+        "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+        "arg0='org.freedesktop.PackageKit'",
+        [](sd_bus_message* m, void* userdata, sd_bus_error*) -> int {
+            const char *name = nullptr, *old_owner = nullptr, *new_owner = nullptr;
+            if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) >= 0 && old_owner &&
+                *old_owner)
+                static_cast<Client*>(userdata)->on_owner_gone(old_owner);
+            return 0;
+        },
+        nullptr, this);
+    if (r < 0) {
+        why = std::string("cannot watch PackageKit on the system bus: ") + std::strerror(-r);
+        return false;
+    }
+    c->owner.reset(owner_slot);
     connection_ = std::move(c);
     return true;
 }
@@ -222,6 +248,8 @@ void Client::create_transaction(uint64_t id) {
             return 0;
         }
         job.path = path;
+        const char* sender = sd_bus_message_get_sender(m);
+        job.owner = sender ? sender : "";
         job.error.reset();
         // The transaction's call: its reply is empty, its result comes in signals.
         sd_bus_message* raw = nullptr;
@@ -265,11 +293,26 @@ void Client::create_transaction(uint64_t id) {
     }
 }
 
+void Client::on_owner_gone(const std::string& old_owner) {
+    std::vector<uint64_t> gone;
+    for (const auto& [id, job] : jobs_)
+        if (!job->path.empty() && job->owner == old_owner)
+            gone.push_back(id);
+    for (uint64_t id : gone)
+        finish(id, {Outcome::Kind::failed, "PackageKit left the bus during the transaction", {}});
+}
+
 void Client::on_signal(const std::string& path, const std::string& member, void* message) {
     auto* m = static_cast<sd_bus_message*>(message);
+    const char* sender = sd_bus_message_get_sender(m);
     for (auto& [id, job] : jobs_) {
         if (job->path != path)
             continue;
+        if (!sender || job->owner != sender) {
+            log::warning("ignored a PackageKit {} signal from {}, not PackageKit ({})", member,
+                         sender ? sender : "no sender", job->owner);
+            return;
+        }
         if (member == "Package" && job->stage == Job::Stage::resolve) {
             // Package(u info, s package_id, s summary): one resolved package; several
             // architectures of one name may come, the first is taken.
@@ -279,6 +322,9 @@ void Client::on_signal(const std::string& path, const std::string& member, void*
             if (sd_bus_message_read(m, "uss", &info, &pid, &summary) < 0 || !pid)
                 return;
             const std::string name = id_name(pid);
+            // Only a package of a name asked for: Resolve of "libawesome" gives no other.
+            if (std::find(job->names.begin(), job->names.end(), name) == job->names.end())
+                return;
             bool have = false;
             for (const auto& known : job->ids)
                 have = have || id_name(known) == name;
@@ -293,10 +339,18 @@ void Client::on_signal(const std::string& path, const std::string& member, void*
         } else if (member == "Finished") {
             // Finished(u exit, u runtime_ms): the transaction is over.
             uint32_t exit = 0, runtime = 0;
-            if (sd_bus_message_read(m, "uu", &exit, &runtime) < 0)
-                return;
+            const bool read = sd_bus_message_read(m, "uu", &exit, &runtime) >= 0;
             job->path.clear();
             const uint64_t job_id = id;
+            if (!read) {
+                // The transaction is over either way: waiting would only reach the time bound.
+                const char* signature = sd_bus_message_get_signature(m, 1);
+                finish(job_id, {Outcome::Kind::failed,
+                                fmt::format("PackageKit's Finished signal is not (uu) but ({})",
+                                            signature ? signature : ""),
+                                {}});
+                return;
+            }
             if (exit != kExitSuccess || job->error) {
                 finish(job_id, {Outcome::Kind::failed,
                                 job->error ? *job->error : "PackageKit: " + exit_name(exit),

@@ -23,7 +23,8 @@ struct Outcome {
     enum class Kind {
         installed, ///< InstallPackages finished with exit "success"
         missing,   ///< PackageKit is not on the bus (not installed, no activation file)
-        failed,    ///< PackageKit answered with an error, resolved nothing, or never finished
+        failed,    ///< PackageKit answered with an error, resolved nothing, left the bus
+                   ///< mid-transaction, sent a Finished that cannot be read, or never finished
     };
     Kind kind = Kind::failed;
     /// missing, failed: what went wrong, with the backend's own ErrorCode text when it sent one.
@@ -59,6 +60,8 @@ class Client {
     void create_transaction(uint64_t id);
     void finish(uint64_t id, Outcome outcome);
     void on_signal(const std::string& path, const std::string& member, void* message);
+    /// NameOwnerChanged: `old_owner` lost org.freedesktop.PackageKit; its transactions failed.
+    void on_owner_gone(const std::string& old_owner);
 
     sd_event* event_;
     uint64_t timeout_usec_;

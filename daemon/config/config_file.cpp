@@ -62,15 +62,21 @@ void read_install(const toml::node& value, std::string_view key, ConfigFile& out
                              quoted(v));
         return;
     }
-    // Debian policy 5.6.1 (lower case, digits, + - .), RPM and SUSE names (also _ and upper
-    // case); 128 bytes is far beyond any real one.
-    bool ok = v.size() <= 128;
-    for (char c : v)
-        ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' ||
-                    c == '.' || c == '_' || c == ' ');
+    // Debian Policy 5.6.1 (lower case, digits, + - ., starting with a letter or digit), RPM
+    // and SUSE names (also _ and upper case); 128 bytes is far beyond any real one. Each name
+    // starts with a letter or digit, so none reads as an option ("-y", "--allow-downgrades")
+    // in the apt/dnf command a problem suggests; "" is the distribution's default, and a value
+    // of spaces alone names nothing.
+    bool ok = v.size() <= 128 && (v.empty() || v.find_first_not_of(' ') != std::string::npos);
+    for (size_t i = 0; ok && i < v.size(); ++i) {
+        const auto c = static_cast<unsigned char>(v[i]);
+        const bool starts = i == 0 || v[i - 1] == ' ';
+        ok = std::isalnum(c) || (!starts && (c == '+' || c == '-' || c == '.' || c == '_')) ||
+             c == ' ';
+    }
     if (!ok) {
         problems.add(value.source(), "provider_package must be package names (letters, digits, "
-                                     "+ - . _) separated by spaces, at most 128 bytes");
+                                     "then + - . _) separated by spaces, at most 128 bytes");
         return;
     }
     out.provider_package = v;

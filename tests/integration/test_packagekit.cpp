@@ -69,7 +69,8 @@ RunResult send(const std::string& address, const std::string& dest, const std::s
     return run_program(argv);
 }
 
-/// One host with the mlx5 provider missing, its configuration, PackageKit (`backend`, or none)
+/// One host with the mlx5 provider missing, its configuration, PackageKit (`backend`,
+/// "fake:MODE" for fake_packagekit.py MODE, or none)
 /// and dbusmock's polkit allowing `allowed`, then rdmad.
 struct PkRig {
     PrivateBus bus;
@@ -97,7 +98,13 @@ struct PkRig {
             "/usr/bin/python3", "-m", "dbusmock", "--template", "polkitd"});
         REQUIRE(eventually([] { return name_owned("org.freedesktop.PolicyKit1"); }, 20s));
         allow(allowed);
-        if (!backend.empty()) {
+        if (backend.rfind("fake:", 0) == 0) {
+            // fake_packagekit.py MODE: a PackageKit that misbehaves.
+            packagekitd = std::make_unique<Background>(std::vector<std::string>{
+                "/usr/bin/python3", env_or_fail("FAKE_PACKAGEKIT"), backend.substr(5)});
+            INFO(packagekitd->err());
+            REQUIRE(eventually([] { return name_owned("org.freedesktop.PackageKit"); }, 30s));
+        } else if (!backend.empty()) {
             // --keep-environment: packagekitd clears its environment at start, the private
             // bus's address included.
             packagekitd = std::make_unique<Background>(std::vector<std::string>{
@@ -323,4 +330,96 @@ TEST_CASE("packagekit: test_fail resolves nothing; no PackageKit at all: the com
                          0) == 0);
         CHECK(text.find("): run apt install libawesome") != std::string::npos);
     }
+}
+
+TEST_CASE("packagekit: signals from anyone but PackageKit's owner, or for a name not asked, are "
+          "ignored; a second Finished changes nothing",
+          "[packagekit]") {
+    // fake_packagekit.py spoof: an intruder sends rdmad's connection Package
+    // "libawesome;666;all;evil" and Finished(success) for the Resolve transaction before the
+    // owner resolves libawesome to "libawesome;42;i386;debian" (with an "other" package too).
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:spoof", {});
+    // The fake's InstallPackages succeeds and installs no file: the provider is still missing.
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 30s));
+    CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
+          "PackageKit installed libawesome, but verbs provider mlx5 is still missing; run apt "
+          "install libawesome");
+    CHECK(r.installs() == std::vector<std::string>{"libawesome;42;i386;debian"});
+    CHECK(r.daemon->log().find("ignored a PackageKit Package signal from :") != std::string::npos);
+    std::this_thread::sleep_for(1s);
+    CHECK(r.installs().size() == 1);
+}
+
+TEST_CASE("packagekit: PackageKit leaving the bus mid-transaction ends the install as failed at "
+          "once",
+          "[packagekit]") {
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:vanish", {});
+    // The fake exits 0.1 s into Resolve; without NameOwnerChanged rdmad would wait its 30
+    // minute bound.
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 20s));
+    CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
+          "PackageKit could not install libawesome: PackageKit left the bus during the "
+          "transaction; run apt install libawesome");
+    CHECK(r.installs().empty());
+    CHECK(r.daemon->stop() == 0); // a clean SIGTERM exit: nothing crashed
+}
+
+TEST_CASE("packagekit: a Finished signal of the wrong signature ends the install as failed",
+          "[packagekit]") {
+    // fake_packagekit.py badsig: Package(s) and Finished(s), from PackageKit's owner itself.
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:badsig", {});
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 20s));
+    CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
+          "PackageKit could not install libawesome: PackageKit's Finished signal is not (uu) but "
+          "(s); run apt install libawesome");
+    CHECK(r.installs().empty());
+    CHECK(r.daemon->stop() == 0);
+}
+
+TEST_CASE("packagekit: InstallProviders called 20 times at once, by callers that leave before "
+          "the reply, and during a Reload, installs the package once",
+          "[packagekit][polkit]") {
+    PkRig r("[daemon]\nprovider_package = \"libawesome\"\n", "dummy",
+            {kInstallAction, "org.rdmad1.install-providers", "org.rdmad1.configure"});
+    std::vector<std::thread> callers;
+    for (int i = 0; i < 20; ++i)
+        callers.emplace_back([&] {
+            // Without --print-reply dbus-send exits once the call is sent.
+            run_program({"dbus-send", "--bus=" + r.bus.address(), "--dest=org.rdmad1",
+                         "--type=method_call", "/org/rdmad1",
+                         "org.rdmad1.Manager.InstallProviders"});
+        });
+    callers.emplace_back(
+        [&] { send(r.bus.address(), "org.rdmad1", "/org/rdmad1", "org.rdmad1.Manager.Reload"); });
+    for (auto& t : callers)
+        t.join();
+    RunResult res = r.install_providers();
+    INFO(res.out << res.err);
+    REQUIRE(res.status == 0);
+    CHECK(res.out.find("string \"libawesome\"") != std::string::npos);
+    REQUIRE(eventually([&] { return r.installs().size() == 1; }, 20s));
+    r.add_provider("mlx5");
+    REQUIRE(eventually([&] { return r.mlx5()["ProviderInstalled"] == true; }, 40s));
+    CHECK(r.installs() == std::vector<std::string>{"libawesome;42;i386;debian"});
+    CHECK(r.daemon->stop() == 0);
+}
+
+TEST_CASE("packagekit: a PackageKit that never answers CreateTransaction ends the install as "
+          "failed after sd-bus's 25 s call timeout, once",
+          "[packagekit]") {
+    // fake_packagekit.py silent. sd-bus's default method call timeout is 25 s
+    // (sd_bus_call_method_async(3) with usec 0; its synthetic error says "Method call timed out").
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:silent", {});
+    std::this_thread::sleep_for(2s);
+    CHECK(has_code(r.mlx5(), "provider-installing")); // the loop still answers meanwhile
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 45s));
+    CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
+          "PackageKit could not install libawesome: PackageKit: Method call timed out; run apt "
+          "install libawesome");
+    CHECK(r.installs().empty());
+    CHECK(r.daemon->stop() == 0);
 }

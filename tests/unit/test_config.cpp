@@ -133,8 +133,49 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
         {"install_providers as a boolean", "[daemon]\ninstall_providers = true\n",
          "f.conf:2:21: install_providers must be a string, not a boolean"},
         {"provider_package with a shell character", "[daemon]\nprovider_package = \"a;b\"\n",
-         "f.conf:2:20: provider_package must be package names (letters, digits, + - . _) "
-         "separated by spaces, at most 128 bytes"},
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package with a command after it",
+         "[daemon]\nprovider_package = \"x; rm -rf /\"\n",
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package as an apt option",
+         "[daemon]\nprovider_package = \"ibverbs-providers -y\"\n",
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package as a long option",
+         "[daemon]\nprovider_package = \"--allow-unauthenticated\"\n",
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package of spaces alone", "[daemon]\nprovider_package = \"   \"\n",
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package with a newline escape", "[daemon]\nprovider_package = \"a\\nb\"\n",
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package with a tab", "[daemon]\nprovider_package = \"a\\tb\"\n",
+         "f.conf:2:20: "
+         "provider_package must be package names (letters, digits, then + - . _) separated by "
+         "spaces, at most 128 bytes"},
+        {"provider_package with a non-ASCII letter",
+         "[daemon]\nprovider_package = \"libibverbs\u00e9\"\n",
+         "f.conf:2:31: non-ASCII character outside a comment (keys and values of rdmad's "
+         "configuration are ASCII)"},
+        {"provider_package with a byte that is not UTF-8",
+         "[daemon]\nprovider_package = \"libibverbs\xff\"\n",
+         "f.conf:2:31: non-ASCII character outside a comment (keys and values of rdmad's "
+         "configuration are ASCII)"},
+        {"install_providers as a number", "[daemon]\ninstall_providers = 3\n",
+         "f.conf:2:21: install_providers must be a string, not an integer"},
+        {"install_providers in capitals", "[daemon]\ninstall_providers = \"AUTO\"\n",
+         "f.conf:2:21: install_providers must be \"never\", \"ask\" or \"auto\", not \"AUTO\""},
+
         {"relative export directory", "[export]\nprometheus_dir = \"prom\"\n",
          "f.conf:2:18: prometheus_dir must be an absolute directory path"},
         {"export directory given as a boolean", "[export]\nnfd_dir = false\n",
@@ -225,6 +266,32 @@ TEST_CASE("install_providers and provider_package are read, and a later file win
     merge_config(config, parse_ok("[daemon]\ninstall_providers = \"ask\"\n"), "20-b.conf");
     CHECK(config.install_providers == InstallProviders::ask);
     CHECK(config.provider_package == "libibverbs libmlx5-1"); // 20-b.conf leaves it
+}
+
+TEST_CASE("provider_package of more than 128 bytes is refused where it starts") {
+    const std::string why = "provider_package must be package names (letters, digits, then + - "
+                            ". _) separated by spaces, at most 128 bytes";
+    // 128 bytes of names pass; 129 and 10 KB (spaces keep the line under the 100-character
+    // token limit) are refused at the value's column 20.
+    std::string names128;
+    while (names128.size() < 128)
+        names128 += names128.empty() ? "a" : " a";
+    names128.resize(128, 'b');
+    CHECK(parse_ok("[daemon]\nprovider_package = \"" + names128 + "\"\n").provider_package ==
+          names128);
+    CHECK(error_of("[daemon]\nprovider_package = \"" + names128 + "c\"\n") ==
+          "f.conf:2:20: " + why);
+    std::string big;
+    while (big.size() < 10240)
+        big += "libibverbs ";
+    CHECK(error_of("[daemon]\nprovider_package = \"" + big + "\"\n") == "f.conf:2:20: " + why);
+}
+
+TEST_CASE("provider_package names that start with a letter or digit are read") {
+    CHECK(parse_ok("[daemon]\nprovider_package = \"libibverbs1 rdma-core 0ad libstdc++6 "
+                   "Mesa_dri\"\n")
+              .provider_package == "libibverbs1 rdma-core 0ad libstdc++6 Mesa_dri");
+    CHECK(parse_ok("[daemon]\nprovider_package = \"\"\n").provider_package == "");
 }
 
 TEST_CASE("a NUL byte is reported at its position with the whole message") {
