@@ -30,6 +30,8 @@ class Bus {
     void set_sources(const std::vector<std::string>& sources);
     /// Manager.Problems: the daemon's own (configuration errors, host-wide failures).
     void set_problems(const std::vector<Problem>& problems);
+    /// Manager.RdmaNetnsMode, DesiredRdmaNetnsMode, PendingRdmaNetnsMode.
+    void set_rdma_netns(const RdmaNetnsState& netns);
     /// Manager.State: "starting", "running" or "degraded".
     void set_state(const std::string& state);
     const std::string& state() const;

@@ -28,6 +28,8 @@ class ManagerObject {
     void set_sources(const std::vector<std::string>& sources);
     /// The daemon's own problems (config errors); emits PropertiesChanged when they change.
     void set_problems(const std::vector<Problem>& problems);
+    /// The RDMA netns mode properties; PropertiesChanged names those that changed.
+    void set_rdma_netns(const RdmaNetnsState& netns);
     /// State ("starting", "running", "degraded"); emits PropertiesChanged when it changes.
     void set_state(const std::string& state);
     const std::string& state() const { return state_.state; }

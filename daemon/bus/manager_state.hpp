@@ -20,6 +20,8 @@ struct ManagerState {
     /// Problems: the daemon's own (configuration errors), code and severity valid UTF-8, text
     /// as message_text() makes it.
     std::vector<Problem> problems;
+    /// RdmaNetnsMode (now), DesiredRdmaNetnsMode, PendingRdmaNetnsMode (pending()).
+    RdmaNetnsState rdma_netns;
     bool operator==(const ManagerState&) const = default;
 };
 

@@ -83,6 +83,11 @@ struct DesiredConfig {
     std::vector<std::string> memlock_launchers = {"slurmd",  "slurmstepd", "pbs_mom",
                                                   "kubelet", "containerd", "dockerd"};
     bool apply = true; ///< `[daemon] apply`; false: observe and report drift, never write
+    /// `[daemon] mstconfig`: the mstconfig to run (ConnectX-4+ port type); "" looks it up on
+    /// PATH
+    std::string mstconfig;
+    /// `[daemon] rdma_netns_mode`: "shared", "exclusive"; "" leaves the mode alone
+    std::string rdma_netns_mode;
     ExportConfig exports; ///< `[export]`, the last file that sets a key wins
     DispatcherConfig dispatcher; ///< `[dispatcher]`, the last file that sets a key wins
     std::vector<Rule> rules;

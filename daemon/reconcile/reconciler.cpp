@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "reconcile/reconciler.hpp"
 
+#include "sources/mstconfig.hpp"
+
 #include "config/config_writer.hpp"
 #include "config/file_read.hpp"
 #include "config/mlx4_conf.hpp"
@@ -499,6 +501,7 @@ Reconciler::desired(const HostState& inv, std::map<std::string, std::vector<Prob
 Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
     std::map<std::string, std::vector<Problem>> conflicts;
     const auto want = desired(inv, &conflicts, only);
+    read_firmware_port_types(inv, want);
     std::map<std::string, PfcActual> pfc;
     // DCB state as the inventory has it (sources/pfc_reader.hpp): no DCB read here. Every
     // device with a desired state: the DCB settings (PFC, DSCP) compare with it.
@@ -514,6 +517,7 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
         // The mlx4_en module options are host-wide: a plan for some devices (none of them
         // mlx4, the caller sees to it) leaves them alone.
         Plan p = make_plan(inv, want, pfc, mlx4);
+        p.problems.erase(""); // host-wide: the full plan's (host_problems())
         p.pfc = std::move(pfc);
         for (auto& [syspath, probs] : conflicts)
             p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
@@ -543,11 +547,36 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
         mlx4.file_pfctx = read.file_pfctx;
         mlx4.loaded_pfctx = read.loaded_pfctx;
     }
+    reread_rdma_netns(); // host-wide, like the mlx4_en options: a full plan reads it
     Plan p = make_plan(inv, want, pfc, mlx4);
+    if (auto host = p.problems.find(""); host != p.problems.end()) {
+        host_problems_ = std::move(host->second);
+        p.problems.erase(host);
+    } else {
+        host_problems_.clear();
+    }
     p.pfc = std::move(pfc);
     for (auto& [syspath, probs] : conflicts)
         p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
     return p;
+}
+
+void Reconciler::read_firmware_port_types(const HostState& inv,
+                                          const std::map<std::string, DeviceDesired>& want) {
+    if (!options_.read_firmware_port_type)
+        return;
+    // Only where a port type is asked of a ConnectX-4+ physical function the Inventory has no
+    // reading of: once at start, add or Reload, not on every pass (the tool takes a second).
+    // A VF has no firmware of its own to ask (its card's PF has).
+    for (const auto& [syspath, w] : want) {
+        const DeviceState& d = inv.devices.at(syspath);
+        if (w.port_type.empty() || d.pci_address.empty() || !d.physical_function.empty() ||
+            driver_capabilities(d.kernel_driver).port_type != PortTypeSwitch::firmware ||
+            inv.firmware_port_types.count(d.pci_address))
+            continue;
+        options_.read_firmware_port_type(mstconfig_tool(config_.mstconfig), d.pci_address,
+                                         card_port_of(d.pci_address));
+    }
 }
 
 std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
@@ -558,6 +587,11 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
     ctx.dcb = dcb_;
     ctx.modprobe_dir = options_.modprobe_dir;
     ctx.configfs_dir = options_.configfs_dir;
+    ctx.mstconfig = mstconfig_tool(config_.mstconfig);
+    if (options_.read_firmware_port_type)
+        ctx.read_firmware = [this, tool = ctx.mstconfig](const std::string& pci, uint32_t port) {
+            return options_.read_firmware_port_type(tool, pci, port);
+        };
     ctx.guard = &guard_;
     guard_.begin_pass();
     ctx.plan = &plan;

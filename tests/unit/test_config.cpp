@@ -123,7 +123,14 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "[[rule]]\ndevice = \"x\"\nmin_active_ports = 9223372036854775807\n",
          "f.conf:3:20: min_active_ports must be from 1 to 64, not 9223372036854775807"},
         {"unknown key in [daemon]", "[daemon]\napply = true\n  dry_run = true\n",
-         "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\")"},
+         "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\", \"mstconfig\" "
+         "or \"rdma_netns_mode\")"},
+        {"mstconfig as a command line", "[daemon]\nmstconfig = \"mstconfig -y\"\n",
+         "f.conf:2:13: mstconfig must be the absolute path of the mstconfig program (e.g. "
+         "\"/usr/bin/mstconfig\")"},
+        {"an RDMA netns mode the kernel has not", "[daemon]\nrdma_netns_mode = \"private\"\n",
+         "f.conf:2:19: unknown RDMA netns mode \"private\" (expected \"shared\" or "
+         "\"exclusive\")"},
         {"relative export directory", "[export]\nprometheus_dir = \"prom\"\n",
          "f.conf:2:18: prometheus_dir must be an absolute directory path"},
         {"export directory given as a boolean", "[export]\nnfd_dir = false\n",

@@ -24,6 +24,7 @@
 #include "reconcile/plan.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -62,6 +63,10 @@ struct SettingExecContext {
     dcb::DcbClient* dcb = nullptr; ///< null: no netlink socket
     std::string modprobe_dir;      ///< /etc/modprobe.d
     std::string configfs_dir;      ///< /sys/kernel/config
+    std::string mstconfig;         ///< the mstconfig to run (`[daemon] mstconfig`)
+    /// Query a function's firmware port type again and put it into the Inventory (the read-back
+    /// of a firmware write); unset: no read-back.
+    std::function<FirmwarePortType(const std::string& pci, uint32_t card_port)> read_firmware;
     ContestGuard* guard = nullptr;
     const Plan* plan = nullptr; ///< the plan the action comes from
     /// Devices (syspaths) an earlier action of this run failed on: the next write of a card
