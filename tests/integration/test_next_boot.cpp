@@ -201,6 +201,20 @@ TEST_CASE("firmware port type: a next-boot difference is set once, read back onc
     r.change_events(3);
     CHECK(r.calls() == std::vector<std::string>{kQuery, kSetEth, kQuery});
     CHECK(r.port1()["PendingPortType"] == "eth");
+    // rdmactl marks the pending reset (rdmactl(1) status; show prints PendingPortType).
+    if (const std::string ctl = env_or_empty("RDMACTL"); !ctl.empty()) {
+        const RunResult status = run_program({ctl, "status"});
+        INFO(status.out << status.err);
+        CHECK(status.out.find("mlx5_0 port 1: not in sync: PortType ib, eth pending a firmware "
+                              "reset or reboot") != std::string::npos);
+        const RunResult show = run_program({ctl, "show", "mlx5_0"});
+        INFO(show.out);
+        CHECK(show.out.find("NextBootPortType: eth") != std::string::npos);
+        CHECK(show.out.find("PendingPortType: eth (after a firmware reset or reboot)") !=
+              std::string::npos);
+    } else {
+        WARN("rdmactl is not built: its marks of a pending reset not checked");
+    }
     r.stop();
 }
 
