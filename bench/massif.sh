@@ -6,7 +6,10 @@
 #   bench/massif.sh RDMAD TREE OUT.massif [MODE]
 #
 # MODE: "describe" (default: READY, one Describe(), stop) or "gmo" (also one
-# GetManagedObjects). Prints the ms_print summary of the peak to stdout.
+# GetManagedObjects). Prints the ms_print summary of the peak to stdout. MASSIF_SETTLE=S
+# waits S seconds after READY=1 before the Describe() call (default 0), so that the first
+# rdmad.prom write (kept fragments) is over under valgrind's slowness, as it is before a
+# Describe() outside valgrind: without it, two runs may order them differently.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD_DIR:-$here/../build}
@@ -39,6 +42,7 @@ while True:
             break
     except socket.timeout:
         pass
+time.sleep(float(os.environ.get("MASSIF_SETTLE", "0")))
 env = dict(os.environ)
 r = subprocess.run([describe], env=env, capture_output=True, text=True, timeout=600)
 print("Describe under massif: %s" % r.stdout.strip(), file=sys.stderr)

@@ -28,6 +28,7 @@ constexpr std::string_view kNotSupported = rdmad::api::kNotSupported;
 constexpr std::string_view kAccessDenied = rdmad::api::kAccessDenied;
 
 using rdmad::api::kConfigureAction;
+using rdmad::api::kInstallProvidersAction;
 using rdmad::api::kManagerInterface;
 using rdmad::api::kPortInterface;
 
@@ -85,11 +86,10 @@ bool is_lookup_miss(const sdbus::Error& e) {
 // A configuring call's error: polkit's refusal names the action; the daemon's InvalidArgument
 // and NotSupported messages are for the admin as they are ("port 2 is InfiniBand...",
 // "file:line:column: reason").
-Failure configure_failure(const sdbus::Error& e) {
+Failure configure_failure(const sdbus::Error& e, const char* action = kConfigureAction) {
     const std::string& name = e.getName();
     if (name == kAccessDenied)
-        return Failure(std::string("not authorized (polkit action ") + kConfigureAction +
-                       "): " + detail(e));
+        return Failure(std::string("not authorized (polkit action ") + action + "): " + detail(e));
     if (name == kInvalidArgument || name == kNotSupported)
         return Failure(detail(e));
     return Failure(error_message(e));
@@ -345,6 +345,21 @@ void Client::reload() {
     } catch (const sdbus::Error& e) {
         throw is_connection_error(e.getName()) ? failure(e) : configure_failure(e);
     }
+}
+
+std::vector<std::string> Client::install_providers() {
+    std::vector<std::string> packages;
+    try {
+        auto proxy = sdbus::createProxy(*connection_, kBusName, kManagerPath);
+        proxy->callMethod("InstallProviders")
+            .onInterface(kManagerInterface)
+            .withTimeout(kConfigureTimeout)
+            .storeResultsTo(packages);
+    } catch (const sdbus::Error& e) {
+        throw is_connection_error(e.getName()) ? failure(e)
+                                               : configure_failure(e, kInstallProvidersAction);
+    }
+    return packages;
 }
 
 } // namespace rdmactl

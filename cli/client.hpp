@@ -83,6 +83,8 @@ class Client {
     std::vector<Change> reconcile(bool dry_run);
     /// Manager.Reload().
     void reload();
+    /// Manager.InstallProviders(): the packages installing now.
+    std::vector<std::string> install_providers();
 
     /// The bus connection, for verbs that subscribe to signals and drive it themselves
     /// (monitor: getEventLoopPollData() + processPendingRequest(), never an event loop thread).

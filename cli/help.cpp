@@ -60,6 +60,9 @@ const std::vector<VerbHelp>& verb_table() {
          "apply the desired state where the hardware\n"
          "differs; list what differed"},
         {"reload", "", "make rdmad read its configuration files again"},
+        {"install-providers", "",
+         "install the packages of missing verbs\n"
+         "providers through PackageKit; list them"},
         {"help", "[VERB]", "show this help, or VERB's"},
     };
     return verbs;
@@ -141,7 +144,8 @@ void print_help(std::FILE* out) {
                "  -v, --verbose            doctor: print the evidence of each problem\n"
                "\n"
                "The set-* verbs, revert, reconcile (without --dry-run) and reload need\n"
-               "authorization (polkit action org.rdmad1.configure).\n"
+               "authorization (polkit action org.rdmad1.configure), install-providers\n"
+               "org.rdmad1.install-providers.\n"
                "\n"
                "On a terminal, errors are red, warnings yellow and ACTIVE ports green, and\n"
                "long output goes through $RDMACTL_PAGER, else $PAGER, else less.\n"

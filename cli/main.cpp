@@ -530,6 +530,8 @@ int dispatch(const Command& cmd) {
         return verb_reconcile(client, cmd.output, cmd.dry_run);
     if (cmd.verb == "reload")
         return verb_reload(client, cmd.output);
+    if (cmd.verb == "install-providers")
+        return verb_install_providers(client, cmd.output);
     throw Failure("unhandled verb " + sanitize(cmd.verb));
 }
 

@@ -192,4 +192,23 @@ int verb_reload(Client& client, const Output& out) {
     return 0;
 }
 
+int verb_install_providers(Client& client, const Output& out) {
+    const std::vector<std::string> packages = client.install_providers();
+    if (out.json) {
+        fmt::print("{}\n", json(packages).dump());
+        return 0;
+    }
+    if (packages.empty()) {
+        if (out.legend)
+            fmt::print("No verbs provider is missing: nothing to install.\n");
+        return 0;
+    }
+    for (const auto& p : packages)
+        fmt::print("{}\n", sanitize(p));
+    if (out.legend)
+        fmt::print("\nPackageKit is installing {} ('rdmactl doctor' shows how it ends).\n",
+                   packages.size() == 1 ? "it" : "them");
+    return 0;
+}
+
 } // namespace rdmactl

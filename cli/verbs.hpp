@@ -80,6 +80,8 @@ int verb_revert(Client& client, const Output& out, const std::string& device, un
 int verb_reconcile(Client& client, const Output& out, bool dry_run);
 /// Manager.Reload: prints nothing on success.
 int verb_reload(Client& client, const Output& out);
+/// install-providers: Manager.InstallProviders(); prints the packages installing.
+int verb_install_providers(Client& client, const Output& out);
 /// Every problem of the Describe() document `doc`, as doctor --json prints them: the daemon's
 /// own, then each device's; only those of the RDMA device `device` when it is not "" (Failure
 /// when there is no such device).

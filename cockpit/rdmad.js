@@ -1339,6 +1339,20 @@ $("reload").addEventListener("click", () => {
         `Reloaded the configuration at ${timeNow()}.`).catch(() => {});
 });
 
+// Manager.InstallProviders: the packages PackageKit installs now; each device's problems and
+// ProviderInstalled follow the install.
+$("install-providers").addEventListener("click", () => {
+    callRdmad($("install-providers"), $("reconcile-result"), ROOT, IFACE.manager, "InstallProviders", [],
+        "").then(reply => {
+        const packages = reply[0] || [];
+        const out = $("reconcile-result");
+        out.className = "rd-result";
+        out.replaceChildren(el("div", { class: "rd-alert rd-alert-success",
+            text: packages.length ? `PackageKit is installing ${packages.join(", ")} (${timeNow()}); the devices' problems show how it ends.`
+                : "No verbs provider is missing: nothing to install." }));
+    }).catch(() => {});
+});
+
 document.addEventListener("keydown", ev => {
     if (ev.key === "Escape" && !$("modal").hidden)
         closeModal();

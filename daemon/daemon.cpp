@@ -72,6 +72,24 @@ EventSource add_timer(sd_event* event, sd_event_time_handler_t handler, void* us
     return timer;
 }
 
+/// `put(device)` for each device `only` names (every device when null). `put` may replace the
+/// device it is given (Inventory::put_device replaces the map's value in place: the pointers
+/// taken first stay valid).
+template <typename Put>
+void each_device(const Inventory& inventory, const std::set<std::string>* only, Put& put) {
+    if (only) {
+        for (const auto& syspath : *only)
+            if (const DeviceState* d = inventory.device(syspath))
+                put(*d);
+        return;
+    }
+    std::vector<const DeviceState*> all;
+    for (const auto& [_, d] : inventory.state().devices)
+        all.push_back(&d);
+    for (const DeviceState* d : all)
+        put(*d);
+}
+
 } // namespace
 
 Daemon::Daemon(DaemonOptions options)
@@ -99,6 +117,10 @@ Daemon::Daemon(DaemonOptions options)
                     if (auto pci = pci_address_in(ev->syspath); !pci.empty())
                         inventory_.forget_firmware_port_types(pci);
                 }
+                // So is a provider install that ended (issue #27: no second attempt until
+                // the next hotplug or Reload).
+                if (ev->subsystem == "infiniband" && ev->action == "add" && installs_)
+                    installs_->forget();
                 // A rename is a key update: the device keeps its id, hence its object path.
                 if (auto renamed = scanner_->note(*ev))
                     inventory_.rename_device(renamed->first, renamed->second);
@@ -180,6 +202,16 @@ Daemon::Daemon(DaemonOptions options)
     };
     reconciler_ = std::make_unique<Reconciler>(std::move(reconcile), dcb_.get());
     bus_ = std::make_unique<Bus>(event, *this);
+    packagekit_ = std::make_unique<packagekit::Client>(event);
+    installs_ =
+        std::make_unique<ProviderInstalls>(*packagekit_, [this](const std::string& package) {
+            // Read the devices that need `package` again: their provider is probed anew, and
+            // the pass puts the outcome (ProviderInstalled, the install problems) on the bus.
+            for (const auto& [_, d] : inventory_.state().devices)
+                if (d.provider_package == package)
+                    scanner_->note_device(d.name);
+            coalescer_.note(false);
+        });
     exports::WriterOptions export_options;
     export_options.on_error = [this](const std::string& error) {
         export_error_ = error;
@@ -260,12 +292,15 @@ ChangeList Daemon::publish(ScanChanges changes) {
     if (local) {
         if (!reconciler_->idle() && !changes.devices.empty())
             reconcile_into(&cs, false, &changes.devices);
+        if (!changes.devices.empty())
+            cs.merge(provider_installs(&changes.devices));
         bus_->apply(inventory_, cs);
         dispatcher_->changed(inventory_, cs);
         notify_status(cs);
         return {};
     }
     ChangeList planned = reconcile_into(&cs, false);
+    cs.merge(provider_installs(nullptr));
     bus_->apply(inventory_, cs);
     dispatcher_->changed(inventory_, cs);
     verbs_->track(scanner_->devices_with_verbs());
@@ -405,18 +440,62 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
         if (cs)
             cs->merge(done);
     };
-    if (only) {
-        for (const auto& syspath : *only)
-            if (const DeviceState* d = inventory_.device(syspath))
-                put(*d);
-    } else {
-        std::vector<const DeviceState*> all;
-        for (const auto& [_, d] : inventory_.state().devices)
-            all.push_back(&d);
-        for (const DeviceState* d : all)
-            put(*d); // replaces the map's value in place: the pointers stay valid
-    }
+    each_device(inventory_, only, put);
     return changes;
+}
+
+ChangeSet Daemon::provider_installs(const std::set<std::string>* only) {
+    ChangeSet cs;
+    auto put = [&](const DeviceState& current) {
+        installs_->offer(current);
+        DeviceState d = current;
+        std::erase_if(d.problems, ProviderInstalls::is_install_problem);
+        for (auto& p : installs_->problems(d, scanner_->family()))
+            d.problems.push_back(std::move(p));
+        if (d == current)
+            return;
+        cs.merge(inventory_.put_device(std::move(d)));
+    };
+    each_device(inventory_, only, put);
+    return cs;
+}
+
+void Daemon::show_provider_installs() {
+    ChangeSet cs = provider_installs(nullptr);
+    bus_->apply(inventory_, cs);
+    notify_status(cs);
+}
+
+void Daemon::take_install_config() {
+    installs_->set_mode(reconciler_->install_providers());
+    if (reconciler_->provider_package() != provider_package_) {
+        // Every device's ProviderPackage changes: derive them all again (not at start-up,
+        // where the first scan does).
+        provider_package_ = reconciler_->provider_package();
+        scanner_->set_provider_package(provider_package_);
+        if (!inventory_.state().devices.empty()) {
+            full_resync_ = true;
+            coalescer_.schedule(0);
+        }
+    }
+    installs_->forget();
+}
+
+void Daemon::check_install_providers() {
+    if (installs_->mode() == InstallProviders::never)
+        throw MethodError(api::kNotSupported,
+                          "install_providers is \"never\" in rdmad.conf: rdmad installs no "
+                          "package");
+}
+
+std::vector<std::string> Daemon::install_providers() {
+    check_install_providers(); // the configuration may have changed while polkit was asked
+    std::vector<const DeviceState*> all;
+    for (const auto& [_, d] : inventory_.state().devices)
+        all.push_back(&d);
+    auto installing = installs_->install(all);
+    show_provider_installs(); // the reply comes after the bus shows "provider-installing"
+    return installing;
 }
 
 void Daemon::publish_now() {
@@ -433,6 +512,7 @@ void Daemon::reload_config() {
     // reload() logs its own errors; anything else (std::bad_alloc) must not end the daemon.
     try {
         reconciler_->reload();
+        take_install_config();
         // The list [doctor] names; the read itself is SIGHUP's full resync (or, at start-up,
         // the first scan).
         scanner_->set_memlock_launchers(reconciler_->memlock_launchers());
@@ -454,6 +534,9 @@ void Daemon::take_config(std::optional<Reconciler::Loaded> loaded) {
         inventory_.forget_firmware_port_types();
         err = reconciler_->take(std::move(*loaded));
         scanner_->set_memlock_launchers(reconciler_->memlock_launchers());
+        take_install_config();
+        // "auto" tries again what failed before the Reload (or SIGHUP).
+        show_provider_installs();
     }
     // The Manager.Reload calls this read began after are answered by it.
     std::vector<ReloadDone> answered;

@@ -5,12 +5,14 @@
 // scanner -> inventory -> exporter.
 #pragma once
 
+#include "actuators/packagekit.hpp"
 #include "bus/bus.hpp"
 #include "bus/controller.hpp"
 #include "dispatch/dispatcher.hpp"
 #include "export/export_writer.hpp"
 #include "inventory/inventory.hpp"
 #include "reconcile/config_loader.hpp"
+#include "reconcile/provider_installs.hpp"
 #include "reconcile/reconciler.hpp"
 #include "sources/coalescer.hpp"
 #include "sources/rtnl_monitor.hpp"
@@ -61,6 +63,8 @@ class Daemon final : public Controller {
     void reload(ReloadDone done) override;
     void revert(const std::string& device_syspath, uint32_t port,
                 const std::string& setting) override;
+    void check_install_providers() override;
+    std::vector<std::string> install_providers() override;
 
   private:
     /// Plan against the Inventory, run the plan (unless `dry_run`), take the executor's
@@ -77,6 +81,14 @@ class Daemon final : public Controller {
     /// loop by take_config(), then everything is read again.
     void reload_config_off_loop();
     void take_config(std::optional<Reconciler::Loaded> loaded);
+    /// Offer the devices `only` names (every device when null) to installs_ (which starts
+    /// what "auto" asks) and put their install problems into the Inventory; returns the change.
+    ChangeSet provider_installs(const std::set<std::string>* only);
+    /// provider_installs() for every device, shown on the bus at once.
+    void show_provider_installs();
+    /// `[daemon] install_providers` and `provider_package` from the configuration in force;
+    /// ended attempts may be made again.
+    void take_install_config();
     /// publish() at once (after a D-Bus call changed the desired state), errors logged.
     void publish_now();
     /// The device a method call names; MethodError(NoSuchObject) when it is gone.
@@ -141,6 +153,9 @@ class Daemon final : public Controller {
     };
     std::vector<PendingReload> pending_reloads_;
     bool rescan_after_read_ = false; ///< a SIGHUP asked: the hardware is read again after
+    std::unique_ptr<packagekit::Client> packagekit_; ///< connects when first asked
+    std::unique_ptr<ProviderInstalls> installs_;
+    std::string provider_package_; ///< `[daemon] provider_package` in force
     std::unique_ptr<exports::ExportWriter> exports_;
     std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
 };

@@ -33,6 +33,8 @@ inline constexpr const char* kPortElement = "port";
 
 /// The polkit action of every mutating method (dbus/org.rdmad1.policy).
 inline constexpr const char* kConfigureAction = "org.rdmad1.configure";
+/// The polkit action of Manager.InstallProviders (packages installed through PackageKit).
+inline constexpr const char* kInstallProvidersAction = "org.rdmad1.install-providers";
 
 /// The match rule for the bus's NameOwnerChanged about org.rdmad1 (rdmad starting, stopping
 /// or restarting), as clients add it (dbus-specification "Match Rules").

@@ -37,7 +37,7 @@ __rdmactl_ports() {
 
 _rdmactl() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local verbs='status list show links monitor doctor diff set-port-type set-pfc set-trust set-dscp set-rdma-cm revert reconcile reload help'
+    local verbs='status list show links monitor doctor diff set-port-type set-pfc set-trust set-dscp set-rdma-cm revert reconcile reload install-providers help'
     local options='--help --version --json --host= --no-legend --no-pager --no-color --persist --exclusive --roce-mode= --tos= --dry-run --verbose --timeout='
     COMPREPLY=()
 

@@ -8,7 +8,7 @@ packages=(
   libmnl-dev libkmod-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   catch2 umockdev libumockdev-dev dbus-daemon scdoc strace python3 python3-dbusmock
   python3-dbus python3-gi gir1.2-umockdev-1.0 util-linux
-  systemd udev libxml2-utils man-db polkitd iproute2 bash-completion zsh
+  systemd udev libxml2-utils man-db polkitd iproute2 bash-completion zsh packagekit
   prometheus prometheus-node-exporter openssh-server openssh-client
   cockpit-ws cockpit-bridge chromium chromium-driver python3-selenium
   debhelper dpkg-dev lintian

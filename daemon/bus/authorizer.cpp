@@ -16,6 +16,7 @@ struct Pending {
     Authorizer* self;
     std::string sender;
     Authorizer::Done done;
+    const char* action; ///< a string constant of rdmad_api.hpp
 };
 
 /// A call whose reply goes to `handler` with `pending` (freed with the call, answered or
@@ -56,8 +57,9 @@ Authorizer::Done Authorizer::counted(const std::string& sender, Done done) {
     };
 }
 
-void Authorizer::check(const std::string& sender, Done done) {
-    auto pending = std::make_unique<Pending>(Pending{this, sender, counted(sender, std::move(done))});
+void Authorizer::check(const std::string& sender, Done done, const char* action) {
+    auto pending =
+        std::make_unique<Pending>(Pending{this, sender, counted(sender, std::move(done)), action});
     // polkit's CheckAuthorization((sa{sv}) subject, s action_id, a{ss} details, u flags,
     // s cancellation_id) -> (bba{ss}); subject kind "system-bus-name" with the unique name, so
     // polkit resolves the caller itself (polkit's org.freedesktop.PolicyKit1.Authority docs).
@@ -68,7 +70,7 @@ void Authorizer::check(const std::string& sender, Done done) {
             if (const sd_bus_error* e = sd_bus_message_get_error(m)) {
                 if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN,
                                            SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
-                    p->self->fallback_to_uid(p->sender, std::move(p->done));
+                    p->self->fallback_to_uid(p->sender, std::move(p->done), p->action);
                     return 0;
                 }
                 log::warning("polkit: {}: {}", e->name ? e->name : "", error_text(e));
@@ -84,24 +86,24 @@ void Authorizer::check(const std::string& sender, Done done) {
                 return 0;
             }
             p->done(authorized != 0,
-                    authorized ? "" : std::string("not authorized by polkit for ") + kAction);
+                    authorized ? "" : std::string("not authorized by polkit for ") + p->action);
         } catch (const std::exception& e) {
             log::error("authorization: {}", e.what());
         }
         return 0;
     };
-    int r = call_async(bus_, on_reply, pending, "org.freedesktop.PolicyKit1",
-                       "/org/freedesktop/PolicyKit1/Authority",
-                       "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization",
-                       "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s", sender.c_str(),
-                       kAction, 0, flags, "");
+    int r =
+        call_async(bus_, on_reply, pending, "org.freedesktop.PolicyKit1",
+                   "/org/freedesktop/PolicyKit1/Authority", "org.freedesktop.PolicyKit1.Authority",
+                   "CheckAuthorization", "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
+                   sender.c_str(), action, 0, flags, "");
     if (r < 0)
-        fallback_to_uid(sender, std::move(pending->done));
+        fallback_to_uid(sender, std::move(pending->done), action);
 }
 
-void Authorizer::fallback_to_uid(const std::string& sender, Done done) {
+void Authorizer::fallback_to_uid(const std::string& sender, Done done, const char* action) {
     // Without polkit only root may configure. The uid comes from the bus daemon, never /proc.
-    auto pending = std::make_unique<Pending>(Pending{this, sender, std::move(done)});
+    auto pending = std::make_unique<Pending>(Pending{this, sender, std::move(done), action});
     auto on_reply = [](sd_bus_message* m, void* userdata, sd_bus_error*) -> int {
         auto* p = static_cast<Pending*>(userdata);
         try {

@@ -34,12 +34,14 @@ class Authorizer {
     /// the loop, at most once (never when the bus closes first). polkit may ask the caller's
     /// user whatever the call's ALLOW_INTERACTIVE_AUTHORIZATION flag says: rdmactl cannot set
     /// it (cli/client.cpp says why).
-    void check(const std::string& sender, Done done);
+    /// `action`: the polkit action asked (dbus/org.rdmad1.policy), kAction unless a method
+    /// has its own (org.rdmad1.install-providers).
+    void check(const std::string& sender, Done done, const char* action = kAction);
     /// Checks of `sender` not decided yet.
     size_t pending(const std::string& sender) const;
 
   private:
-    void fallback_to_uid(const std::string& sender, Done done);
+    void fallback_to_uid(const std::string& sender, Done done, const char* action);
     /// `done`, counted as pending for `sender` until it is called.
     Done counted(const std::string& sender, Done done);
     sd_bus* bus_;

@@ -74,6 +74,14 @@ class Controller {
     /// drop-ins must not hold other calls) with a read that starts after this call; `done` is
     /// called once, on the loop, when it is in force (the bus shows the new desired state).
     virtual void reload(ReloadDone done) = 0;
+    /// Before polkit is asked: may providers be installed? Throws MethodError(NotSupported)
+    /// when `[daemon] install_providers` is "never".
+    virtual void check_install_providers() = 0;
+    /// Manager.InstallProviders, authorized: start installing (through PackageKit) the package
+    /// of every missing rdma-core provider, failed before or not; returns at once with every
+    /// package installing now, sorted (empty when no provider is missing). The outcome shows
+    /// in each device's ProviderInstalled and Problems.
+    virtual std::vector<std::string> install_providers() = 0;
     /// Port.Revert, authorized: drop what SetPortType and SetPFCNoDrop asked of the device at
     /// `device_syspath` (`setting` "", already checked) or only the type of its port `port`
     /// ("PortType"); returns once the bus shows the new desired state. Throws MethodError

@@ -65,7 +65,9 @@ ManagerObject::ManagerObject(sd_bus* bus, const Objects& objects, const Methods&
                                   &ManagerObject::describe, kMethodFlags),
          SD_BUS_METHOD_WITH_NAMES("Reconcile", "b", SD_BUS_PARAM(dry_run), "a(ssss)",
                                   SD_BUS_PARAM(changes), &ManagerObject::reconcile, kMethodFlags),
-         SD_BUS_METHOD("Reload", "", "", &ManagerObject::reload, kMethodFlags)});
+         SD_BUS_METHOD("Reload", "", "", &ManagerObject::reload, kMethodFlags),
+         SD_BUS_METHOD_WITH_NAMES("InstallProviders", "", , "as", SD_BUS_PARAM(packages),
+                                  &ManagerObject::install_providers, kMethodFlags)});
     sd_bus_slot* slot = nullptr;
     int r = sd_bus_add_object_manager(bus_, &slot, api::kManagerPath);
     if (r < 0)
@@ -270,6 +272,27 @@ int ManagerObject::reload(sd_bus_message* m, void* userdata, sd_bus_error* error
         });
         return 0;
     });
+}
+
+int ManagerObject::install_providers(sd_bus_message* m, void* userdata, sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    Controller* c = self->methods_.controller;
+    return call_authorized(
+        self->methods_, m, error, [c] { c->check_install_providers(); },
+        [c](sd_bus_message* call) {
+            const std::vector<std::string> packages = c->install_providers();
+            sd_bus_message* raw = nullptr;
+            if (int r = sd_bus_message_new_method_return(call, &raw); r < 0)
+                return r;
+            MessagePtr reply(raw);
+            MessageWriter w(reply.get());
+            w.begin_array("s");
+            for (const auto& p : packages)
+                w.string(valid_utf8(p));
+            w.end_array();
+            return sd_bus_send(nullptr, reply.get(), nullptr);
+        },
+        api::kInstallProvidersAction);
 }
 
 } // namespace rdmad

@@ -45,6 +45,7 @@ class ManagerObject {
     static int describe(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int reconcile(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int reload(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int install_providers(sd_bus_message* m, void* userdata, sd_bus_error* error);
 
     sd_bus* bus_;
     const Objects& objects_;

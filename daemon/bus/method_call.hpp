@@ -60,9 +60,10 @@ template <typename Work> void answer(sd_bus_message* call, Work& work) noexcept 
 /// then polkit for the caller, then `work(call)` on the loop once allowed, which replies
 /// (returning sd_bus_reply_method_return()'s result); AccessDenied when denied. Returns what
 /// the sd-bus handler returns: 1 (the reply comes later) or a negative errno with `error` set.
+/// `action` is the polkit action asked.
 template <typename Check, typename Work>
 int call_authorized(const Methods& methods, sd_bus_message* m, sd_bus_error* error, Check check,
-                    Work work) {
+                    Work work, const char* action = Authorizer::kAction) {
     return errors::guard(error, [&] {
         if (!methods.controller || !methods.authorizer)
             throw MethodError(api::kNotSupported, "not configurable");
@@ -72,14 +73,16 @@ int call_authorized(const Methods& methods, sd_bus_message* m, sd_bus_error* err
         if (methods.authorizer->pending(sender) >= Authorizer::kMaxPendingPerCaller)
             throw MethodError(api::kBusy, "too many of this caller's calls wait for authorization");
         method_call::Call call = method_call::keep(m);
-        methods.authorizer->check(sender, [call, work = std::move(work)](
-                                                            bool allowed, const std::string& why) mutable {
-            if (!allowed) {
-                method_call::reply_error(call.get(), errors::AccessDenied, why);
-                return;
-            }
-            method_call::answer(call.get(), work);
-        });
+        methods.authorizer->check(
+            sender,
+            [call, work = std::move(work)](bool allowed, const std::string& why) mutable {
+                if (!allowed) {
+                    method_call::reply_error(call.get(), errors::AccessDenied, why);
+                    return;
+                }
+                method_call::answer(call.get(), work);
+            },
+            action);
         return 1;
     });
 }

@@ -38,6 +38,44 @@ namespace {
 /// are under 120 bytes; some quote a key of any length).
 constexpr size_t kMaxTomlDescription = 256;
 
+/// `[daemon] install_providers` ("never", "ask", "auto") and `provider_package` (package
+/// names: letters, digits and the characters Debian, RPM and SUSE names use, space-separated).
+void read_install(const toml::node& value, std::string_view key, ConfigFile& out,
+                  ConfigProblems& problems) {
+    const auto* s = value.as_string();
+    if (!s) {
+        problems.add(value.source(),
+                     std::string(key) + " must be a string, not " + type_name(value));
+        return;
+    }
+    const std::string& v = s->get();
+    if (key == "install_providers") {
+        if (v == "never")
+            out.install_providers = InstallProviders::never;
+        else if (v == "ask")
+            out.install_providers = InstallProviders::ask;
+        else if (v == "auto")
+            out.install_providers = InstallProviders::automatic;
+        else
+            problems.add(value.source(),
+                         "install_providers must be \"never\", \"ask\" or \"auto\", not " +
+                             quoted(v));
+        return;
+    }
+    // Debian policy 5.6.1 (lower case, digits, + - .), RPM and SUSE names (also _ and upper
+    // case); 128 bytes is far beyond any real one.
+    bool ok = v.size() <= 128;
+    for (char c : v)
+        ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' ||
+                    c == '.' || c == '_' || c == ' ');
+    if (!ok) {
+        problems.add(value.source(), "provider_package must be package names (letters, digits, "
+                                     "+ - . _) separated by spaces, at most 128 bytes");
+        return;
+    }
+    out.provider_package = v;
+}
+
 void read_daemon(const toml::node& node, const toml::key& name, ConfigFile& out,
                  ConfigProblems& problems) {
     const auto* table = node.as_table();
@@ -64,10 +102,13 @@ void read_daemon(const toml::node& node, const toml::key& name, ConfigFile& out,
                                                  " (expected \"shared\" or \"exclusive\")");
             else if (mode)
                 out.rdma_netns_mode = *mode;
+        } else if (key.str() == "install_providers" || key.str() == "provider_package") {
+            read_install(value, key.str(), out, problems);
         } else {
             problems.add(key.source(), "unknown key " + quoted(key.str()) +
-                                           " in [daemon] (expected \"apply\", \"mstconfig\" "
-                                           "or \"rdma_netns_mode\")");
+                                           " in [daemon] (expected \"apply\", \"mstconfig\", "
+                                           "\"rdma_netns_mode\", \"install_providers\" or "
+                                           "\"provider_package\")");
         }
     }
 }
@@ -775,6 +816,10 @@ void merge_config(DesiredConfig& config, ConfigFile&& file, const std::string& f
         config.mstconfig = *file.mstconfig;
     if (file.rdma_netns_mode)
         config.rdma_netns_mode = *file.rdma_netns_mode;
+    if (file.install_providers)
+        config.install_providers = *file.install_providers;
+    if (file.provider_package)
+        config.provider_package = *file.provider_package;
     if (file.prometheus_dir)
         config.exports.prometheus_dir = *file.prometheus_dir;
     if (file.nfd_dir)

@@ -32,6 +32,8 @@ struct ConfigFile {
     std::optional<bool> apply; ///< `[daemon] apply`, nullopt when the file does not set it
     std::optional<std::string> mstconfig; ///< `[daemon] mstconfig`: an absolute path
     std::optional<std::string> rdma_netns_mode; ///< `[daemon] rdma_netns_mode`
+    std::optional<InstallProviders> install_providers; ///< `[daemon] install_providers`
+    std::optional<std::string> provider_package;       ///< `[daemon] provider_package`
     std::optional<std::string> prometheus_dir; ///< `[export] prometheus_dir`, "" = off
     std::optional<std::string> nfd_dir;        ///< `[export] nfd_dir`, "" = off
     /// `[dispatcher] directories`: absolute paths, in precedence order

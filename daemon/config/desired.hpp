@@ -76,6 +76,10 @@ struct DispatcherConfig {
     bool operator==(const DispatcherConfig&) const = default;
 };
 
+/// `[daemon] install_providers`: whether rdmad installs a missing rdma-core provider's
+/// package through PackageKit: never, when Manager.InstallProviders() asks, or at once.
+enum class InstallProviders { never, ask, automatic };
+
 /// Every rule in effect, in precedence order (later wins, key by key).
 struct DesiredConfig {
     /// `[doctor] memlock_launchers`: processes (by /proc/<pid>/comm) that start RDMA
@@ -88,6 +92,10 @@ struct DesiredConfig {
     std::string mstconfig;
     /// `[daemon] rdma_netns_mode`: "shared", "exclusive"; "" leaves the mode alone
     std::string rdma_netns_mode;
+    InstallProviders install_providers = InstallProviders::ask; ///< `[daemon] install_providers`
+    /// `[daemon] provider_package`: the package(s) that ship the providers here, space-separated;
+    /// "" means the one os-release's distribution names (inventory/provider.hpp).
+    std::string provider_package;
     ExportConfig exports; ///< `[export]`, the last file that sets a key wins
     DispatcherConfig dispatcher; ///< `[dispatcher]`, the last file that sets a key wins
     std::vector<Rule> rules;

@@ -484,14 +484,21 @@ void PrometheusRenderer::changed(const ChangeSet& changes) {
         return;
     for (const auto* ids : {&changes.devices_added, &changes.devices_removed})
         stale_devices_.insert(ids->begin(), ids->end());
-    for (const auto& [id, _] : changes.devices_changed)
+    // The order is by name: sorted again when an object comes, goes or is renamed.
+    for (const auto& [id, properties] : changes.devices_changed) {
         stale_devices_.insert(id);
+        if (properties.count("Name"))
+            order_stale_ = true;
+    }
     for (const auto& [key, _] : changes.ports_changed)
         stale_devices_.insert(key.first);
     for (const auto* indexes : {&changes.links_added, &changes.links_removed})
         stale_links_.insert(indexes->begin(), indexes->end());
-    for (const auto& [index, _] : changes.links_changed)
+    for (const auto& [index, properties] : changes.links_changed) {
         stale_links_.insert(index);
+        if (properties.count("Name"))
+            order_stale_ = true;
+    }
 }
 
 void PrometheusRenderer::render_device_entry(const std::string& id, const Inventory& inventory) {
@@ -502,15 +509,12 @@ void PrometheusRenderer::render_device_entry(const std::string& id, const Invent
             order_stale_ = text_changed_ = true;
         return;
     }
-    DeviceEntry& e = devices_[id];
-    if (e.name != d->name || e.syspath != d->syspath) {
-        e.name = d->name;
-        e.syspath = d->syspath;
-        order_stale_ = text_changed_ = true;
-    }
+    auto [entry, fresh] = devices_.try_emplace(id);
+    if (fresh)
+        order_stale_ = true;
     PrometheusFragments next;
     render_device(*d, next);
-    keep(e.text, std::move(next));
+    keep(entry->second, std::move(next));
     ++objects_rendered_;
 }
 
@@ -521,14 +525,12 @@ void PrometheusRenderer::render_link_entry(int32_t index, const Inventory& inven
             order_stale_ = text_changed_ = true;
         return;
     }
-    LinkEntry& e = links_[index];
-    if (e.name != l->name) {
-        e.name = l->name;
-        order_stale_ = text_changed_ = true;
-    }
+    auto [entry, fresh] = links_.try_emplace(index);
+    if (fresh)
+        order_stale_ = true;
     PrometheusFragments next;
     render_link(*l, next);
-    keep(e.text, std::move(next));
+    keep(entry->second, std::move(next));
     ++objects_rendered_;
 }
 
@@ -552,26 +554,8 @@ std::string PrometheusRenderer::render(const Inventory& inventory, const Manager
     stale_links_.clear();
     if (order_stale_) {
         order_stale_ = false;
-        std::vector<const DeviceEntry*> devices;
-        devices.reserve(devices_.size());
-        for (const auto& [id, e] : devices_)
-            devices.push_back(&e);
-        std::sort(devices.begin(), devices.end(), [](const DeviceEntry* a, const DeviceEntry* b) {
-            return std::tie(a->name, a->syspath) < std::tie(b->name, b->syspath);
-        });
-        std::vector<std::pair<const LinkEntry*, int32_t>> links;
-        links.reserve(links_.size());
-        for (const auto& [index, e] : links_)
-            links.emplace_back(&e, index);
-        std::sort(links.begin(), links.end(), [](const auto& a, const auto& b) {
-            return std::tie(a.first->name, a.second) < std::tie(b.first->name, b.second);
-        });
-        order_.clear();
-        order_.reserve(devices.size() + links.size());
-        for (const auto* e : devices)
-            order_.push_back(&e->text);
-        for (const auto& [e, index] : links)
-            order_.push_back(&e->text);
+        if (sort_order(inventory))
+            text_changed_ = true;
     }
     PrometheusFragments manager;
     render_manager(facts, manager);
@@ -581,6 +565,42 @@ std::string PrometheusRenderer::render(const Inventory& inventory, const Manager
         ++generation_;
     }
     return assemble_prometheus(manager_, order_);
+}
+
+bool PrometheusRenderer::sort_order(const Inventory& inventory) {
+    struct Keyed {
+        const std::string* name;
+        const std::string* syspath; ///< devices; null for netdevs
+        int32_t index;              ///< netdevs
+        const PrometheusFragments* text;
+    };
+    std::vector<Keyed> devices;
+    devices.reserve(devices_.size());
+    for (const auto& [id, text] : devices_) {
+        const std::string& syspath = inventory.syspath_of(id);
+        if (const DeviceState* d = inventory.device(syspath))
+            devices.push_back({&d->name, &syspath, 0, &text});
+    }
+    std::sort(devices.begin(), devices.end(), [](const Keyed& a, const Keyed& b) {
+        return std::tie(*a.name, *a.syspath) < std::tie(*b.name, *b.syspath);
+    });
+    std::vector<Keyed> links;
+    links.reserve(links_.size());
+    for (const auto& [index, text] : links_)
+        if (const LinkState* l = inventory.link(index))
+            links.push_back({&l->name, nullptr, index, &text});
+    std::sort(links.begin(), links.end(), [](const Keyed& a, const Keyed& b) {
+        return std::tie(*a.name, a.index) < std::tie(*b.name, b.index);
+    });
+    std::vector<const PrometheusFragments*> order;
+    order.reserve(devices.size() + links.size());
+    for (const auto* keyed : {&devices, &links})
+        for (const Keyed& k : *keyed)
+            order.push_back(k.text);
+    if (order == order_)
+        return false;
+    order_ = std::move(order);
+    return true;
 }
 
 void PrometheusRenderer::keep(PrometheusFragments& slot, PrometheusFragments&& next) {

@@ -34,16 +34,6 @@ std::set<std::string> link_diff(const LinkState& a, const LinkState& b) {
     return out;
 }
 
-template <typename K, typename Set, typename V>
-void erase_from(std::map<K, Set>& index, const K& key, const V& value) {
-    auto it = index.find(key);
-    if (it == index.end())
-        return;
-    it->second.erase(value);
-    if (it->second.empty())
-        index.erase(it);
-}
-
 } // namespace
 
 std::string guid_digits(const std::string& guid) {
@@ -112,15 +102,15 @@ const DeviceState* Inventory::device(const std::string& syspath) const {
 }
 
 const DeviceState* Inventory::device_named(const std::string& name) const {
-    auto it = by_name_.find(name);
-    return it == by_name_.end() ? nullptr : device(**it->second.begin());
+    const SyspathRef* first = by_name_.first(name);
+    return first ? device(**first) : nullptr;
 }
 
 const DeviceState* Inventory::device_at_pci(const std::string& pci_address) const {
     if (pci_address.empty())
         return nullptr;
-    auto it = by_pci_.find(pci_address);
-    return it == by_pci_.end() ? nullptr : device(**it->second.begin());
+    const SyspathRef* first = by_pci_.first(pci_address);
+    return first ? device(**first) : nullptr;
 }
 
 const LinkState* Inventory::link(int32_t ifindex) const {
@@ -129,13 +119,14 @@ const LinkState* Inventory::link(int32_t ifindex) const {
 }
 
 const LinkState* Inventory::link_named(const std::string& name) const {
-    auto it = link_by_name_.find(name);
-    return it == link_by_name_.end() ? nullptr : link(*it->second.begin());
+    const int32_t* first = link_by_name_.first(name);
+    return first ? link(*first) : nullptr;
 }
 
 std::set<int32_t> Inventory::links_of(const std::string& device_name) const {
-    auto it = links_of_.find(device_name);
-    return it == links_of_.end() ? std::set<int32_t>{} : it->second;
+    std::set<int32_t> out;
+    links_of_.for_each(device_name, [&](int32_t index) { out.insert(index); });
+    return out;
 }
 
 const std::string& Inventory::id_of(const std::string& syspath) const {
@@ -153,60 +144,57 @@ const std::string& Inventory::syspath_of(const std::string& id) const {
 void Inventory::index_device(SyspathRef key, const DeviceState& d, bool add) {
     const std::string g = guid_digits(d.node_guid);
     if (add) {
-        by_name_[d.name].insert(key);
+        by_name_.add(d.name, key);
         if (!d.pci_address.empty())
-            by_pci_[d.pci_address].insert(key);
+            by_pci_.add(d.pci_address, key);
         if (!g.empty())
             ++guid_count_[g];
         if (!d.physical_function.empty())
-            vfs_of_[d.physical_function].insert(key);
+            vfs_of_.add(d.physical_function, key);
         for (const auto& p : d.ports)
             if (!p.netdev.empty())
-                ports_on_[p.netdev].insert({key, p.number});
+                ports_on_.add(p.netdev, {key, p.number});
         return;
     }
-    erase_from(by_name_, d.name, key);
+    by_name_.remove(d.name, key);
     if (!d.pci_address.empty())
-        erase_from(by_pci_, d.pci_address, key);
+        by_pci_.remove(d.pci_address, key);
     if (!g.empty())
         if (auto it = guid_count_.find(g); it != guid_count_.end() && --it->second == 0)
             guid_count_.erase(it);
     if (!d.physical_function.empty())
-        erase_from(vfs_of_, d.physical_function, key);
+        vfs_of_.remove(d.physical_function, key);
     for (const auto& p : d.ports)
         if (!p.netdev.empty())
-            erase_from(ports_on_, p.netdev, std::make_pair(key, p.number));
+            ports_on_.remove(p.netdev, std::make_pair(key, p.number));
 }
 
 void Inventory::index_link(const LinkState& l, bool add) {
     if (add) {
-        link_by_name_[l.name].insert(l.index);
+        link_by_name_.add(l.name, l.index);
         if (!l.rdma_device.empty())
-            links_of_[l.rdma_device].insert(l.index);
+            links_of_.add(l.rdma_device, l.index);
         return;
     }
-    erase_from(link_by_name_, l.name, l.index);
+    link_by_name_.remove(l.name, l.index);
     if (!l.rdma_device.empty())
-        erase_from(links_of_, l.rdma_device, l.index);
+        links_of_.remove(l.rdma_device, l.index);
 }
 
 void Inventory::mark_device_relatives(const DeviceState& d) {
     // Links name their device by name (RdmaDevice); VFs their PF by PCI address.
-    if (auto it = links_of_.find(d.name); it != links_of_.end())
-        unresolved_links_.insert(it->second.begin(), it->second.end());
+    links_of_.for_each(d.name, [&](int32_t index) { unresolved_links_.insert(index); });
     if (!d.pci_address.empty())
-        if (auto it = vfs_of_.find(d.pci_address); it != vfs_of_.end())
-            insert_strings(unresolved_devices_, it->second);
+        vfs_of_.for_each(d.pci_address, [&](SyspathRef vf) { unresolved_devices_.insert(*vf); });
     unresolved_devices_.insert(d.syspath);
 }
 
 void Inventory::mark_link_relatives(const LinkState& l) {
     if (!l.rdma_device.empty())
-        if (auto it = by_name_.find(l.rdma_device); it != by_name_.end())
-            insert_strings(unresolved_devices_, it->second);
-    if (auto it = ports_on_.find(l.name); it != ports_on_.end())
-        for (const auto& [syspath, _] : it->second)
-            unresolved_devices_.insert(*syspath);
+        by_name_.for_each(l.rdma_device, [&](SyspathRef d) { unresolved_devices_.insert(*d); });
+    ports_on_.for_each(l.name, [&](const std::pair<SyspathRef, uint32_t>& port) {
+        unresolved_devices_.insert(*port.first);
+    });
     unresolved_links_.insert(l.index);
 }
 
@@ -219,8 +207,7 @@ ChangeSet Inventory::settle() {
         DeviceState& d = it->second;
         const std::string& id = id_of(syspath);
         std::vector<int32_t> links;
-        if (auto l = links_of_.find(d.name); l != links_of_.end())
-            links.assign(l->second.begin(), l->second.end());
+        links_of_.for_each(d.name, [&](int32_t index) { links.push_back(index); });
         if (links != d.link_indexes) {
             d.link_indexes = std::move(links);
             cs.devices_changed[id].insert("Links");
@@ -281,8 +268,7 @@ std::string Inventory::choose_id(const DeviceState& d) const {
             id = g;
     }
     if (id.empty() && !d.pci_address.empty()) {
-        auto it = by_pci_.find(d.pci_address);
-        if (it != by_pci_.end() && it->second.size() == 1)
+        if (by_pci_.count(d.pci_address) == 1)
             id = d.pci_address;
     }
     if (id.empty())

@@ -114,7 +114,6 @@ class Inventory {
     /// A device's syspath as the key of its entry in state_.devices (util/key_ref.hpp): the
     /// indexes below point at that one copy. An entry leaves every index before it is erased.
     using SyspathRef = KeyRef;
-    using SyspathSet = KeyRefSet;
     /// (syspath, port number), by syspath, then number.
     struct PortRefLess {
         bool operator()(const std::pair<SyspathRef, uint32_t>& a,
@@ -145,16 +144,16 @@ class Inventory {
     std::map<std::string, SyspathRef> syspath_by_id_;
     /// device name -> syspaths. Kernel names are unique, but a pass that sees two devices swap
     /// names (mlx5_0 <-> mlx5_1) puts one under its new name while the other still holds it:
-    /// a set, so that neither put loses the other's entry.
-    std::map<std::string, SyspathSet> by_name_;
-    std::map<std::string, SyspathSet> by_pci_; ///< PCI address -> syspaths
-    std::map<std::string, size_t> guid_count_; ///< node GUID digits -> devices
-    std::map<std::string, SyspathSet> vfs_of_; ///< PF PCI address -> VF syspaths
-    std::map<std::string, std::set<int32_t>>
-        link_by_name_;                                  ///< netdev name -> ifindexes (as by_name_)
-    std::map<std::string, std::set<int32_t>> links_of_; ///< rdma_device -> ifindexes
+    /// several per name, so that neither put loses the other's entry.
+    // One node per (key, value) (util/key_ref.hpp SortedIndex), values in order.
+    SortedIndex<SyspathRef, KeyRefLess> by_name_;
+    SortedIndex<SyspathRef, KeyRefLess> by_pci_; ///< PCI address -> syspaths
+    std::map<std::string, size_t> guid_count_;   ///< node GUID digits -> devices
+    SortedIndex<SyspathRef, KeyRefLess> vfs_of_; ///< PF PCI address -> VF syspaths
+    SortedIndex<int32_t> link_by_name_;          ///< netdev name -> ifindexes (as by_name_)
+    SortedIndex<int32_t> links_of_;              ///< rdma_device -> ifindexes
     /// netdev name -> (syspath, port number) of the ports on it
-    std::map<std::string, std::set<std::pair<SyspathRef, uint32_t>, PortRefLess>> ports_on_;
+    SortedIndex<std::pair<SyspathRef, uint32_t>, PortRefLess> ports_on_;
     uint64_t objects_compared_ = 0;
     std::set<std::string> unresolved_devices_; ///< syspaths whose references may have moved
     std::set<int32_t> unresolved_links_;       ///< likewise, ifindexes

@@ -173,4 +173,25 @@ std::string provider_package(std::string_view provider, DistroFamily family) {
     return "rdma-core";
 }
 
+std::string install_command(DistroFamily family, std::string_view packages) {
+    const char* tool = "install";
+    switch (family) {
+    case DistroFamily::debian:
+        tool = "apt install";
+        break;
+    case DistroFamily::rhel:
+        tool = "dnf install";
+        break;
+    case DistroFamily::rhel_legacy:
+        tool = "yum install";
+        break;
+    case DistroFamily::suse:
+        tool = "zypper install";
+        break;
+    case DistroFamily::unknown:
+        break;
+    }
+    return std::string(tool) + " " + std::string(packages);
+}
+
 } // namespace rdmad

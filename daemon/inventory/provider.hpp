@@ -40,4 +40,9 @@ DistroFamily distro_family(const OsRelease& os);
 /// providers ("libibverbs libmlx5-1"); unknown "rdma-core". "" when `provider` is "".
 std::string provider_package(std::string_view provider, DistroFamily family);
 
+/// The command an administrator runs to install `packages` (space-separated) on `family`:
+/// "apt install ..." (Debian, Ubuntu), "dnf install ..." (RHEL 8+, Fedora), "yum install ..."
+/// (RHEL 7), "zypper install ..." (SUSE); for an unknown family, "install ...".
+std::string install_command(DistroFamily family, std::string_view packages);
+
 } // namespace rdmad

@@ -111,6 +111,10 @@ bool is_rdma_aux_device(const std::string& name) {
            function == "multiport";
 }
 
+bool is_unbound_rdma_aux(const AuxDevice& aux) {
+    return !aux.pci_address.empty() && is_rdma_aux_device(aux.name) && aux.driver.empty();
+}
+
 std::string fallback_aux_module(const std::string& aux_name) {
     return lookup(kAuxModules, strip_id(aux_name));
 }
@@ -191,7 +195,7 @@ void classify_links(HostState& inv, const std::vector<AuxDevice>& aux,
     // Third pass: hardware that could, but whose RDMA driver is not bound.
     std::unordered_map<std::string_view, const AuxDevice*> unbound_rdma_aux; // by PCI address
     for (const auto& a : aux)
-        if (!a.pci_address.empty() && is_rdma_aux_device(a.name) && a.driver.empty())
+        if (is_unbound_rdma_aux(a))
             unbound_rdma_aux.emplace(a.pci_address, &a);
     for (auto& [_, link] : inv.links) {
         if (!link.rdma_capable.empty())

@@ -33,6 +33,10 @@ struct ModuleLookup {
 /// True for auxiliary devices that carry an RDMA function: "<drv>.{rdma,roce,iwarp,ib}.<n>".
 bool is_rdma_aux_device(const std::string& name);
 
+/// True for the auxiliary devices classify_links() reads: an RDMA one (is_rdma_aux_device())
+/// of a PCI function with no driver bound. The others need not be kept for it.
+bool is_unbound_rdma_aux(const AuxDevice& aux);
+
 /// The RDMA module for an auxiliary RDMA device when libkmod cannot resolve its modalias
 /// (no module index for it on this kernel): "mlx5_core.rdma.0" -> "mlx5_ib",
 /// "ice.iwarp.0" -> "irdma", "bnxt_en.rdma.0" -> "bnxt_re", ...; "" when unknown.

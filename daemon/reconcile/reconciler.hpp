@@ -101,6 +101,9 @@ class Reconciler {
     const DispatcherConfig& dispatcher_config() const { return config_.dispatcher; }
     /// `[doctor] memlock_launchers` of the last good /etc files (the default list when none).
     const std::vector<std::string>& memlock_launchers() const { return config_.memlock_launchers; }
+    /// `[daemon] install_providers` and `provider_package` of the last good /etc files.
+    InstallProviders install_providers() const { return config_.install_providers; }
+    const std::string& provider_package() const { return config_.provider_package; }
     /// Files in effect, lowest precedence first (the legacy file, rdmad.conf, conf.d/*,
     /// the state file).
     std::vector<std::string> sources() const;

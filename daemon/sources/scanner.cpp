@@ -38,15 +38,16 @@ Scanner::Scanner(ScanOptions options) : options_(std::move(options)), udev_(udev
 void Scanner::full_scan() {
     pci_reads_.clear();
     structural_ = true;
+    pfc_ports_.clear(); // points at known_'s keys; derive_into() fills it again
     known_.clear();
     pending_.clear();
+    link_at_.clear(); // points at links_'s syspaths
     links_.clear();
     link_named_.clear();
     link_names_.clear();
     device_named_.clear();
     devices_on_netdev_.clear();
     devices_at_pci_.clear();
-    link_at_.clear();
     dirty_devices_.clear();
     dirty_links_.clear();
     incomplete_.clear();
@@ -99,16 +100,13 @@ Scanner::DeviceKeys Scanner::keys_of(const DeviceState& d) {
 }
 
 void Scanner::index_device_raw(KeyRef syspath, const DeviceKeys& d, bool add) {
-    auto update = [&](std::map<std::string, KeyRefSet>& index, const std::string& key) {
+    auto update = [&](SyspathIndex& index, const std::string& key) {
         if (key.empty())
             return;
-        if (add) {
-            index[key].insert(syspath);
-        } else if (auto it = index.find(key); it != index.end()) {
-            it->second.erase(syspath);
-            if (it->second.empty())
-                index.erase(it);
-        }
+        if (add)
+            index.add(key, syspath);
+        else
+            index.remove(key, syspath);
     };
     update(device_named_, d.name);
     update(devices_at_pci_, d.pci_address);
@@ -123,8 +121,14 @@ void Scanner::keep_keys(const std::string& syspath, DeviceKeys keys) {
 }
 
 void Scanner::put_device_raw(const std::string& syspath, DeviceState d) {
-    erase_device_raw(syspath);
-    keep_keys(syspath, keys_of(d));
+    // A device read again keeps its entry in known_: its key is what pfc_ports_ points at.
+    if (auto it = known_.find(syspath); it != known_.end()) {
+        index_device_raw(&it->first, it->second, false);
+        it->second = keys_of(d);
+        index_device_raw(&it->first, it->second, true);
+    } else {
+        keep_keys(syspath, keys_of(d));
+    }
     pending_[syspath] = std::move(d);
 }
 
@@ -133,6 +137,7 @@ void Scanner::erase_device_raw(const std::string& syspath) {
     if (it == known_.end())
         return;
     index_device_raw(&it->first, it->second, false);
+    pfc_ports_.remove_value(&it->first);
     pending_.erase(syspath);
     known_.erase(it); // last: `syspath` may be its key
 }
@@ -144,8 +149,8 @@ void Scanner::erase_link_raw(const std::string& syspath) {
     const auto link = links_.find(at->second);
     const std::string name = link->second.name;
     link_names_.erase({name, link->first});
+    link_at_.erase(at); // before the syspath it points at
     links_.erase(link);
-    link_at_.erase(at);
     index_link_name(name);
 }
 
@@ -183,14 +188,17 @@ void Scanner::read_link_at(const std::string& syspath) {
     }
     std::string replaced; // the name of a link this one replaces (same ifindex, gone syspath)
     if (auto it = links_.find(link->index); it != links_.end()) {
-        link_at_.erase(it->second.syspath);
+        if (auto at = link_at_.find(it->second.syspath); at != link_at_.end())
+            link_at_.erase(at); // before its syspath changes below
         replaced = it->second.name;
         link_names_.erase({replaced, link->index});
     }
-    link_at_[syspath] = link->index;
     const int32_t index = link->index;
     LinkState& stored = links_[index];
     stored = std::move(*link);
+    if (auto at = link_at_.find(stored.syspath); at != link_at_.end())
+        link_at_.erase(at);
+    link_at_.emplace(&stored.syspath, index);
     link_names_.insert({stored.name, index});
     index_link_name(stored.name);
     if (!replaced.empty() && replaced != stored.name) {
@@ -239,24 +247,36 @@ void Scanner::erase_verbs(const std::string& syspath) {
 
 void Scanner::read_aux() {
     aux_.clear();
+    aux_paths_.clear();
     dirty_aux_paths_.clear();
     for (const auto& path : device_paths::subsystem_devices("auxiliary"))
         read_aux_at(path);
 }
 
 void Scanner::read_aux_at(const std::string& syspath) {
-    if (sysfs::exists(syspath))
-        aux_[syspath] = read_aux_device(syspath, pci_reads_);
+    if (!sysfs::exists(syspath)) {
+        erase_aux(syspath);
+        return;
+    }
+    AuxDevice aux = read_aux_device(syspath, pci_reads_);
+    aux_paths_.insert(syspath);
+    if (is_unbound_rdma_aux(aux))
+        aux_[syspath] = std::move(aux);
     else
         aux_.erase(syspath);
+}
+
+void Scanner::erase_aux(const std::string& syspath) {
+    aux_.erase(syspath);
+    aux_paths_.erase(syspath);
 }
 
 void Scanner::note_aux_under(const std::string& pci_syspath) {
     // An auxiliary device is a child of its PCI function: <pci syspath>/<name>.
     const std::string prefix = pci_syspath + "/";
-    for (auto it = aux_.lower_bound(prefix); it != aux_.end() && it->first.rfind(prefix, 0) == 0;
-         ++it)
-        dirty_aux_paths_.insert(it->first);
+    for (auto it = aux_paths_.lower_bound(prefix);
+         it != aux_paths_.end() && it->rfind(prefix, 0) == 0; ++it)
+        dirty_aux_paths_.insert(*it);
 }
 
 void Scanner::mark_pci_function(const std::string& pci_address) {
@@ -289,14 +309,16 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             erase_verbs(ev.syspath);
             dirty_verbs_paths_.erase(ev.syspath);
         } else if (ev.subsystem == "auxiliary") {
-            aux_.erase(ev.syspath);
+            erase_aux(ev.syspath);
             dirty_aux_paths_.erase(ev.syspath);
         } else if (ev.subsystem == "pci") {
             // Its auxiliary devices go with it (their own "remove" says so too).
             const std::string prefix = ev.syspath + "/";
-            for (auto it = aux_.lower_bound(prefix);
-                 it != aux_.end() && it->first.rfind(prefix, 0) == 0;)
-                it = aux_.erase(it);
+            for (auto it = aux_paths_.lower_bound(prefix);
+                 it != aux_paths_.end() && it->rfind(prefix, 0) == 0;) {
+                aux_.erase(*it);
+                it = aux_paths_.erase(it);
+            }
         }
         incomplete_.erase(ev.syspath);
         return renamed;
@@ -345,8 +367,7 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
             // RDMA device nothing: re-read the devices whose GIDs (or rxe parent) named it.
             if (auto at = link_at_.find(old_syspath); at != link_at_.end()) {
                 const std::string& old_name = links_.at(at->second).name;
-                if (auto d = devices_on_netdev_.find(old_name); d != devices_on_netdev_.end())
-                    insert_strings(dirty_devices_, d->second);
+                devices_on_netdev_.for_each(old_name, [&](KeyRef d) { dirty_devices_.insert(*d); });
                 pfc_.note_renamed(old_name);
             }
             pfc_.note_renamed(device_paths::sysname(ev.syspath));
@@ -377,8 +398,8 @@ void Scanner::note_link(int32_t ifindex) {
         // carrier): devices on its PCI function, and those whose GIDs or rxe parent name it.
         for (const auto* index : {&devices_at_pci_, &devices_on_netdev_}) {
             const std::string& key = index == &devices_at_pci_ ? link.pci_address : link.name;
-            if (auto it = index->find(key); !key.empty() && it != index->end())
-                insert_strings(dirty_devices_, it->second);
+            if (!key.empty())
+                index->for_each(key, [&](KeyRef d) { dirty_devices_.insert(*d); });
         }
     };
     if (ifindex != 0) {
@@ -413,8 +434,7 @@ bool Scanner::note_address(int32_t ifindex) {
         if (!link.master.empty() && uppers.count(link.master))
             names.insert(link.name);
     for (const auto& name : names)
-        if (auto d = devices_on_netdev_.find(name); d != devices_on_netdev_.end())
-            insert_strings(address_devices_, d->second);
+        devices_on_netdev_.for_each(name, [&](KeyRef d) { address_devices_.insert(*d); });
     return !address_devices_.empty();
 }
 
@@ -424,8 +444,7 @@ void Scanner::take_address_devices() {
 }
 
 void Scanner::note_device(const std::string& name) {
-    if (auto it = device_named_.find(name); it != device_named_.end())
-        insert_strings(dirty_devices_, it->second);
+    device_named_.for_each(name, [&](KeyRef d) { dirty_devices_.insert(*d); });
 }
 
 std::set<std::string> Scanner::devices_with_verbs() const {
@@ -441,15 +460,13 @@ std::set<std::string> Scanner::devices_with_verbs() const {
 bool Scanner::note_pfc(const dcb::DcbNotification& n) {
     if (!pfc_.note(n))
         return false;
-    if (auto it = pfc_ports_.find(n.ifname); it != pfc_ports_.end())
-        pfc_devices_.insert(it->second.begin(), it->second.end());
+    pfc_ports_.for_each(n.ifname, [&](KeyRef d) { pfc_devices_.insert(*d); });
     return true;
 }
 
 void Scanner::note_pfc_lost() {
     pfc_.note_all();
-    for (const auto& [_, syspaths] : pfc_ports_)
-        pfc_devices_.insert(syspaths.begin(), syspaths.end());
+    pfc_ports_.for_all([&](KeyRef d) { pfc_devices_.insert(*d); });
 }
 
 ChangeSet Scanner::update_pfc(Inventory& inventory, const std::string& netdev,
@@ -457,13 +474,13 @@ ChangeSet Scanner::update_pfc(Inventory& inventory, const std::string& netdev,
     ChangeSet cs;
     if (!pfc_.update(netdev, r))
         return cs;
-    if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())
-        for (const auto& syspath : it->second)
-            if (const DeviceState* d = inventory.device(syspath)) {
-                DeviceState next = *d;
-                fill_pfc(next);
-                cs.merge(inventory.put_device(std::move(next)));
-            }
+    pfc_ports_.for_each(netdev, [&](KeyRef syspath) {
+        if (const DeviceState* d = inventory.device(*syspath)) {
+            DeviceState next = *d;
+            fill_pfc(next);
+            cs.merge(inventory.put_device(std::move(next)));
+        }
+    });
     return cs;
 }
 
@@ -530,8 +547,7 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     }
     // PFC noted without its state (a CEE notification, a lost one): one IEEE_GET each.
     for (const auto& netdev : pfc_.refresh_noted())
-        if (auto it = pfc_ports_.find(netdev); it != pfc_ports_.end())
-            pfc_devices_.insert(it->second.begin(), it->second.end());
+        pfc_ports_.for_each(netdev, [&](KeyRef d) { pfc_devices_.insert(*d); });
     for (const auto& syspath : pfc_devices_)
         if (known_.count(syspath))
             changes.devices.insert(syspath); // derived again, not re-read
@@ -561,7 +577,9 @@ void Scanner::derive_device(DeviceState& d, std::map<std::string, bool>& install
     if (fresh)
         it->second = provider_installed(options_.providers, d.provider);
     d.provider_installed = it->second;
-    d.provider_package = provider_package(d.provider, family_);
+    d.provider_package = d.provider.empty() || provider_package_.empty()
+                             ? provider_package(d.provider, family_)
+                             : provider_package_;
 }
 
 HostState Scanner::derive_all(const Inventory& inventory) {
@@ -696,15 +714,18 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
     // Every Ethernet port's netdev is tracked for PFC: read the new ones, drop the gone ones.
     std::set<std::string> netdevs;
     pfc_ports_.clear();
-    for (const auto& [syspath, d] : all.devices)
+    for (const auto& [syspath, d] : all.devices) {
+        const auto keys = known_.find(syspath); // every device derive_all() gives is there
         for (const auto& port : d.ports)
             if (port.link_layer == "Ethernet" && !port.netdev.empty()) {
                 netdevs.insert(port.netdev);
-                pfc_ports_[port.netdev].insert(syspath);
+                if (keys != known_.end())
+                    pfc_ports_.add(port.netdev, &keys->first);
             }
+    }
     std::set<std::string> refill;
     for (const auto& netdev : pfc_.refresh(netdevs))
-        refill.insert(pfc_ports_[netdev].begin(), pfc_ports_[netdev].end());
+        pfc_ports_.for_each(netdev, [&](KeyRef d) { refill.insert(*d); });
     for (const auto& syspath : refill)
         fill_pfc(all.devices.at(syspath));
     return inventory.replace(std::move(all));

@@ -82,6 +82,12 @@ class Scanner {
         memlock_launchers_ = launchers;
     }
 
+    /// `[daemon] provider_package`: the ProviderPackage of every device from the next read on
+    /// ("": the one the distribution's family names).
+    void set_provider_package(const std::string& package) { provider_package_ = package; }
+    /// The distribution's family, from os-release (read at construction).
+    DistroFamily family() const { return family_; }
+
     /// A verbs async event on the RDMA device `name`: re-read it.
     void note_device(const std::string& name);
 
@@ -128,6 +134,7 @@ class Scanner {
     void read_verbs_at(const std::string& syspath);
     void read_aux();
     void read_aux_at(const std::string& syspath);
+    void erase_aux(const std::string& syspath);
     /// Read again, at the next refresh(), the auxiliary devices of the PCI function there.
     void note_aux_under(const std::string& pci_syspath);
     void mark_pci_function(const std::string& pci_address);
@@ -166,22 +173,27 @@ class Scanner {
     std::map<int32_t, LinkState> links_; ///< by ifindex
     /// uverbs syspath -> (ibdev name, /dev path)
     std::map<std::string, std::pair<std::string, std::string>> verbs_;
-    std::map<std::string, AuxDevice> aux_; ///< by syspath
+    /// The auxiliary devices classify_links() reads (is_unbound_rdma_aux()), by syspath: at
+    /// 1,024 bound mlx5 functions, keeping every one read was 0.26 MB for nothing.
+    std::map<std::string, AuxDevice> aux_;
+    std::set<std::string> aux_paths_; ///< every auxiliary device read (note_aux_under())
     // Indexes of what was read: an event looks its objects up instead of walking them all.
     // They point at the syspath keys of known_ (util/key_ref.hpp): a device leaves them
     // before it leaves known_.
-    std::map<std::string, KeyRefSet> device_named_;   ///< name -> syspaths (a set: swaps, as
-                                                      ///< in Inventory)
-    std::map<std::string, KeyRefSet> devices_at_pci_; ///< PCI address -> syspaths
+    using SyspathIndex = SortedIndex<KeyRef, KeyRefLess>;
+    SyspathIndex device_named_;   ///< name -> syspaths (several: swaps, as in Inventory)
+    SyspathIndex devices_at_pci_; ///< PCI address -> syspaths
     /// netdev name -> syspaths of the devices whose GIDs (or rxe parent) name it
-    std::map<std::string, KeyRefSet> devices_on_netdev_;
-    std::map<std::string, int32_t> link_at_;      ///< syspath -> ifindex
+    SyspathIndex devices_on_netdev_;
+    /// syspath -> ifindex; the keys point at the syspaths of links_ (erased before those)
+    std::map<KeyRef, int32_t, KeyRefLess> link_at_;
     /// links_ by name, as doctor::index_links(links_) gives it (the lowest ifindex when two
     /// share a name while their renames are still being read), kept as links_ changes so that
     /// an event does not index every netdev of the host again.
     doctor::LinkIndex link_named_;
     std::set<std::pair<std::string, int32_t>> link_names_; ///< (name, ifindex) of links_
     std::map<std::string, std::string> verbs_of_; ///< ibdev name -> /dev path of its uverbs
+    std::string provider_package_; ///< `[daemon] provider_package`, "" for the family's
     HostFacts host_; ///< read by full_scan() and every full refresh() (doctor checks)
 
     /// Point link_named_[name] at the link of links_ with that name and the lowest ifindex,
@@ -207,9 +219,9 @@ class Scanner {
 
     PfcReader pfc_;
     PciReads pci_reads_; ///< within one pass (full_scan(), refresh()); empty between them
-    /// netdev -> syspaths of the devices with an Ethernet port on it (as of the last full
-    /// derive; the fast path keeps port netdevs as they were)
-    std::map<std::string, std::set<std::string>> pfc_ports_;
+    /// netdev -> syspaths (keys of known_) of the devices with an Ethernet port on it (as of
+    /// the last full derive; the fast path keeps port netdevs as they were)
+    SyspathIndex pfc_ports_;
     std::set<std::string> pfc_devices_; ///< devices whose port PFC changed since refresh()
 };
 

@@ -6,8 +6,11 @@
 // devices each copy of every syspath (about 70 bytes, on the heap) cost about 100 KB.
 #pragma once
 
+#include <functional>
+#include <iterator>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace rdmad {
 
@@ -24,14 +27,64 @@ struct KeyRefLess {
     bool operator()(const std::string& a, KeyRef b) const { return a < *b; }
 };
 
-/// Keys of another container, in the order of their strings. An entry must leave the set
-/// before the entry it points at is erased.
-using KeyRefSet = std::set<KeyRef, KeyRefLess>;
+/// String keys -> values, one node per (key, value) pair, each key's values in `Less` order.
+/// A std::map<std::string, std::set<V>> costs a map node and a set node per pair, where most
+/// keys have one value (one device per name, PCI function or netdev): about 80 bytes a pair
+/// more. KeyRef values (with KeyRefLess) must leave before the entries they point at.
+template <class V, class Less = std::less<V>>
+class SortedIndex {
+  public:
+    /// Index `value` under `key` (once: adding it again changes nothing).
+    void add(const std::string& key, V value) { set_.emplace(key, std::move(value)); }
+    /// Drop `value` from under `key`, if it is there.
+    void remove(const std::string& key, const V& value) { set_.erase(Entry{key, value}); }
+    /// The first value under `key` in `Less` order, null when none.
+    const V* first(const std::string& key) const {
+        auto it = set_.lower_bound(Key{key});
+        return it != set_.end() && it->first == key ? &it->second : nullptr;
+    }
+    /// How many values `key` has.
+    size_t count(const std::string& key) const {
+        auto [first, last] = set_.equal_range(Key{key});
+        return static_cast<size_t>(std::distance(first, last));
+    }
+    /// Calls `f(value)` for each value under `key`, in `Less` order.
+    template <class F>
+    void for_each(const std::string& key, F&& f) const {
+        auto [first, last] = set_.equal_range(Key{key});
+        for (auto it = first; it != last; ++it)
+            f(it->second);
+    }
 
-/// Adds the strings `refs` points at to `into`.
-inline void insert_strings(std::set<std::string>& into, const KeyRefSet& refs) {
-    for (KeyRef r : refs)
-        into.insert(*r);
-}
+    /// Calls `f(value)` for each value of every key.
+    template <class F>
+    void for_all(F&& f) const {
+        for (const auto& [_, value] : set_)
+            f(value);
+    }
+    /// Drop `value` from under every key: a walk of the whole index.
+    void remove_value(const V& value) {
+        std::erase_if(set_, [&](const Entry& e) {
+            return !Less{}(e.second, value) && !Less{}(value, e.second);
+        });
+    }
+    void clear() { set_.clear(); }
+
+  private:
+    using Entry = std::pair<std::string, V>;
+    struct Key {
+        const std::string& key;
+    };
+    struct Order {
+        using is_transparent = void;
+        bool operator()(const Entry& a, const Entry& b) const {
+            const int c = a.first.compare(b.first);
+            return c < 0 || (c == 0 && Less{}(a.second, b.second));
+        }
+        bool operator()(const Entry& a, Key b) const { return a.first < b.key; }
+        bool operator()(Key a, const Entry& b) const { return a.key < b.first; }
+    };
+    std::set<Entry, Order> set_;
+};
 
 } // namespace rdmad

@@ -417,6 +417,11 @@ def check_denied(rig, page, work):
         check(eventually(lambda: (page.text("#reconcile-result") or "").startswith(
             "org.freedesktop.DBus.Error.AccessDenied")), "Reload: %r" % page.text("#reconcile-result"))
         log("ok: Reload denied shows AccessDenied")
+        page.d.find_element(By.ID, "install-providers").click()
+        check(eventually(lambda: (page.text("#reconcile-result") or "").startswith(
+            "org.freedesktop.DBus.Error.AccessDenied")),
+            "Install providers: %r" % page.text("#reconcile-result"))
+        log("ok: Install providers denied shows AccessDenied")
     finally:
         polkitd.stop()
 

@@ -76,8 +76,9 @@ compare() {
     fi
 }
 
-check 'rdmactl ' 'status list show links monitor doctor diff set-port-type set-pfc set-trust set-dscp set-rdma-cm revert reconcile reload help'
+check 'rdmactl ' 'status list show links monitor doctor diff set-port-type set-pfc set-trust set-dscp set-rdma-cm revert reconcile reload install-providers help'
 check 'rdmactl st' 'status'
+check 'rdmactl in' 'install-providers'
 check 'rdmactl re' 'revert reconcile reload'
 check 'rdmactl --no-p' '--no-pager'
 check 'rdmactl --d' '--dry-run'

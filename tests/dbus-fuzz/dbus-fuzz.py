@@ -83,12 +83,15 @@ def load_api(xml_dir):
     return api
 
 
-MUTATING = {("org.rdmad1.Manager", "Reload"), ("org.rdmad1.Port", "SetPortType"),
-            ("org.rdmad1.Port", "SetPFCNoDrop"), ("org.rdmad1.Port", "Revert")}
+MUTATING = {("org.rdmad1.Manager", "Reload"), ("org.rdmad1.Manager", "InstallProviders"),
+            ("org.rdmad1.Port", "SetPortType"), ("org.rdmad1.Port", "SetPFCNoDrop"),
+            ("org.rdmad1.Port", "SetTrust"), ("org.rdmad1.Port", "SetDSCPPriority"),
+            ("org.rdmad1.Port", "SetRDMACM"), ("org.rdmad1.Port", "Revert")}
 
 
 def mutating(iface, method, args):
-    """Calls that need org.rdmad1.configure (man/org.rdmad1.5): Reconcile(false) acts too."""
+    """Calls that need authorization (man/org.rdmad1.5: org.rdmad1.configure, and
+    org.rdmad1.install-providers for InstallProviders): Reconcile(false) acts too."""
     if (iface, method) in MUTATING:
         return True
     return iface == "org.rdmad1.Manager" and method == "Reconcile" and args == (False,)

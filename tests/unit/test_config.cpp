@@ -101,7 +101,8 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "f.conf:2:10: device must be a string, not an integer"},
         {"misspelt key in a rule", "[[rule]]\ndevice = \"mlx5_0\"\nport_types = [\"eth\"]\n",
          "f.conf:3:1: unknown key \"port_types\" in [[rule]] (expected pci_address, driver, "
-         "node_guid, device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, rdma_cm_roce_mode, rdma_cm_tos, require_provider, min_rate_gbps or "
+         "node_guid, device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, "
+         "exclusive, rdma_cm_roce_mode, rdma_cm_tos, require_provider, min_rate_gbps or "
          "min_active_ports)"},
         {"min_rate_gbps as a string", "[[rule]]\ndevice = \"x\"\nmin_rate_gbps = \"100\"\n",
          "f.conf:3:17: min_rate_gbps must be a number, not a string"},
@@ -123,14 +124,22 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "[[rule]]\ndevice = \"x\"\nmin_active_ports = 9223372036854775807\n",
          "f.conf:3:20: min_active_ports must be from 1 to 64, not 9223372036854775807"},
         {"unknown key in [daemon]", "[daemon]\napply = true\n  dry_run = true\n",
-         "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\", \"mstconfig\" "
-         "or \"rdma_netns_mode\")"},
+         "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\", \"mstconfig\", "
+         "\"rdma_netns_mode\", \"install_providers\" or \"provider_package\")"},
         {"mstconfig as a command line", "[daemon]\nmstconfig = \"mstconfig -y\"\n",
          "f.conf:2:13: mstconfig must be the absolute path of the mstconfig program (e.g. "
          "\"/usr/bin/mstconfig\")"},
         {"an RDMA netns mode the kernel has not", "[daemon]\nrdma_netns_mode = \"private\"\n",
          "f.conf:2:19: unknown RDMA netns mode \"private\" (expected \"shared\" or "
          "\"exclusive\")"},
+        {"install_providers misspelt", "[daemon]\ninstall_providers = \"automatic\"\n",
+         "f.conf:2:21: install_providers must be \"never\", \"ask\" or \"auto\", not "
+         "\"automatic\""},
+        {"install_providers as a boolean", "[daemon]\ninstall_providers = true\n",
+         "f.conf:2:21: install_providers must be a string, not a boolean"},
+        {"provider_package with a shell character", "[daemon]\nprovider_package = \"a;b\"\n",
+         "f.conf:2:20: provider_package must be package names (letters, digits, + - . _) "
+         "separated by spaces, at most 128 bytes"},
         {"relative export directory", "[export]\nprometheus_dir = \"prom\"\n",
          "f.conf:2:18: prometheus_dir must be an absolute directory path"},
         {"export directory given as a boolean", "[export]\nnfd_dir = false\n",
@@ -205,6 +214,22 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
         INFO(c.what);
         CHECK(error_of(c.text) == c.error);
     }
+}
+
+TEST_CASE("install_providers and provider_package are read, and a later file wins") {
+    ConfigFile a = parse_ok("[daemon]\ninstall_providers = \"auto\"\n"
+                            "provider_package = \"libibverbs libmlx5-1\"\n");
+    CHECK(a.install_providers == InstallProviders::automatic);
+    CHECK(a.provider_package == "libibverbs libmlx5-1");
+    CHECK(parse_ok("[daemon]\ninstall_providers = \"never\"\n").install_providers ==
+          InstallProviders::never);
+    DesiredConfig config;
+    CHECK(config.install_providers == InstallProviders::ask); // the default
+    CHECK(config.provider_package.empty());
+    merge_config(config, std::move(a), "10-a.conf");
+    merge_config(config, parse_ok("[daemon]\ninstall_providers = \"ask\"\n"), "20-b.conf");
+    CHECK(config.install_providers == InstallProviders::ask);
+    CHECK(config.provider_package == "libibverbs libmlx5-1"); // 20-b.conf leaves it
 }
 
 TEST_CASE("a NUL byte is reported at its position with the whole message") {

@@ -376,3 +376,13 @@ TEST_CASE("no provider means no package to install, on every family") {
                    DistroFamily::suse, DistroFamily::unknown})
         CHECK(provider_package("", f) == "");
 }
+
+TEST_CASE("the install command a provider problem names is the distribution's own") {
+    CHECK(install_command(DistroFamily::debian, "ibverbs-providers") ==
+          "apt install ibverbs-providers");
+    CHECK(install_command(DistroFamily::rhel, "libibverbs") == "dnf install libibverbs");
+    CHECK(install_command(DistroFamily::rhel_legacy, "libmlx5") == "yum install libmlx5");
+    CHECK(install_command(DistroFamily::suse, "libibverbs libmlx5-1") ==
+          "zypper install libibverbs libmlx5-1");
+    CHECK(install_command(DistroFamily::unknown, "rdma-core") == "install rdma-core");
+}
