@@ -184,11 +184,17 @@ std::string actual_port_type(const json& port) {
 }
 
 bool has_firmware_port_type_problem(const json& device, std::int64_t number) {
-    // daemon/reconcile/plan.cpp: "port <n> is <link layer> but <type> is asked: ..."
+    // daemon/reconcile/settings/port_type.cpp: "port <n> is <link layer> but <type> is
+    // asked..." of a port type in firmware that rdmad cannot read (rdmad 0.4: no mstconfig,
+    // or a function that refuses it) or, before 0.4, only reports.
     const std::string prefix = fmt::format("port {} is ", number);
-    for (const auto& p : array(device, "Problems"))
-        if (str(p, "Code") == "port-type-firmware" && str(p, "Text").rfind(prefix, 0) == 0)
+    for (const auto& p : array(device, "Problems")) {
+        const std::string code = str(p, "Code");
+        if ((code == "port-type-firmware" || code == "mstconfig-missing" ||
+             code == "mstconfig-failed") &&
+            str(p, "Text").rfind(prefix, 0) == 0)
             return true;
+    }
     return false;
 }
 
@@ -251,7 +257,12 @@ std::string sync_text(const json& port, bool skip_port_type) {
     const bool firmware = str(port, "PortType").empty();
     const bool type_ok = want_type.empty() || type == want_type ||
                          (want_type == "auto" && (firmware || type.rfind("auto", 0) == 0));
-    if (!type_ok && !skip_port_type)
+    // ConnectX-4+ (rdmad 0.4): the firmware holds the type asked for its next boot.
+    const std::string pending = str(port, "PendingPortType");
+    if (!pending.empty())
+        diffs.push_back(
+            fmt::format("PortType {}, {} pending a firmware reset or reboot", dash(type), pending));
+    else if (!type_ok && !skip_port_type)
         diffs.push_back(fmt::format("PortType {}, desired {}", dash(type), want_type));
     const std::string pfc = priorities_text(port, "PFCNoDrop");
     const std::string want_pfc = priorities_text(port, "DesiredPFCNoDrop");

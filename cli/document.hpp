@@ -57,7 +57,8 @@ std::string actual_port_type(const json& port);
 
 /// For a port whose InSync is false: "not in sync: PortType ib, desired eth" (and/or
 /// "PFCNoDrop -, desired 3,4", "Trust pcp, desired dscp", "DSCPPriority -, desired 26:3",
-/// "RDMACMRoCEMode -, desired RoCE v2", "RDMACMToS -, desired 106" for what is asked), the
+/// "RDMACMRoCEMode -, desired RoCE v2", "RDMACMToS -, desired 106" for what is asked;
+/// "PortType ib, eth pending a firmware reset or reboot" where PendingPortType is set), the
 /// type from actual_port_type(); "" when InSync is true or
 /// absent (an older daemon). With `skip_port_type` (a problem already tells the port type
 /// story, e.g. the firmware remedy), the port type is left out, and "" is returned when

@@ -56,6 +56,8 @@ constexpr std::array kPortKeys = {"Number",
                                   "Link",
                                   "PortType",
                                   "DesiredPortType",
+                                  "NextBootPortType",
+                                  "PendingPortType",
                                   "PFCNoDrop",
                                   "DesiredPFCNoDrop",
                                   "Trust",
@@ -224,6 +226,14 @@ void print_device(const json& doc, const json& dev, const Output& out) {
         if (doc::str(*port, "PortType").empty() && !doc::str(*port, "DesiredPortType").empty())
             if (std::string type = doc::actual_port_type(*port); !type.empty())
                 shown["PortType"] = type + " (from LinkLayer; set in firmware)";
+        // ConnectX-4+ firmware port type (rdmad 0.4): shown where rdmad read it; a pending
+        // type says what applies it.
+        if (doc::str(*port, "NextBootPortType").empty())
+            shown.erase("NextBootPortType");
+        if (std::string pending = doc::str(*port, "PendingPortType"); pending.empty())
+            shown.erase("PendingPortType");
+        else
+            shown["PendingPortType"] = pending + " (after a firmware reset or reboot)";
         if (std::none_of(kLosslessKeys.begin(), kLosslessKeys.end(), [&](const char* key) {
                 return port->contains(key) && lossless_known(port->at(key));
             }))

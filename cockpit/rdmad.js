@@ -597,9 +597,11 @@ function portSettings(p, d) {
     const out = [];
     const add = (label, key, field, desiredField, now, want, asked, drift) =>
         out.push({ label, key, field, desiredField, now, want: asked ? want : "", drift: asked && drift, origin: asked ? originOf(d, key) : "" });
+    // ConnectX-4+ (rdmad 0.4): a type the firmware holds for its next boot is pending.
+    const pendingType = p.PendingPortType ? ` (${p.PendingPortType} after a firmware reset or reboot)` : "";
     if (p.PortType || p.DesiredPortType)
-        add("Port type", "port_type", "PortType", "DesiredPortType", p.PortType || "", p.DesiredPortType,
-            !!p.DesiredPortType, !portTypeSatisfied(p.DesiredPortType, p));
+        add("Port type", "port_type", "PortType", "DesiredPortType", (p.PortType || "") + pendingType, p.DesiredPortType,
+            !!p.DesiredPortType, !!pendingType || !portTypeSatisfied(p.DesiredPortType, p));
     const ethernet = p.LinkLayer === "Ethernet";
     const pfc = bytes(p.PFCNoDrop), wantPfc = bytes(p.DesiredPFCNoDrop);
     if (ethernet || wantPfc.length)

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "daemon.hpp"
 
+#include "inventory/attributes.hpp"
 #include "inventory/object_path.hpp"
 #include "doctor/lossless.hpp"
 #include "inventory/driver_capabilities.hpp"
 #include "rdmad_api.hpp"
 #include "sources/mlx4_module_reader.hpp"
+#include "sources/mstconfig.hpp"
+#include "sources/rdma_netns_reader.hpp"
 #include "util/log.hpp"
 #include "util/loop_edge.hpp"
 #include "util/text.hpp"
@@ -29,6 +32,24 @@ uint64_t monotonic_usec() {
     struct timespec ts {};
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
+}
+
+/// The PCI function a device's syspath is under ("/sys/devices/pci0000:00/0000:00:02.0/
+/// 0000:03:00.0/infiniband/mlx5_0" -> "0000:03:00.0", also through an auxiliary device): the
+/// last path element that is a PCI address; "" when none is.
+std::string pci_address_in(const std::string& syspath) {
+    std::string found;
+    size_t at = 0;
+    while (at <= syspath.size()) {
+        size_t end = syspath.find('/', at);
+        if (end == std::string::npos)
+            end = syspath.size();
+        std::string part = syspath.substr(at, end - at);
+        if (is_pci_address(part))
+            found = std::move(part);
+        at = end + 1;
+    }
+    return found;
 }
 
 /// Ring the oneshot timer `s` at `due`, or never.
@@ -90,8 +111,12 @@ Daemon::Daemon(DaemonOptions options)
                 log::debug("uevent {} {} {}", ev->action, ev->subsystem, ev->syspath);
                 // A device that comes (back) gets the desired state applied again, even an
                 // action that failed or was done before (a driver reload re-creates it).
-                if (ev->subsystem == "infiniband" && ev->action == "add" && reconciler_)
+                if (ev->subsystem == "infiniband" && ev->action == "add" && reconciler_) {
                     reconciler_->forget();
+                    // Its firmware is read again too (a firmware reset re-creates the device).
+                    if (auto pci = pci_address_in(ev->syspath); !pci.empty())
+                        inventory_.forget_firmware_port_types(pci);
+                }
                 // So is a provider install that ended (issue #27: no second attempt until
                 // the next hotplug or Reload).
                 if (ev->subsystem == "infiniband" && ev->action == "add" && installs_)
@@ -165,6 +190,23 @@ Daemon::Daemon(DaemonOptions options)
     reconcile.kmod = [this]() -> const KmodLibrary* {
         const KmodLibrary& lib = kmod_->library();
         return lib.ctx ? &lib : nullptr;
+    };
+    reconcile.read_firmware_port_type = [this](const std::string& tool, const std::string& pci,
+                                               uint32_t card_port) {
+        FirmwarePortType read = query_firmware_port_type(tool, pci, card_port);
+        const auto level = read.status == FirmwarePortType::Status::ok ? log::Level::info
+                                                                        : log::Level::warning;
+        log::with(level, log::about("", "", pci, 0), "{}: LINK_TYPE_P{} {}", pci, card_port,
+                  read.status == FirmwarePortType::Status::ok
+                      ? fmt::format("current {}, next boot {}", read.current, read.next_boot)
+                      : read.message);
+        inventory_.set_firmware_port_type(pci, read);
+        return read;
+    };
+    reconcile.read_rdma_netns = [this](const std::string& desired) {
+        RdmaNetnsState read = read_rdma_netns(options_.reconcile.modprobe_dir, desired);
+        inventory_.set_rdma_netns(read);
+        return read;
     };
     reconciler_ = std::make_unique<Reconciler>(std::move(reconcile), dcb_.get());
     bus_ = std::make_unique<Bus>(event, *this);
@@ -279,6 +321,7 @@ ChangeList Daemon::publish(ScanChanges changes) {
     dispatcher_->changed(inventory_, cs);
     verbs_->track(scanner_->devices_with_verbs());
     bus_->set_sources(reconciler_->sources());
+    bus_->set_rdma_netns(inventory_.state().rdma_netns);
     bus_->set_problems(manager_problems());
     bus_->set_loaded_modules(reconciler_->loaded_modules());
     if (bus_->state() != "starting")
@@ -301,13 +344,13 @@ std::vector<Problem> Daemon::manager_problems() const {
                                                "this file, none if it never read it)"});
     for (const auto& w : reconciler_->legacy_warnings())
         problems.push_back({"legacy-config", "warning", w.to_string()});
-    // Host-wide actions (the mlx4_en module options file) belong to no device.
+    // Host-wide findings (the RDMA netns mode pending, a blacklisted module) and actions (the
+    // mlx4_en and ib_core module options files, module loads) belong to no device.
+    const auto& host = reconciler_->host_problems();
+    problems.insert(problems.end(), host.begin(), host.end());
     auto failures = reconciler_->failure_problems();
     if (auto it = failures.find(""); it != failures.end())
         problems.insert(problems.end(), it->second.begin(), it->second.end());
-    // ... and the host-wide plan's own (a blacklisted module rdmad does not load).
-    const auto& host = reconciler_->host_problems();
-    problems.insert(problems.end(), host.begin(), host.end());
     if (!export_error_.empty())
         problems.push_back({"export-failed", "warning",
                             "the exports for node-exporter or NFD cannot be written: " +
@@ -349,6 +392,11 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
             // its work (an RDMA-CM group made, one of its two files written).
             if (!o.action.device.empty())
                 scanner_->note_device(o.action.device);
+            // A host-wide file (ib_core's options): its state read again, planned again below.
+            if (o.action.device.empty() && o.action.kind == Action::Kind::ib_core_modprobe) {
+                reconciler_->reread_rdma_netns();
+                read_back = true;
+            }
         }
         // Plan again from the state read back, so PFCNoDrop and InSync go on the bus once,
         // with the verified value (no false, then true, a pass later).
@@ -395,6 +443,10 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
                 port.desired_dscp_priority = planned.desired_dscp_priority;
                 port.desired_rdma_cm_roce_mode = planned.desired_rdma_cm_roce_mode;
                 port.desired_rdma_cm_tos = planned.desired_rdma_cm_tos;
+                if (!planned.firmware_port_type.empty())
+                    port.port_type = planned.firmware_port_type;
+                port.next_boot_port_type = planned.next_boot_port_type;
+                port.pending_port_type = planned.pending_port_type;
                 port.in_sync = planned.in_sync;
             }
         // The lossless RoCE check reads the desired PFC, merged just above.
@@ -496,6 +548,8 @@ void Daemon::take_config(std::optional<Reconciler::Loaded> loaded) {
     const bool read = loaded.has_value();
     std::optional<ConfigError> err;
     if (read) {
+        // A Reload reads each adapter's firmware port type again (rdmad.conf(5), mstconfig).
+        inventory_.forget_firmware_port_types();
         err = reconciler_->take(std::move(*loaded));
         kmod_ = std::make_unique<KernelModules>(options_.scan.kmod); // modprobe.d read again
         scanner_->set_memlock_launchers(reconciler_->memlock_launchers());

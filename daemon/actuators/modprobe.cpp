@@ -5,6 +5,7 @@
 #include "inventory/attributes.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sysfs.hpp"
+#include "util/text.hpp"
 #include "util/unique_fd.hpp"
 
 #include <cerrno>
@@ -38,12 +39,23 @@ std::optional<uint8_t> parse_pfc_mask(std::string_view v) {
     return static_cast<uint8_t>(value);
 }
 
-std::optional<uint8_t> parse_mlx4_modprobe_text(std::string_view text) {
+std::optional<std::string> modprobe_option(std::string_view text, std::string_view module,
+                                           std::string_view option) {
     // modprobe.d(5): one command per line, '#' lines are comments, a '\' at the end of a line
     // joins the next; `options <module> <option>...`, whitespace-separated, and modprobe treats
     // '-' and '_' in a module name alike (kmod libkmod-config.c).
-    auto is_blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-    std::optional<std::string> value; // the last pfctx= of an mlx4_en options line
+    auto same_module = [&](std::string_view word) {
+        if (word.size() != module.size())
+            return false;
+        for (size_t i = 0; i < word.size(); ++i) {
+            const char a = word[i] == '-' ? '_' : word[i], b = module[i] == '-' ? '_' : module[i];
+            if (a != b)
+                return false;
+        }
+        return true;
+    };
+    const std::string prefix = std::string(option) + "=";
+    std::optional<std::string> value; // the last <option>= of a <module> options line
     size_t pos = 0;
     while (pos < text.size()) {
         std::string line;
@@ -59,27 +71,64 @@ std::optional<uint8_t> parse_mlx4_modprobe_text(std::string_view text) {
             line.append(part);
             break;
         }
-        std::vector<std::string_view> words;
-        const std::string_view l(line);
-        for (size_t i = 0; i < l.size();) {
-            while (i < l.size() && is_blank(l[i]))
-                ++i;
-            const size_t start = i;
-            while (i < l.size() && !is_blank(l[i]))
-                ++i;
-            if (i > start)
-                words.push_back(l.substr(start, i - start));
-        }
-        if (words.size() < 3 || words[0] != "options" ||
-            (words[1] != "mlx4_en" && words[1] != "mlx4-en"))
+        const std::vector<std::string_view> words = blank_separated(line);
+        if (words.size() < 3 || words[0] != "options" || !same_module(words[1]))
             continue; // a comment ('#' first) lands here too
         for (size_t i = 2; i < words.size(); ++i)
-            if (words[i].substr(0, 6) == "pfctx=")
-                value = std::string(words[i].substr(6)); // later options override earlier ones
+            if (words[i].substr(0, prefix.size()) == prefix)
+                value = std::string(words[i].substr(prefix.size())); // later ones override
     }
+    return value;
+}
+
+std::optional<uint8_t> parse_mlx4_modprobe_text(std::string_view text) {
+    const auto value = modprobe_option(text, "mlx4_en", "pfctx");
     if (!value)
         return std::nullopt;
     return parse_pfc_mask(*value);
+}
+
+std::optional<bool> parse_module_bool(std::string_view v) {
+    // kernel lib/kstrtox.c kstrtobool() (param_set_bool): the first character decides, 'y',
+    // 'Y', '1' true, 'n', 'N', '0' false, "on"/"off" by the second; param_get_bool() prints
+    // "Y" or "N". Outer whitespace aside (sysfs adds a newline).
+    v = trim_attribute(v);
+    if (v.empty())
+        return std::nullopt;
+    switch (v[0]) {
+    case 'y':
+    case 'Y':
+    case '1':
+        return true;
+    case 'n':
+    case 'N':
+    case '0':
+        return false;
+    case 'o':
+    case 'O':
+        if (v.size() > 1 && (v[1] == 'n' || v[1] == 'N'))
+            return true;
+        if (v.size() > 1 && (v[1] == 'f' || v[1] == 'F'))
+            return false;
+        return std::nullopt;
+    default:
+        return std::nullopt;
+    }
+}
+
+std::string ib_core_modprobe_path(const std::string& modprobe_dir) {
+    return modprobe_dir + "/rdmad-ib_core.conf";
+}
+
+std::string ib_core_modprobe_text(bool shared) {
+    return fmt::format("# Written by rdmad from its desired state (rdmad.conf(5), [daemon]\n"
+                       "# rdma_netns_mode); do not edit. Applied when ib_core loads.\n"
+                       "options ib_core netns_mode={}\n",
+                       shared ? 1 : 0);
+}
+
+void write_ib_core_modprobe(const std::string& modprobe_dir, bool shared) {
+    write_file_atomically(ib_core_modprobe_path(modprobe_dir), ib_core_modprobe_text(shared), 0644);
 }
 
 std::string mlx4_modprobe_path(const std::string& modprobe_dir) {

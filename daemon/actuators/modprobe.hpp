@@ -28,7 +28,28 @@ std::optional<uint8_t> parse_pfc_mask(std::string_view value);
 /// winning as it does for modprobe. nullopt when no line sets it or its value is malformed.
 std::optional<uint8_t> parse_mlx4_modprobe_text(std::string_view text);
 
-// Reading the file and the loaded module's value: sources/mlx4_module_reader.hpp.
+/// The value of the last `<option>=` on an `options <module> ...` line of a modprobe.d(5)
+/// text (comments skipped, '\' continuations joined, '-' and '_' alike in the module name, as
+/// modprobe reads it); nullopt when no line sets it.
+std::optional<std::string> modprobe_option(std::string_view text, std::string_view module,
+                                           std::string_view option);
+
+/// A `bool` module parameter as the kernel reads it (kstrtobool: "Y", "y", "1", "on" true;
+/// "N", "n", "0", "off" false) and prints it ("Y\n", "N\n"); nullopt otherwise.
+std::optional<bool> parse_module_bool(std::string_view value);
+
+/// The RDMA network namespace mode as a module option (kernel drivers/infiniband/core/
+/// device.c: `module_param_named(netns_mode, ib_devices_shared_netns, bool, 0444)`, "Share
+/// device among net namespaces; default=1 (shared)"): rdmad's own file
+/// "<dir>/rdmad-ib_core.conf" with `options ib_core netns_mode=1` (shared) or `=0`
+/// (exclusive), taken when ib_core loads.
+std::string ib_core_modprobe_path(const std::string& modprobe_dir);
+std::string ib_core_modprobe_text(bool shared);
+/// Write it atomically; throws std::system_error.
+void write_ib_core_modprobe(const std::string& modprobe_dir, bool shared);
+
+// Reading the files and the loaded modules' values: sources/mlx4_module_reader.hpp,
+// sources/rdma_netns_reader.hpp.
 
 /// Write the file atomically; throws std::system_error.
 void write_mlx4_modprobe(const std::string& modprobe_dir, uint8_t mask);

@@ -59,6 +59,8 @@ void Bus::set_problems(const std::vector<Problem>& problems) {
     parts_->manager->set_problems(problems);
 }
 
+void Bus::set_rdma_netns(const RdmaNetnsState& netns) { parts_->manager->set_rdma_netns(netns); }
+
 void Bus::set_state(const std::string& state) { parts_->manager->set_state(state); }
 
 const std::string& Bus::state() const { return parts_->manager->state(); }

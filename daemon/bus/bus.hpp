@@ -32,6 +32,8 @@ class Bus {
     void set_problems(const std::vector<Problem>& problems);
     /// Manager.LoadedModules: the kernel modules rdmad loaded.
     void set_loaded_modules(const std::vector<std::string>& modules);
+    /// Manager.RdmaNetnsMode, DesiredRdmaNetnsMode, PendingRdmaNetnsMode.
+    void set_rdma_netns(const RdmaNetnsState& netns);
     /// Manager.State: "starting", "running" or "degraded".
     void set_state(const std::string& state);
     const std::string& state() const;

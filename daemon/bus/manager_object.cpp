@@ -11,6 +11,7 @@
 #include <cstring>
 #include <malloc.h>
 #include <system_error>
+#include <utility>
 
 namespace rdmad {
 namespace {
@@ -102,6 +103,16 @@ void ManagerObject::set_sources(const std::vector<std::string>& sources) {
         return;
     state_.sources = std::move(shown);
     emit("DesiredStateSource");
+}
+
+void ManagerObject::set_rdma_netns(const RdmaNetnsState& netns) {
+    const RdmaNetnsState old = std::exchange(state_.rdma_netns, netns);
+    if (old.now != netns.now)
+        emit("RdmaNetnsMode");
+    if (old.desired != netns.desired)
+        emit("DesiredRdmaNetnsMode");
+    if (old.pending() != netns.pending())
+        emit("PendingRdmaNetnsMode");
 }
 
 void ManagerObject::set_problems(const std::vector<Problem>& problems) {

@@ -30,6 +30,8 @@ class ManagerObject {
     void set_problems(const std::vector<Problem>& problems);
     /// LoadedModules (module names, ASCII); emits PropertiesChanged when they change.
     void set_loaded_modules(const std::vector<std::string>& modules);
+    /// The RDMA netns mode properties; PropertiesChanged names those that changed.
+    void set_rdma_netns(const RdmaNetnsState& netns);
     /// State ("starting", "running", "degraded"); emits PropertiesChanged when it changes.
     void set_state(const std::string& state);
     const std::string& state() const { return state_.state; }

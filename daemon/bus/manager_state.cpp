@@ -46,6 +46,26 @@ const Property<ManagerState> kManager[] = {
          for (const auto& s : m.loaded_modules)
              w.string(s);
          w.end_array();
+    {"RdmaNetnsMode", "s",
+     [](const ManagerState& a, const ManagerState& b) {
+         return a.rdma_netns.now == b.rdma_netns.now;
+     },
+     [](ValueWriter& w, const ManagerState& m, const PropertyContext&) {
+         w.string(m.rdma_netns.now);
+     }},
+    {"DesiredRdmaNetnsMode", "s",
+     [](const ManagerState& a, const ManagerState& b) {
+         return a.rdma_netns.desired == b.rdma_netns.desired;
+     },
+     [](ValueWriter& w, const ManagerState& m, const PropertyContext&) {
+         w.string(m.rdma_netns.desired);
+     }},
+    {"PendingRdmaNetnsMode", "s",
+     [](const ManagerState& a, const ManagerState& b) {
+         return a.rdma_netns.pending() == b.rdma_netns.pending();
+     },
+     [](ValueWriter& w, const ManagerState& m, const PropertyContext&) {
+         w.string(m.rdma_netns.pending());
      }},
 };
 

@@ -22,6 +22,8 @@ struct ManagerState {
     std::vector<Problem> problems;
     /// LoadedModules: the kernel modules rdmad loaded ([daemon] load_modules), in order.
     std::vector<std::string> loaded_modules = {};
+    /// RdmaNetnsMode (now), DesiredRdmaNetnsMode, PendingRdmaNetnsMode (pending()).
+    RdmaNetnsState rdma_netns;
     bool operator==(const ManagerState&) const = default;
 };
 

@@ -133,13 +133,30 @@ void read_daemon(const toml::node& node, const toml::key& name, ConfigFile& out,
     for (auto&& [key, value] : *table) {
         if (key.str() == "apply") {
             out.apply = read_bool(value, "apply", problems);
+        } else if (key.str() == "mstconfig") {
+            // mstflint's tool, run without a shell (sources/mstconfig.hpp): a path, not a
+            // command line.
+            const auto* s = value.as_string();
+            if (!s || s->get().empty() || s->get().front() != '/')
+                problems.add(value.source(), "mstconfig must be the absolute path of the "
+                                             "mstconfig program (e.g. \"/usr/bin/mstconfig\")");
+            else if (printable_ascii(value, s->get(), "mstconfig", problems))
+                out.mstconfig = s->get();
+        } else if (key.str() == "rdma_netns_mode") {
+            const auto mode = read_string(value, "rdma_netns_mode", problems);
+            if (mode && *mode != "shared" && *mode != "exclusive")
+                problems.add(value.source(), "unknown RDMA netns mode " + quoted(*mode) +
+                                                 " (expected \"shared\" or \"exclusive\")");
+            else if (mode)
+                out.rdma_netns_mode = *mode;
         } else if (key.str() == "install_providers" || key.str() == "provider_package") {
             read_install(value, key.str(), out, problems);
         } else if (!read_daemon_modules(key, value, out, problems)) {
             problems.add(key.source(), "unknown key " + quoted(key.str()) +
                                            " in [daemon] (expected \"apply\", "
                                            "\"install_providers\", \"load_modules\", "
-                                           "\"modules\", \"persist_modules\" or "
+                                           "\"modules\", \"mstconfig\", \"persist_modules\", "
+                                           "\"rdma_netns_mode\" or "
                                            "\"provider_package\")");
         }
     }
@@ -844,6 +861,10 @@ std::variant<ConfigFile, ConfigError> parse_config_text(std::string_view text,
 void merge_config(DesiredConfig& config, ConfigFile&& file, const std::string& filename) {
     if (file.apply)
         config.apply = *file.apply;
+    if (file.mstconfig)
+        config.mstconfig = *file.mstconfig;
+    if (file.rdma_netns_mode)
+        config.rdma_netns_mode = *file.rdma_netns_mode;
     if (file.install_providers)
         config.install_providers = *file.install_providers;
     if (file.provider_package)

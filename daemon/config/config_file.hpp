@@ -30,6 +30,8 @@ struct ConfigError {
 /// One parsed file: what it sets, before merging with the others.
 struct ConfigFile {
     std::optional<bool> apply; ///< `[daemon] apply`, nullopt when the file does not set it
+    std::optional<std::string> mstconfig; ///< `[daemon] mstconfig`: an absolute path
+    std::optional<std::string> rdma_netns_mode; ///< `[daemon] rdma_netns_mode`
     std::optional<InstallProviders> install_providers; ///< `[daemon] install_providers`
     std::optional<std::string> provider_package;       ///< `[daemon] provider_package`
     std::optional<std::string> prometheus_dir; ///< `[export] prometheus_dir`, "" = off

@@ -96,6 +96,11 @@ struct DesiredConfig {
     std::vector<std::string> memlock_launchers = {"slurmd",  "slurmstepd", "pbs_mom",
                                                   "kubelet", "containerd", "dockerd"};
     bool apply = true; ///< `[daemon] apply`; false: observe and report drift, never write
+    /// `[daemon] mstconfig`: the mstconfig to run (ConnectX-4+ port type); "" looks it up on
+    /// PATH
+    std::string mstconfig;
+    /// `[daemon] rdma_netns_mode`: "shared", "exclusive"; "" leaves the mode alone
+    std::string rdma_netns_mode;
     InstallProviders install_providers = InstallProviders::ask; ///< `[daemon] install_providers`
     /// `[daemon] provider_package`: the package(s) that ship the providers here, space-separated;
     /// "" means the one os-release's distribution names (inventory/provider.hpp).

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "dispatch/dispatcher.hpp"
 
+#include "util/run_tool.hpp"
+
 #include "util/log.hpp"
 #include "util/loop_edge.hpp"
 #include "util/unique_fd.hpp"
@@ -167,15 +169,7 @@ bool Dispatcher::spawn(const Script& script) {
     }
     posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);   // rdmad blocks SIGTERM, SIGCHLD, ...
-    posix_spawnattr_setsigdefault(&attr, &all); // and the script's children must not inherit it
-    posix_spawnattr_setpgroup(&attr, 0);        // its own group: the time limit kills them all
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETPGROUP);
+    init_child_spawnattr(attr); // signals at their defaults; its own group for the time limit
     pid_t pid = -1;
     const int rc = posix_spawn(&pid, path.c_str(), &fa, &attr, argv, envp.data());
     posix_spawnattr_destroy(&attr);

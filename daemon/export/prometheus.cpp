@@ -59,6 +59,8 @@ enum FamilyId : size_t {
     kInSync,
     kPortType,
     kDesiredType,
+    kNextBootType,
+    kTypePending,
     kPfcStatus,
     kNoDrop,
     kDesiredNoDrop,
@@ -96,9 +98,17 @@ constexpr FamilyInfo kFamilies[kFamilyCount] = {
     {"rdmad_port_info", "RDMA port: link layer, transport and netdev."},
     {"rdmad_port_in_sync",
      "Whether the port's actual state equals the desired state (1 when nothing is asked)."},
-    {"rdmad_port_type", "mlx4 port type mode set on the port: 1 for the current."},
+    {"rdmad_port_type",
+     "VPI port type mode set on the port (mlx4 sysfs, ConnectX-4+ firmware current): 1 for the "
+     "current."},
     {"rdmad_port_desired_type",
      "Port type mode the desired state asks of the port: 1 for the one asked."},
+    {"rdmad_port_next_boot_type",
+     "ConnectX-4+ port type mode the firmware takes at its next reset or boot (mstconfig Next "
+     "Boot), where a port type is asked: 1 for that one."},
+    {"rdmad_port_type_pending",
+     "Whether the port type asked waits for a firmware reset or reboot (ConnectX-4+): 1 when "
+     "pending."},
     {"rdmad_port_pfc_status",
      "Whether the PFC state of the port's netdev could be read over DCB netlink: 1 for the "
      "current status."},
@@ -325,6 +335,10 @@ void render_device(const DeviceState& d, PrometheusFragments& out) {
             s.states(kPortType, port, "type", {"ib", "eth", "auto"}, port_type_mode(p.port_type));
         if (!p.desired_port_type.empty())
             s.states(kDesiredType, port, "type", {"ib", "eth", "auto"}, p.desired_port_type);
+        if (!p.next_boot_port_type.empty())
+            s.states(kNextBootType, port, "type", {"ib", "eth", "auto"}, p.next_boot_port_type);
+        if (!p.next_boot_port_type.empty() || !p.pending_port_type.empty())
+            s.add(kTypePending, port, p.pending_port_type.empty() ? 0 : 1);
         if (p.link_layer == "Ethernet") {
             s.states(kPfcStatus, port, "status", {"ok", "not_supported", "failed", "unknown"},
                      pfc_status(p.pfc.status));

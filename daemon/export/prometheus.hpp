@@ -35,8 +35,13 @@ namespace rdmad::exports {
 ///   rdmad_device_problems{device,code,severity}  problems of that code (only codes present)
 ///   rdmad_port_info{device,port,link_layer,transport,netdev}  1
 ///   rdmad_port_in_sync{device,port}         0/1: actual state equals the desired state
-///   rdmad_port_type{device,port,type}       mlx4 ports: 1 for the mode set (ib, eth, auto)
+///   rdmad_port_type{device,port,type}       mlx4 ports, and ConnectX-4+ ports whose firmware
+///                                           was read: 1 for the mode set (ib, eth, auto)
 ///   rdmad_port_desired_type{device,port,type}  when a rule or call asks one
+///   rdmad_port_next_boot_type{device,port,type}  ConnectX-4+ where a port type is asked: 1 for
+///                                           the firmware's next-boot mode
+///   rdmad_port_type_pending{device,port}    0/1 likewise: the type asked waits for a firmware
+///                                           reset or reboot
 ///   rdmad_port_pfc_status{device,port,status}  Ethernet ports: ok, not_supported, failed,
 ///                                           unknown (whether PFC could be read)
 ///   rdmad_port_pfc_no_drop{device,port,priority}  0/1 per priority 0-7, when PFC was read
@@ -58,7 +63,7 @@ namespace rdmad::exports {
 std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts);
 
 /// The metric families of rdmad.prom (listed at render_prometheus()).
-inline constexpr size_t kFamilyCount = 25;
+inline constexpr size_t kFamilyCount = 27;
 
 /// One object's samples (the Manager's, one RDMA device's with its ports, or one netdev's),
 /// family by family: family f is text[start[f], start[f + 1]). No HELP or TYPE lines, and

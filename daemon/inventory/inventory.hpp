@@ -75,6 +75,21 @@ class Inventory {
     /// mlx4_en's module options as a plan last read them (sources/mlx4_module_reader.hpp):
     /// host-wide and not exported, so no change set.
     void set_mlx4_module(Mlx4ModuleActual module) { state_.mlx4_module = std::move(module); }
+    /// The firmware port type of the PCI function `pci` as a plan or a write's read-back last
+    /// read it (sources/mstconfig.hpp); the ports show it once planned, as set_mlx4_module().
+    void set_firmware_port_type(const std::string& pci, FirmwarePortType read) {
+        state_.firmware_port_types[pci] = std::move(read);
+    }
+    /// The RDMA network namespace mode as a full plan last read it (Manager properties).
+    void set_rdma_netns(RdmaNetnsState read) { state_.rdma_netns = std::move(read); }
+    /// Forget the reading of `pci` (its device was added again), or every one ("": a Reload),
+    /// so that the next plan reads it again.
+    void forget_firmware_port_types(const std::string& pci = "") {
+        if (pci.empty())
+            state_.firmware_port_types.clear();
+        else
+            state_.firmware_port_types.erase(pci);
+    }
     ChangeSet put_link(LinkState link);
     ChangeSet remove_link(int32_t ifindex);
     /// Make the whole state `next` (a full scan): objects gone are removed, new ones added

@@ -156,6 +156,8 @@ struct PortState {
     std::vector<GidEntry> gids;
     std::string netdev;   ///< the port's netdev name, "" when none is known
     SharedText port_type; ///< mlx4 `mlx4_port<n>`: "ib", "eth", "auto (ib)", "auto (eth)"; ""
+                          ///< (ConnectX-4+: the firmware's current LINK_TYPE, set by the
+                          ///< reconciler where a port type is asked)
     /// DCB PFC of its netdev, read for every Ethernet port with a netdev (unknown otherwise)
     PfcActual pfc;
     std::vector<uint8_t> pfc_no_drop; ///< pfc.priorities when pfc is ok, else empty
@@ -177,7 +179,12 @@ struct PortState {
     DscpMap desired_dscp_priority;            ///< empty when nothing asked
     SharedText desired_rdma_cm_roce_mode;     ///< "RoCE v2", "IB/RoCE v1", "" when nothing asked
     int32_t desired_rdma_cm_tos = -1;         ///< 0-255, -1 when nothing asked
-    bool in_sync = true;                      ///< actual equals desired (true when nothing asked)
+    /// ConnectX-4+ where a port type is asked: the firmware's next-boot LINK_TYPE ("ib",
+    /// "eth", "auto"; "" unknown), and the type that waits for a firmware reset or reboot
+    /// ("" when none does)
+    SharedText next_boot_port_type;
+    SharedText pending_port_type;
+    bool in_sync = true; ///< actual equals desired (true when nothing asked)
     bool operator==(const PortState&) const = default;
 };
 
@@ -318,10 +325,43 @@ struct Mlx4ModuleActual {
     bool operator==(const Mlx4ModuleActual&) const = default;
 };
 
+/// The VPI port type of one ConnectX-4+ PCI function as its firmware holds it
+/// (`LINK_TYPE_P<n>`, read with mstflint's `mstconfig -e -d <pci> query`:
+/// sources/mstconfig.hpp).
+struct FirmwarePortType {
+    /// ok: read; missing: no mstconfig to run; failed: the tool refused or said nothing usable
+    enum class Status { ok, missing, failed } status = Status::failed;
+    uint32_t card_port = 1; ///< <n> of LINK_TYPE_P<n>: the card's port this function drives
+    std::string current;    ///< "ib", "eth", "auto" (VPI(3)) when ok
+    std::string next_boot;  ///< likewise, what the firmware takes at its next reset
+    std::string message;    ///< why not ok: the tool's stderr, or what is missing
+    bool operator==(const FirmwarePortType&) const = default;
+};
+
+/// The RDMA network namespace mode of the host (ib_core netns_mode, sources/rdma_netns_reader
+/// .hpp): each "shared", "exclusive", or "" (ib_core not loaded, no file, nothing asked).
+struct RdmaNetnsState {
+    std::string now;       ///< /sys/module/ib_core/parameters/netns_mode
+    std::string next_load; ///< rdmad's modprobe.d file, taken when ib_core loads
+    std::string desired;   ///< `[daemon] rdma_netns_mode`
+    /// The mode asked that the file holds and the loaded ib_core does not run, else "".
+    std::string pending() const {
+        return !desired.empty() && next_load == desired && !now.empty() && now != desired
+                   ? desired
+                   : std::string();
+    }
+    bool operator==(const RdmaNetnsState&) const = default;
+};
+
 struct HostState {
     std::map<std::string, DeviceState> devices;
     std::map<int32_t, LinkState> links;
     Mlx4ModuleActual mlx4_module; ///< as last read for a plan; not exported
+    /// By PCI address: as a plan last read them (once per function at start, add or Reload,
+    /// and after a write); shown through PortState::port_type, next_boot_port_type and
+    /// pending_port_type.
+    std::map<std::string, FirmwarePortType> firmware_port_types;
+    RdmaNetnsState rdma_netns; ///< as the last full plan read it; Manager properties
     bool operator==(const HostState&) const = default;
 };
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
 // The reconciler's pure part: desired x actual -> plan. Which writes would bring each adapter
-// to what the admin asked (mlx4 port type, PFC no-drop priorities, the mlx4 module options),
-// and what cannot be done here and why (firmware port type on ConnectX-4+, no DCB, a missing
-// provider). No I/O: the executor runs the actions and the hotplug path verifies them.
+// to what the admin asked (mlx4 port type, ConnectX-4+ firmware port type for next boot, PFC
+// no-drop priorities, the mlx4_en and ib_core module options), and what cannot be done here
+// and why (a firmware reset pending, no mstconfig, no DCB, a missing provider). No I/O: the
+// executor runs the actions and the hotplug path verifies them.
 #pragma once
 
 #include "config/desired.hpp"
@@ -45,7 +46,9 @@ struct Action {
         /// `modules`; modules_load_file_remove deletes it (reconcile/settings/kernel_modules.cpp)
         module_load,
         modules_load_file,
-        modules_load_file_remove
+        modules_load_file_remove,
+        firmware_port_type, ///< ConnectX-4+: mstconfig set LINK_TYPE_P<number>=`value`
+        ib_core_modprobe    ///< rdmad-ib_core.conf with netns_mode for `value` (host-wide)
     } kind;
     std::string device;      ///< RDMA device name
     std::string syspath;     ///< its syspath (identity across the pass)
@@ -60,7 +63,7 @@ struct Action {
     DscpMap dscp_remove{};   ///< dscp_app: entries to delete (likewise)
     DscpMap dscp_map{};      ///< dscp_app: the map asked; `value` the trust asked
     bool exclusive = false;  ///< dscp_app: entries not in dscp_map go
-    int32_t number = -1;     ///< rdma_cm: the ToS, -1 to leave it
+    int32_t number = -1;     ///< rdma_cm: the ToS, -1 to leave it; firmware_port_type: <n>
     std::vector<std::string> modules{}; ///< modules_load_file: the names, sorted
     bool operator==(const Action&) const = default;
 };
@@ -88,6 +91,10 @@ struct PortPlan {
     DscpMap desired_dscp_priority;        ///< empty when nothing asked
     std::string desired_rdma_cm_roce_mode; ///< "" when nothing asked
     int32_t desired_rdma_cm_tos = -1;     ///< -1 when nothing asked
+    /// ConnectX-4+ with a firmware reading: the port type now (PortType), next boot, pending
+    std::string firmware_port_type;
+    std::string next_boot_port_type;
+    std::string pending_port_type;
     bool in_sync = true;
 };
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "reconcile/reconciler.hpp"
 
+#include "sources/mstconfig.hpp"
+
 #include "config/config_writer.hpp"
 #include "config/file_read.hpp"
 #include "config/mlx4_conf.hpp"
@@ -502,6 +504,7 @@ Reconciler::desired(const HostState& inv, std::map<std::string, std::vector<Prob
 Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
     std::map<std::string, std::vector<Problem>> conflicts;
     const auto want = desired(inv, &conflicts, only);
+    read_firmware_port_types(inv, want);
     std::map<std::string, PfcActual> pfc;
     // DCB state as the inventory has it (sources/pfc_reader.hpp): no DCB read here. Every
     // device with a desired state: the DCB settings (PFC, DSCP) compare with it.
@@ -517,6 +520,7 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
         // The mlx4_en module options are host-wide: a plan for some devices (none of them
         // mlx4, the caller sees to it) leaves them alone.
         Plan p = make_plan(inv, want, pfc, mlx4);
+        p.problems.erase(""); // host-wide: the full plan's (host_problems())
         p.pfc = std::move(pfc);
         for (auto& [syspath, probs] : conflicts)
             p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
@@ -546,6 +550,7 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
         mlx4.file_pfctx = read.file_pfctx;
         mlx4.loaded_pfctx = read.loaded_pfctx;
     }
+    reread_rdma_netns(); // host-wide, like the mlx4_en options: a full plan reads it
     // The host's kernel modules: read when load_modules is on, and once per reload when it is
     // off (rdmad's modules-load.d file may be left from when it was on).
     ModulePlanInput modules;
@@ -561,12 +566,17 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
         modules_file_checked_ = true;
     }
     Plan p = make_plan(inv, want, pfc, mlx4, modules);
+    // Host-wide findings (the RDMA netns mode pending, a blacklisted module) are the Manager's.
+    if (auto host = p.problems.find(""); host != p.problems.end()) {
+        host_problems_ = std::move(host->second);
+        p.problems.erase(host);
+    } else {
+        host_problems_.clear();
+    }
     p.pfc = std::move(pfc);
     for (auto& [syspath, probs] : conflicts)
         p.problems[syspath].insert(p.problems[syspath].end(), probs.begin(), probs.end());
     if (modules.actual.read) {
-        auto host = p.problems.find("");
-        host_problems_ = host == p.problems.end() ? std::vector<Problem>{} : host->second;
         // A module failure stands while the plan still asks that load (or write); once it
         // does not (the NIC went, load_modules turned off), it goes.
         std::set<std::string> asked;
@@ -589,6 +599,24 @@ Plan Reconciler::plan(const HostState& inv, const std::set<std::string>* only) {
     return p;
 }
 
+void Reconciler::read_firmware_port_types(const HostState& inv,
+                                          const std::map<std::string, DeviceDesired>& want) {
+    if (!options_.read_firmware_port_type)
+        return;
+    // Only where a port type is asked of a ConnectX-4+ physical function the Inventory has no
+    // reading of: once at start, add or Reload, not on every pass (the tool takes a second).
+    // A VF has no firmware of its own to ask (its card's PF has).
+    for (const auto& [syspath, w] : want) {
+        const DeviceState& d = inv.devices.at(syspath);
+        if (w.port_type.empty() || d.pci_address.empty() || !d.physical_function.empty() ||
+            driver_capabilities(d.kernel_driver).port_type != PortTypeSwitch::firmware ||
+            inv.firmware_port_types.count(d.pci_address))
+            continue;
+        options_.read_firmware_port_type(mstconfig_tool(config_.mstconfig), d.pci_address,
+                                         card_port_of(d.pci_address));
+    }
+}
+
 std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
     std::vector<Outcome> outcomes;
     if (!config_.apply)
@@ -603,6 +631,11 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
             return a.kind == Action::Kind::module_load;
         }))
         ctx.kmod = options_.kmod();
+    ctx.mstconfig = mstconfig_tool(config_.mstconfig);
+    if (options_.read_firmware_port_type)
+        ctx.read_firmware = [this, tool = ctx.mstconfig](const std::string& pci, uint32_t port) {
+            return options_.read_firmware_port_type(tool, pci, port);
+        };
     ctx.guard = &guard_;
     guard_.begin_pass();
     ctx.plan = &plan;

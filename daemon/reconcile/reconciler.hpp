@@ -46,6 +46,18 @@ struct ReconcilerOptions {
         read_kernel_modules;
     /// libkmod with its context, for a module load (opened on the first); null or unset: none.
     std::function<const KmodLibrary*()> kmod;
+    /// Reads the firmware port type of a ConnectX-4+ PCI function with `tool` (mstconfig) and
+    /// puts it into the Inventory (HostState::firmware_port_types): the Daemon's, through
+    /// sources/mstconfig.hpp. Called by a plan for a function whose port type is asked and
+    /// that the Inventory has no reading of, and by a firmware write for its read-back.
+    /// Unset: nothing is read, the port type is compared with the link layer.
+    std::function<FirmwarePortType(const std::string& tool, const std::string& pci,
+                                   uint32_t card_port)>
+        read_firmware_port_type;
+    /// Reads the RDMA network namespace mode (sources/rdma_netns_reader.hpp) with the mode
+    /// `desired` asks and puts it into the Inventory (HostState::rdma_netns): every full plan
+    /// (two small reads), and after rdmad wrote its file. Unset: nothing is read.
+    std::function<RdmaNetnsState(const std::string& desired)> read_rdma_netns;
 };
 
 
@@ -100,8 +112,6 @@ class Reconciler {
     /// The modules rdmad loaded since it started, in the order it loaded them
     /// (Manager.LoadedModules).
     const std::vector<std::string>& loaded_modules() const { return loaded_modules_; }
-    /// Problems of the last whole-host plan that belong to no device (a blacklisted module).
-    const std::vector<Problem>& host_problems() const { return host_problems_; }
     /// `[doctor] memlock_launchers` of the last good /etc files (the default list when none).
     const std::vector<std::string>& memlock_launchers() const { return config_.memlock_launchers; }
     /// `[daemon] install_providers` and `provider_package` of the last good /etc files.
@@ -180,11 +190,24 @@ class Reconciler {
     /// problems (a write that sysfs took and the driver did not do).
     std::map<std::string, std::vector<Problem>> unconfirmed_problems(const Plan& plan) const;
 
+    /// Host-wide problems of the last full plan (a mode asked that waits for ib_core to load
+    /// again, a blacklisted module): the Manager's.
+    const std::vector<Problem>& host_problems() const { return host_problems_; }
+    /// Read the RDMA network namespace mode again (after a write of rdmad's file).
+    void reread_rdma_netns() const {
+        if (options_.read_rdma_netns)
+            options_.read_rdma_netns(config_.rdma_netns_mode);
+    }
+
     /// Failures of the last execute() still standing, by device syspath (host-wide ones under
     /// ""), as problems.
     std::map<std::string, std::vector<Problem>> failure_problems() const;
 
   private:
+    /// Read (options_.read_firmware_port_type) the firmware port type of each function of
+    /// `want` that asks one and that `inv` has no reading of.
+    void read_firmware_port_types(const HostState& inv,
+                                  const std::map<std::string, DeviceDesired>& want);
     Rule override_rule(const DeviceState& device) const;
     static void merge_rule(std::vector<Rule>& rules, const Rule& rule);
     void add_override(const Rule& rule, bool persist);
@@ -213,7 +236,7 @@ class Reconciler {
     std::map<std::string, Outcome> failures_; ///< by action key
     ContestGuard guard_;                      ///< DCB netdevs another writer fights over
     std::vector<std::string> loaded_modules_;
-    std::vector<Problem> host_problems_;
+    std::vector<Problem> host_problems_; ///< the last full plan's, under ""
     /// rdmad's modules-load.d file was read since the last reload (with load_modules off, it
     /// is read once per reload, to remove a file left from when it was on).
     bool modules_file_checked_ = false;

@@ -144,6 +144,11 @@ DeviceState as_read(DeviceState d) {
         port.desired_dscp_priority.clear();
         port.desired_rdma_cm_roce_mode = port_read.desired_rdma_cm_roce_mode;
         port.desired_rdma_cm_tos = port_read.desired_rdma_cm_tos;
+        // ConnectX-4+: the firmware's port type is the reconciler's to show, not read here
+        if (driver_capabilities(d.kernel_driver).port_type != PortTypeSwitch::sysfs)
+            port.port_type = port_read.port_type;
+        port.next_boot_port_type = port_read.next_boot_port_type;
+        port.pending_port_type = port_read.pending_port_type;
         port.in_sync = port_read.in_sync;
     }
     return d;

@@ -106,4 +106,20 @@ std::string message_text(std::string_view text) {
     return valid_utf8(shorten(text, kMaxMessageBytes));
 }
 
+std::vector<std::string_view> blank_separated(std::string_view line) {
+    auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+    std::vector<std::string_view> out;
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && blank(line[i]))
+            ++i;
+        const size_t start = i;
+        while (i < line.size() && !blank(line[i]))
+            ++i;
+        if (i > start)
+            out.push_back(line.substr(start, i - start));
+    }
+    return out;
+}
+
 } // namespace rdmad

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rdmad {
 
@@ -40,5 +41,10 @@ std::string one_line_text(std::string_view text);
 /// The rule for a message that leaves rdmad (a problem's text, an error reply, a log line):
 /// valid_utf8(shorten(text, kMaxMessageBytes)).
 std::string message_text(std::string_view text);
+
+/// The words of `line`: the runs between blanks (space, tab, carriage return), as a shell's
+/// `read` splits with the default IFS and as modprobe.d(5) and mstconfig's tables separate
+/// their fields. Views into `line`.
+std::vector<std::string_view> blank_separated(std::string_view line);
 
 } // namespace rdmad

@@ -81,7 +81,7 @@ Inventory inventory_of(const HostState& h) {
 
 ManagerState manager(const std::string& state = "running", std::vector<std::string> sources = {},
                      std::vector<Problem> problems = {}) {
-    return {"0.1.0", state, std::move(sources), std::move(problems)};
+    return {"0.1.0", state, std::move(sources), std::move(problems), {}};
 }
 
 /// Describe() of `inv`, parsed.
@@ -163,6 +163,8 @@ const std::set<std::string> kPortKeys{"Path",
                                       "Link",
                                       "PortType",
                                       "DesiredPortType",
+                                      "NextBootPortType",
+                                      "PendingPortType",
                                       "PFCNoDrop",
                                       "DesiredPFCNoDrop",
                                       "InSync",
@@ -172,8 +174,16 @@ const std::set<std::string> kPortKeys{"Path",
 const std::set<std::string> kLinkKeys{"Path",        "Name",       "Index",
                                       "PCIAddress",  "Driver",     "OperState",
                                       "RdmaCapable", "RdmaDevice", "Hint"};
-const std::set<std::string> kManagerKeys{
-    "Version", "State", "DesiredStateSource", "Problems", "LoadedModules", "Devices", "Links"};
+const std::set<std::string> kManagerKeys{"Version",
+                                         "State",
+                                         "DesiredStateSource",
+                                         "Problems",
+                                         "LoadedModules",
+                                         "RdmaNetnsMode",
+                                         "DesiredRdmaNetnsMode",
+                                         "PendingRdmaNetnsMode",
+                                         "Devices",
+                                         "Links"};
 
 } // namespace
 

@@ -125,8 +125,14 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
          "f.conf:3:20: min_active_ports must be from 1 to 64, not 9223372036854775807"},
         {"unknown key in [daemon]", "[daemon]\napply = true\n  dry_run = true\n",
          "f.conf:3:3: unknown key \"dry_run\" in [daemon] (expected \"apply\", "
-         "\"install_providers\", \"load_modules\", \"modules\", \"persist_modules\" or "
-         "\"provider_package\")"},
+         "\"install_providers\", \"load_modules\", \"modules\", \"mstconfig\", "
+         "\"persist_modules\", \"rdma_netns_mode\" or \"provider_package\")"},
+        {"mstconfig as a command line", "[daemon]\nmstconfig = \"mstconfig -y\"\n",
+         "f.conf:2:13: mstconfig must be the absolute path of the mstconfig program (e.g. "
+         "\"/usr/bin/mstconfig\")"},
+        {"an RDMA netns mode the kernel has not", "[daemon]\nrdma_netns_mode = \"private\"\n",
+         "f.conf:2:19: unknown RDMA netns mode \"private\" (expected \"shared\" or "
+         "\"exclusive\")"},
         {"install_providers misspelt", "[daemon]\ninstall_providers = \"automatic\"\n",
          "f.conf:2:21: install_providers must be \"never\", \"ask\" or \"auto\", not "
          "\"automatic\""},

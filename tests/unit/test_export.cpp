@@ -259,6 +259,26 @@ TEST_CASE("rdmad.prom: port type as state sets, actual (mode) and desired") {
     CHECK(has_line(text, R"(rdmad_port_desired_type{device="mlx4_0",port="2",type="auto"} 0)"));
     CHECK(text.find(R"(rdmad_port_desired_type{device="mlx4_0",port="1")") == std::string::npos);
     CHECK(text.find(R"(rdmad_port_type{device="mlx5_0")") == std::string::npos);
+    // Nothing read from a ConnectX-4+ firmware: no next-boot or pending series.
+    CHECK(text.find("rdmad_port_next_boot_type{") == std::string::npos);
+    CHECK(text.find("rdmad_port_type_pending{") == std::string::npos);
+}
+
+TEST_CASE("rdmad.prom: a ConnectX-4+ port whose firmware takes eth at its next reset is "
+          "pending: next boot eth, rdmad_port_type_pending 1") {
+    HostState inv = host();
+    for (auto& [_, d] : inv.devices)
+        if (d.name == "mlx5_1") {
+            d.ports[0].port_type = "ib";
+            d.ports[0].desired_port_type = "eth";
+            d.ports[0].next_boot_port_type = "eth";
+            d.ports[0].pending_port_type = "eth";
+        }
+    const std::string text = render_prometheus(inv, facts());
+    CHECK(has_line(text, R"(rdmad_port_type{device="mlx5_1",port="1",type="ib"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_next_boot_type{device="mlx5_1",port="1",type="eth"} 1)"));
+    CHECK(has_line(text, R"(rdmad_port_next_boot_type{device="mlx5_1",port="1",type="ib"} 0)"));
+    CHECK(has_line(text, R"(rdmad_port_type_pending{device="mlx5_1",port="1"} 1)"));
 }
 
 TEST_CASE("rdmad.prom: RoCE versions, a routable RoCE v2 GID and the GID index to use") {

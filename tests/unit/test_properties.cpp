@@ -57,7 +57,7 @@ template <typename State> Names exported(PropertyTable<State> table, const Names
 
 /// Describe()'s objects as path -> {key -> value} (ports out of their devices).
 std::map<std::string, std::map<std::string, json>> objects(const Inventory& inv) {
-    const json doc = json::parse(describe_json(inv, ManagerState{"0.1.0", "running", {}, {}}));
+    const json doc = json::parse(describe_json(inv, ManagerState{"0.1.0", "running", {}, {}, {}}));
     std::map<std::string, std::map<std::string, json>> out;
     auto take = [&](const json& o) {
         for (const auto& [k, v] : o.items())
@@ -130,6 +130,8 @@ TEST_CASE("a change of each Port member names that property alone, in the change
         {"Link", [](PortState& p) { p.netdev = "eth9"; }},
         {"PortType", [](PortState& p) { p.port_type = "eth"; }},
         {"DesiredPortType", [](PortState& p) { p.desired_port_type = "eth"; }},
+        {"NextBootPortType", [](PortState& p) { p.next_boot_port_type = "eth"; }},
+        {"PendingPortType", [](PortState& p) { p.pending_port_type = "eth"; }},
         {"PFCNoDrop", [](PortState& p) { p.pfc_no_drop = {3}; }},
         {"DesiredPFCNoDrop", [](PortState& p) { p.desired_pfc_no_drop = {3}; }},
         {"Trust", [](PortState& p) { p.pfc.status = PfcActual::Status::ok; p.pfc.trust = "dscp"; }},

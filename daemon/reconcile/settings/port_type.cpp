@@ -5,17 +5,29 @@
 //   drivers/net/ethernet/mellanox/mlx4/main.c set_port_type()).
 // - Actual: mlx4 `mlx4_port<n>` (PortState::port_type) where the switch is in sysfs, else the
 //   port's link layer (sources/device_reader.cpp).
-// - Write: mlx4 only, `mlx4_port<n>` (actuators/port_type.hpp), verified by re-reading the
-//   device (the kernel re-creates it on a real change). ConnectX-4 and later keep the type in
-//   firmware: reported with the mstconfig remedy.
-// - Properties: Port.PortType, Port.DesiredPortType, Port.InSync.
+// - Write: mlx4 `mlx4_port<n>` (actuators/port_type.hpp), verified by re-reading the device
+//   (the kernel re-creates it on a real change).
+// - ConnectX-4 and later keep the type in firmware (`LINK_TYPE_P<n>`, DOMAIN.md §1.4): actual
+//   = the firmware's current and next-boot values (HostState::firmware_port_types, read once
+//   per function at start, add or Reload by sources/mstconfig.hpp through the Reconciler).
+//   Desired is compared with next boot first: when next boot differs, one write
+//   (actuators/mstconfig.hpp `mstconfig -y -d <pci> set LINK_TYPE_P<n>=<1|2|3>`) and one query
+//   back; when next boot is what is asked and the current value is not, no write: the port
+//   is pending ("reset-pending": a firmware reset or a reboot applies it). rdmad never resets
+//   nor reboots, and never writes when next boot already matches, so it cannot loop. No
+//   mstconfig ("mstconfig-missing") or a function that refuses it ("mstconfig-failed", with
+//   the tool's words) is reported and left alone until the next add or Reload.
+// - Properties: Port.PortType, Port.DesiredPortType, Port.NextBootPortType,
+//   Port.PendingPortType, Port.InSync (false while a type is pending).
 #include "reconcile/settings/setting.hpp"
 
+#include "actuators/mstconfig.hpp"
 #include "actuators/port_type.hpp"
 #include "config/toml_read.hpp"
 #include "inventory/driver_capabilities.hpp"
 #include "inventory/property_rows.hpp"
 #include "rdmad_api.hpp"
+#include "sources/mstconfig.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -24,29 +36,9 @@
 namespace rdmad {
 namespace {
 
-// mlxconfig LINK_TYPE_P<n>: 1 InfiniBand, 2 Ethernet, 3 VPI (auto). Source: NVIDIA MFT
-// documentation of mlxconfig/mstconfig (Debian package mstflint).
-std::string link_type_value(const std::string& port_type) {
-    if (port_type == "ib")
-        return "1";
-    if (port_type == "eth")
-        return "2";
-    return "3";
-}
-
-/// The `set LINK_TYPE_P<n>=<v>` part of the mstconfig remedy for port `port` of `dev`. The
-/// setting is per card and <n> is the card's physical port (DOMAIN.md §1.4: `mlxconfig -d <dev>
-/// set LINK_TYPE_P1=<n> [LINK_TYPE_P2=<n>]`); a ConnectX-4+ PCI function drives one port, so
-/// function 0 is P1 and function 1 is P2.
-std::string link_type_setting(const DeviceState& dev, uint32_t port, const std::string& type) {
-    uint32_t card_port = port;
-    const auto dot = dev.pci_address.rfind('.');
-    if (dot != std::string::npos && dev.pci_address.size() == dot + 2) {
-        const char fn = dev.pci_address[dot + 1];
-        if (fn == '0' || fn == '1')
-            card_port = static_cast<uint32_t>(fn - '0') + 1;
-    }
-    return fmt::format("LINK_TYPE_P{}={}", card_port, link_type_value(type));
+/// The `set LINK_TYPE_P<n>=<v>` part of the mstconfig remedy for `dev` (card_port_of()).
+std::string link_type_setting(const DeviceState& dev, const std::string& type) {
+    return fmt::format("LINK_TYPE_P{}={}", card_port_of(dev.pci_address), link_type_number(type));
 }
 
 bool link_layer_satisfies(const std::string& desired, const std::string& link_layer) {
@@ -61,6 +53,8 @@ constexpr std::string_view kKeys[] = {"port_type"};
 const Property<PortState> kRows[] = {
     rows::member<&PortState::port_type>("PortType"),
     rows::member<&PortState::desired_port_type>("DesiredPortType"),
+    rows::member<&PortState::next_boot_port_type>("NextBootPortType"),
+    rows::member<&PortState::pending_port_type>("PendingPortType"),
 };
 
 class PortTypeSetting final : public Setting {
@@ -118,12 +112,21 @@ class PortTypeSetting final : public Setting {
     bool asks(const DeviceDesired& want) const override { return !want.port_type.empty(); }
 
     void plan(SettingPlanContext& ctx) const override;
+    /// A ConnectX-4+ port whose firmware reading `fw` the Inventory holds.
+    static void plan_firmware(SettingPlanContext& ctx, const PortState& port,
+                              const std::string& type, const FirmwarePortType& fw, PortPlan& pp);
 
     std::span<const Property<PortState>> port_rows() const override { return kRows; }
 
-    bool owns(const Action& a) const override { return a.kind == Action::Kind::mlx4_port_type; }
+    bool owns(const Action& a) const override {
+        return a.kind == Action::Kind::mlx4_port_type || a.kind == Action::Kind::firmware_port_type;
+    }
 
     void execute(const Action& a, SettingExecContext& ctx, Outcome& o) const override {
+        if (a.kind == Action::Kind::firmware_port_type) {
+            execute_firmware(a, ctx, o);
+            return;
+        }
         // The plan orders a card's writes so that no step is eth/ib (port 2 first when port 1
         // becomes eth); after a failed step the next one could make that pair.
         if (ctx.failed_devices.count(a.syspath)) {
@@ -139,7 +142,32 @@ class PortTypeSetting final : public Setting {
             ctx.failed_devices.insert(a.syspath);
     }
 
+    static void execute_firmware(const Action& a, SettingExecContext& ctx, Outcome& o) {
+        const uint32_t card_port = static_cast<uint32_t>(a.number);
+        const WriteResult w =
+            set_firmware_port_type(ctx.mstconfig, a.pci_address, card_port, a.value);
+        o.error = w.error;
+        o.message = w.message;
+        if (!w.ok() || !ctx.read_firmware) {
+            o.ok = w.ok();
+            return;
+        }
+        // One query back; what it reads goes into the Inventory either way.
+        const FirmwarePortType back = ctx.read_firmware(a.pci_address, card_port);
+        o.ok = back.status == FirmwarePortType::Status::ok && back.next_boot == a.value;
+        if (!o.ok) {
+            o.error = EIO;
+            o.message = back.status == FirmwarePortType::Status::ok
+                            ? fmt::format("mstconfig set LINK_TYPE_P{}={} exited 0, but next "
+                                          "boot reads back {}",
+                                          card_port, link_type_number(a.value), back.next_boot)
+                            : "the query after the write failed: " + back.message;
+        }
+    }
+
     std::string failure_code(const Outcome& o) const override {
+        if (o.action.kind == Action::Kind::firmware_port_type)
+            return "firmware-write-failed";
         if (o.error == EACCES)
             return "port-type-read-only"; // 0444 in SR-IOV mode (DOMAIN.md §7.1)
         if (o.error == ECANCELED)
@@ -147,6 +175,76 @@ class PortTypeSetting final : public Setting {
         return o.error == EOPNOTSUPP ? "not-supported" : "apply-failed";
     }
 };
+
+void PortTypeSetting::plan_firmware(SettingPlanContext& ctx, const PortState& port,
+                                    const std::string& type, const FirmwarePortType& fw,
+                                    PortPlan& pp) {
+    const DeviceState& dev = ctx.device;
+    const std::string param = fmt::format("LINK_TYPE_P{}", fw.card_port);
+    Problem p;
+    p.port = port.number;
+    if (fw.status != FirmwarePortType::Status::ok) {
+        // Not read: the link layer says what the port is now; next boot stays unknown.
+        pp.in_sync = pp.in_sync && link_layer_satisfies(type, port.link_layer);
+        p.severity = "warning";
+        p.evidence = {fw.message};
+        if (fw.status == FirmwarePortType::Status::missing) {
+            p.code = "mstconfig-missing";
+            p.text = fmt::format("port {} is {} but {} is asked: on this adapter the port type is "
+                                 "the firmware setting {}, and mstconfig cannot be run ({})",
+                                 port.number, port.link_layer, type, param, fw.message);
+            p.remedy = fmt::format("apt install mstflint (or set [daemon] mstconfig), then "
+                                   "rdmactl reload: rdmad sets {} for the next boot; or by hand: "
+                                   "mstconfig -d {} set {}, and reboot",
+                                   param, dev.pci_address, link_type_setting(dev, type));
+        } else {
+            p.code = "mstconfig-failed";
+            p.text = fmt::format("port {} is {} but {} is asked, and mstconfig cannot read {} "
+                                 "of {}: {} (left alone until the device is added again or "
+                                 "rdmactl reload)",
+                                 port.number, port.link_layer, type, param, dev.pci_address,
+                                 fw.message);
+        }
+        ctx.problems.push_back(std::move(p));
+        return;
+    }
+    pp.firmware_port_type = fw.current == "auto" ? (port.link_layer == "Ethernet"     ? "auto (eth)"
+                                                    : port.link_layer == "InfiniBand" ? "auto (ib)"
+                                                                                      : "auto")
+                                                 : fw.current;
+    pp.next_boot_port_type = fw.next_boot;
+    if (fw.next_boot != type) {
+        // One write; the query back makes next boot what is asked, then it is pending.
+        pp.in_sync = false;
+        Action a{Action::Kind::firmware_port_type,
+                 dev.name,
+                 ctx.syspath,
+                 port.number,
+                 dev.pci_address,
+                 "",
+                 type,
+                 0,
+                 "PortType",
+                 fw.next_boot + " (next boot)",
+                 type + " (next boot)"};
+        a.number = static_cast<int32_t>(fw.card_port);
+        ctx.actions.push_back(std::move(a));
+        return;
+    }
+    if (fw.current == type)
+        return; // in sync
+    pp.in_sync = false;
+    pp.pending_port_type = type;
+    p.code = "reset-pending";
+    p.severity = "warning";
+    p.text = fmt::format("port {}: the firmware takes {} ({}) at its next boot, now {}: takes "
+                         "effect after a firmware reset or reboot",
+                         port.number, type, param, fw.current);
+    p.remedy = fmt::format("mstfwreset -d {} reset, or reboot", dev.pci_address);
+    p.evidence = {fmt::format("mstconfig -e -d {} query {}: current {}, next boot {}",
+                              dev.pci_address, param, fw.current, fw.next_boot)};
+    ctx.problems.push_back(std::move(p));
+}
 
 void PortTypeSetting::plan(SettingPlanContext& ctx) const {
     const DeviceState& dev = ctx.device;
@@ -189,6 +287,12 @@ void PortTypeSetting::plan(SettingPlanContext& ctx) const {
                               dev.pci_address, "", type, 0, "PortType", port.port_type, type});
             continue;
         }
+        if (where == PortTypeSwitch::firmware && dev.physical_function.empty())
+            if (auto fw = ctx.host.firmware_port_types.find(dev.pci_address);
+                fw != ctx.host.firmware_port_types.end()) {
+                plan_firmware(ctx, port, type, fw->second, pp);
+                continue;
+            }
         if (link_layer_satisfies(type, port.link_layer))
             continue;
         pp.in_sync = false;
@@ -212,7 +316,7 @@ void PortTypeSetting::plan(SettingPlanContext& ctx) const {
                  fmt::format("port {} is {} but {} is asked: on this adapter the port type is a "
                              "firmware setting; run mstconfig -d {} set {} and reboot",
                              port.number, port.link_layer, type, dev.pci_address,
-                             link_type_setting(dev, port.number, type))});
+                             link_type_setting(dev, type))});
         }
         problems.back().port = port.number;
     }

@@ -15,12 +15,14 @@ const Setting& pfc_no_drop_setting();
 const Setting& dscp_setting();
 const Setting& rdma_cm_setting();
 const Setting& kernel_modules_setting();
+const Setting& rdma_netns_setting();
 
 std::span<const Setting* const> all_settings() {
     // A profile first: a rule's own keys override the values it gives.
-    static const std::array<const Setting*, 6> settings = {
+    static const std::array<const Setting*, 7> settings = {
         &profile_setting(), &port_type_setting(), &pfc_no_drop_setting(),
         &dscp_setting(),    &rdma_cm_setting(),   &kernel_modules_setting(),
+        &rdma_netns_setting(),
     };
     return settings;
 }

@@ -24,6 +24,7 @@
 #include "reconcile/plan.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -65,6 +66,10 @@ struct SettingExecContext {
     std::string configfs_dir;      ///< /sys/kernel/config
     std::string modules_load_dir;  ///< /etc/modules-load.d
     const KmodLibrary* kmod = nullptr; ///< null: no module can be loaded
+    std::string mstconfig;         ///< the mstconfig to run (`[daemon] mstconfig`)
+    /// Query a function's firmware port type again and put it into the Inventory (the read-back
+    /// of a firmware write); unset: no read-back.
+    std::function<FirmwarePortType(const std::string& pci, uint32_t card_port)> read_firmware;
     ContestGuard* guard = nullptr;
     const Plan* plan = nullptr; ///< the plan the action comes from
     /// Devices (syspaths) an earlier action of this run failed on: the next write of a card

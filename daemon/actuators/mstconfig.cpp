@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#include "actuators/mstconfig.hpp"
+
+#include "sources/mstconfig.hpp"
+#include "util/run_tool.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+
+namespace rdmad {
+
+WriteResult set_firmware_port_type(const std::string& tool, const std::string& pci,
+                                   uint32_t card_port, const std::string& type) {
+    const std::string assignment =
+        fmt::format("LINK_TYPE_P{}={}", card_port, link_type_number(type));
+    const ToolRun run = run_tool({tool, "-y", "-d", pci, "set", assignment}, kMstconfigTimeout);
+    WriteResult w;
+    if (run.spawn_error != 0) {
+        w.error = run.spawn_error;
+        w.message = fmt::format("{}: {}", tool, std::strerror(run.spawn_error));
+    } else if (run.timed_out) {
+        w.error = ETIMEDOUT;
+        w.message = fmt::format("{} -d {} set {} did not finish within {} s (killed)", tool, pci,
+                                assignment, kMstconfigTimeout.count() / 1000);
+    } else if (run.exit_status != 0) {
+        w.error = EIO;
+        std::string err = run.err.empty() ? run.out : run.err;
+        while (!err.empty() && (err.back() == '\n' || err.back() == ' '))
+            err.pop_back();
+        if (err.size() > 300)
+            err = err.substr(0, 300) + "...";
+        w.message = fmt::format("{} -d {} set {} exited with {}{}{}", tool, pci, assignment,
+                                run.exit_status, err.empty() ? "" : ": ", err);
+    }
+    return w;
+}
+
+} // namespace rdmad

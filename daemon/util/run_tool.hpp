@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+//
+// Running an outside tool (mstflint's mstconfig) the way a daemon must: without a shell (argv
+// as given, posix_spawnp(3)), with stdin on /dev/null, its stdout and stderr captured up to a
+// bound, signals back at their defaults in the child (rdmad blocks SIGTERM, SIGCHLD, ...), and a
+// time limit after which the tool's process group is killed. Synchronous: the caller's loop
+// waits at most `timeout` (the tool runs once per adapter at start, add or Reload, and after a
+// write; never per event).
+#pragma once
+
+#include <chrono>
+#include <spawn.h>
+#include <string>
+#include <vector>
+
+namespace rdmad {
+
+/// What became of one run.
+struct ToolRun {
+    /// posix_spawnp(3)'s error: ENOENT when `argv[0]` is not there (not on PATH, or the path
+    /// given does not exist), EACCES when it is not executable; 0 when the tool ran.
+    int spawn_error = 0;
+    /// The exit status when it exited, -1 when it was killed (timed_out, or a signal).
+    int exit_status = -1;
+    bool timed_out = false; ///< killed (SIGKILL to its process group) at the time limit
+    std::string out;        ///< stdout, at most max_output bytes
+    std::string err;        ///< stderr, at most max_output bytes
+    bool ok() const { return spawn_error == 0 && exit_status == 0; }
+};
+
+/// Initialize `attr` for a program rdmad starts (a tool, a dispatcher script): every signal
+/// unblocked and at its default (rdmad blocks SIGTERM, SIGCHLD, ...: neither the program nor
+/// its children may inherit that) and a process group of its own (a time limit kills the
+/// whole group). The caller destroys it (posix_spawnattr_destroy()).
+void init_child_spawnattr(posix_spawnattr_t& attr);
+
+/// Run `argv` (argv[0] a path, or a name looked up on PATH) with this process's environment.
+/// Kills it after `timeout`; keeps at most `max_output` bytes of each stream (the rest is read
+/// and dropped, so a chatty tool never blocks on a full pipe). Never throws for what the tool
+/// does; throws std::system_error when a pipe cannot be made.
+ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                 size_t max_output = 64 * 1024);
+
+} // namespace rdmad
