@@ -46,6 +46,7 @@ const Property<ManagerState> kManager[] = {
          for (const auto& s : m.loaded_modules)
              w.string(s);
          w.end_array();
+     }},
     {"RdmaNetnsMode", "s",
      [](const ManagerState& a, const ManagerState& b) {
          return a.rdma_netns.now == b.rdma_netns.now;

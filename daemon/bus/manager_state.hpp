@@ -23,7 +23,7 @@ struct ManagerState {
     /// LoadedModules: the kernel modules rdmad loaded ([daemon] load_modules), in order.
     std::vector<std::string> loaded_modules = {};
     /// RdmaNetnsMode (now), DesiredRdmaNetnsMode, PendingRdmaNetnsMode (pending()).
-    RdmaNetnsState rdma_netns;
+    RdmaNetnsState rdma_netns = {};
     bool operator==(const ManagerState&) const = default;
 };
 

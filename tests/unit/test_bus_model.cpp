@@ -81,7 +81,7 @@ Inventory inventory_of(const HostState& h) {
 
 ManagerState manager(const std::string& state = "running", std::vector<std::string> sources = {},
                      std::vector<Problem> problems = {}) {
-    return {"0.1.0", state, std::move(sources), std::move(problems), {}};
+    return {"0.1.0", state, std::move(sources), std::move(problems), {}, {}};
 }
 
 /// Describe() of `inv`, parsed.
