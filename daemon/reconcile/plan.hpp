@@ -39,7 +39,8 @@ struct Action {
         mlx4_modprobe,
         mlx4_modprobe_remove,
         dscp_app,
-        rdma_cm
+        rdma_cm,
+        sriov_numvfs ///< `number` VFs on the PF `pci_address` (settings/sriov_numvfs.cpp)
     } kind;
     std::string device;      ///< RDMA device name
     std::string syspath;     ///< its syspath (identity across the pass)

@@ -14,12 +14,13 @@ const Setting& port_type_setting();
 const Setting& pfc_no_drop_setting();
 const Setting& dscp_setting();
 const Setting& rdma_cm_setting();
+const Setting& sriov_numvfs_setting();
 
 std::span<const Setting* const> all_settings() {
     // A profile first: a rule's own keys override the values it gives.
-    static const std::array<const Setting*, 5> settings = {
+    static const std::array<const Setting*, 6> settings = {
         &profile_setting(), &port_type_setting(), &pfc_no_drop_setting(),
-        &dscp_setting(),    &rdma_cm_setting(),
+        &dscp_setting(),    &rdma_cm_setting(),   &sriov_numvfs_setting(),
     };
     return settings;
 }
