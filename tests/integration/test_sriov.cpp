@@ -21,8 +21,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <csignal>
+#include <cstdio>
 #include <sstream>
 #include <thread>
 
@@ -44,8 +44,12 @@ std::string vf_address(unsigned i) {
     std::snprintf(text, sizeof text, "0000:0c:%02x.%x", devfn / 8, devfn % 8);
     return text;
 }
-std::string vf_pci(unsigned i) { return "/devices/pci0000:0b/0000:0b:00.0/" + vf_address(i); }
-std::string vf_name(unsigned i) { return "mlx5_" + std::to_string(10 + i); }
+std::string vf_pci(unsigned i) {
+    return "/devices/pci0000:0b/0000:0b:00.0/" + vf_address(i);
+}
+std::string vf_name(unsigned i) {
+    return "mlx5_" + std::to_string(10 + i);
+}
 
 /// What mlx5_core makes for VF `i` of the PF: the PCI function, its RDMA device (one
 /// InfiniBand port, as the PF's) and its IPoIB netdev.
@@ -55,18 +59,29 @@ std::string vf_text(unsigned i) {
     const std::string ifindex = std::to_string(1100 + i);
     char guid[32];
     std::snprintf(guid, sizeof guid, "0000:0000:0000:%04x", 0x100 + i);
-    return "P: " + pci + "\nE: SUBSYSTEM=pci\nE: DRIVER=mlx5_core\nE: PCI_CLASS=20700\n"
-           "E: PCI_ID=15B3:101C\nE: PCI_SLOT_NAME=" + bdf + "\nA: class=0x020700\\n\n"
+    return "P: " + pci +
+           "\nE: SUBSYSTEM=pci\nE: DRIVER=mlx5_core\nE: PCI_CLASS=20700\n"
+           "E: PCI_ID=15B3:101C\nE: PCI_SLOT_NAME=" +
+           bdf +
+           "\nA: class=0x020700\\n\n"
            "A: device=0x101c\\n\nL: driver=../../../../bus/pci/drivers/mlx5_core\n"
            "L: physfn=../0000:0c:00.0\nA: vendor=0x15b3\\n\n\n"
-           "P: " + pci + "/infiniband/" + name + "\nE: SUBSYSTEM=infiniband\nE: NAME=" + name +
-           "\nL: device=../../../" + bdf + "\nA: fw_ver=20.31.2354\\n\nA: hca_type=MT4124\\n\n"
-           "A: node_guid=" + guid + "\\n\nA: node_type=1: CA\\n\n"
+           "P: " +
+           pci + "/infiniband/" + name + "\nE: SUBSYSTEM=infiniband\nE: NAME=" + name +
+           "\nL: device=../../../" + bdf +
+           "\nA: fw_ver=20.31.2354\\n\nA: hca_type=MT4124\\n\n"
+           "A: node_guid=" +
+           guid +
+           "\\n\nA: node_type=1: CA\\n\n"
            "A: ports/1/link_layer=InfiniBand\\n\nA: ports/1/phys_state=5: LinkUp\\n\n"
            "A: ports/1/rate=200 Gb/sec (4X HDR)\\n\nA: ports/1/state=4: ACTIVE\\n\n\n"
-           "P: " + pci + "/net/" + net + "\nE: SUBSYSTEM=net\nE: INTERFACE=" + net +
-           "\nE: IFINDEX=" + ifindex + "\nL: device=../../../" + bdf + "\nA: dev_port=0\\n\n"
-           "A: ifindex=" + ifindex + "\\n\nA: iflink=" + ifindex + "\\n\nA: mtu=2044\\n\n"
+           "P: " +
+           pci + "/net/" + net + "\nE: SUBSYSTEM=net\nE: INTERFACE=" + net +
+           "\nE: IFINDEX=" + ifindex + "\nL: device=../../../" + bdf +
+           "\nA: dev_port=0\\n\n"
+           "A: ifindex=" +
+           ifindex + "\\n\nA: iflink=" + ifindex +
+           "\\n\nA: mtu=2044\\n\n"
            "A: operstate=up\\n\nA: type=32\\n\n\n";
 }
 
@@ -99,7 +114,8 @@ struct SriovRig {
         e["FAKE_SRIOV_LOG"] = log_path();
         e["CONFIGURATION_DIRECTORY"] = (cfg.path() / "etc").string();
         e["STATE_DIRECTORY"] = (cfg.path() / "state").string();
-        daemon = std::make_unique<DaemonProcess>(std::move(o), std::function<void()>{}, std::move(e));
+        daemon =
+            std::make_unique<DaemonProcess>(std::move(o), std::function<void()>{}, std::move(e));
         client = std::make_unique<Client>();
     }
     void stop() {
@@ -228,8 +244,8 @@ TEST_CASE("sriov: 0 -> 8 -> 4 writes 8, then 0 and 4; a driver reload re-creates
     r.kernel_sets(0);
     r.kernel_sets(4);
     REQUIRE(r.eventually([&] { return r.settled(4); }));
-    CHECK(r.writes() == std::vector<std::string>{"0000:0c:00.0 8 0", "0000:0c:00.0 0 0",
-                                                 "0000:0c:00.0 4 0"});
+    CHECK(r.writes() ==
+          std::vector<std::string>{"0000:0c:00.0 8 0", "0000:0c:00.0 0 0", "0000:0c:00.0 4 0"});
 
     // A driver reload (mlx5_core removed and loaded again): the PF's RDMA device goes, its VFs
     // with it (mlx5_core disables SR-IOV when it unbinds: sriov_numvfs reads 0), then the PF's

@@ -28,7 +28,8 @@ namespace {
 constexpr std::string_view kKeys[] = {"sriov_numvfs"};
 
 /// A count of SriovActual as a `u` property: 0 when unknown (not a PF).
-template <std::optional<uint32_t> SriovActual::*M> Property<DeviceState> count_row(const char* name) {
+template <std::optional<uint32_t> SriovActual::*M>
+Property<DeviceState> count_row(const char* name) {
     return {name, "u",
             [](const DeviceState& a, const DeviceState& b) { return a.sriov.*M == b.sriov.*M; },
             [](ValueWriter& w, const DeviceState& d, const PropertyContext&) {
@@ -108,9 +109,8 @@ void SriovNumVfsSetting::plan(SettingPlanContext& ctx) const {
             pp->second.in_sync = false;
         }
     };
-    const std::string dir = d.pci_address.empty()
-                                ? d.name
-                                : fmt::format("{}/{}", kPciDevicesDir, d.pci_address);
+    const std::string dir =
+        d.pci_address.empty() ? d.name : fmt::format("{}/{}", kPciDevicesDir, d.pci_address);
     // A named problem instead of a write: the port or ports out of sync, nothing to retry.
     const auto refuse = [&](const char* code, const char* severity, std::string text,
                             std::string remedy, std::string evidence) {
