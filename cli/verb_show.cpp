@@ -39,6 +39,9 @@ constexpr std::array kDeviceKeys = {"Path",
                                     "ProviderPackage",
                                     "VerbsDevice",
                                     "PhysicalFunction",
+                                    "SRIOVNumVFs",
+                                    "SRIOVTotalVFs",
+                                    "DesiredSRIOVNumVFs",
                                     "Links",
                                     "DesiredOrigin",
                                     "Problems"};
@@ -218,7 +221,15 @@ void paint_fields(Fields& fields) {
 }
 
 void print_device(const json& doc, const json& dev, const Output& out) {
-    std::vector<Fields> sections{fields_of(doc, dev, kDeviceKeys, {"Ports"})};
+    // SR-IOV (org.rdmad1(5), rdmad 0.4): shown for a PF (SRIOVTotalVFs > 0) or when a count is
+    // asked, left out of every other device.
+    json shown_dev = dev;
+    if (doc::integer(dev, "SRIOVTotalVFs") <= 0 && doc::integer(dev, "DesiredSRIOVNumVFs", -1) < 0)
+        for (const char* key : {"SRIOVNumVFs", "SRIOVTotalVFs", "DesiredSRIOVNumVFs"})
+            shown_dev.erase(key);
+    else if (doc::integer(dev, "DesiredSRIOVNumVFs", -1) < 0)
+        shown_dev.erase("DesiredSRIOVNumVFs");
+    std::vector<Fields> sections{fields_of(doc, shown_dev, kDeviceKeys, {"Ports"})};
     for (const auto* port : doc::ports(dev)) {
         // A port type asked of an adapter that sets it in firmware (PortType ""): the type
         // it has is its link layer's, and the Problems above give the remedy.

@@ -427,6 +427,8 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
             std::erase_if(d.problems, [](const Problem& p) {
                 return p.code == "provider-missing" || p.code == "no-provider";
             });
+        for (const Setting* setting : all_settings())
+            setting->show(w != want.end() ? &w->second : nullptr, d);
         for (auto* extra : {&plan.problems, &failures, &unconfirmed})
             if (auto it = extra->find(d.syspath); it != extra->end())
                 d.problems.insert(d.problems.end(), it->second.begin(), it->second.end());

@@ -46,6 +46,7 @@ struct Rule {
     std::optional<bool> exclusive;         ///< dscp_priority: remove DSCP entries not listed
     std::optional<std::string> rdma_cm_roce_mode; ///< "RoCE v2" | "IB/RoCE v1"
     std::optional<uint8_t> rdma_cm_tos;           ///< 0-255
+    std::optional<uint32_t> sriov_numvfs; ///< VFs of the PF (reconcile/settings/sriov_numvfs.cpp)
     std::optional<bool> require_provider;
     /// Expectations, checked and reported, never acted on: every ACTIVE port at least this
     /// rate in Gb/s (> 0, at most 10000), and at least this many ACTIVE ports (1-64).
@@ -122,6 +123,7 @@ struct DeviceDesired {
     bool exclusive = false;             ///< dscp_priority: remove DSCP entries not listed
     std::string rdma_cm_roce_mode;      ///< "": leave alone
     std::optional<uint8_t> rdma_cm_tos; ///< nullopt: leave alone
+    std::optional<uint32_t> sriov_numvfs; ///< nullopt: leave alone
     /// Where each key in force came from, by key ("pfc_no_drop" -> "/etc/rdmad/rdmad.conf:3",
     /// or "profile lossless-roce (/etc/rdmad/rdmad.conf:3)" for a value a profile gave)
     std::map<std::string, std::string> origin;

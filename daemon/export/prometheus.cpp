@@ -55,6 +55,9 @@ enum FamilyId : size_t {
     kDeviceInfo,
     kProviderInstalled,
     kProblems,
+    kSriovNumVfs,
+    kSriovTotalVfs,
+    kDesiredSriovNumVfs,
     kPortInfo,
     kInSync,
     kPortType,
@@ -95,6 +98,11 @@ constexpr FamilyInfo kFamilies[kFamilyCount] = {
      "Whether the RDMA device's rdma-core provider is installed (libibverbs drops the device "
      "without it)."},
     {"rdmad_device_problems", "Problems rdmad finds on the RDMA device, by code and severity."},
+    {"rdmad_device_sriov_numvfs",
+     "SR-IOV VFs the device's PCI function has enabled (sysfs sriov_numvfs), on an SR-IOV PF."},
+    {"rdmad_device_sriov_totalvfs",
+     "Most SR-IOV VFs the device's PCI function can enable (sysfs sriov_totalvfs)."},
+    {"rdmad_device_desired_sriov_numvfs", "SR-IOV VF count the desired state asks of the PF."},
     {"rdmad_port_info", "RDMA port: link layer, transport and netdev."},
     {"rdmad_port_in_sync",
      "Whether the port's actual state equals the desired state (1 when nothing is asked)."},
@@ -324,6 +332,12 @@ void render_device(const DeviceState& d, PrometheusFragments& out) {
               static_cast<double>(j - i));
         i = j;
     }
+    if (d.sriov.numvfs)
+        s.add(kSriovNumVfs, dev, *d.sriov.numvfs);
+    if (d.sriov.totalvfs)
+        s.add(kSriovTotalVfs, dev, *d.sriov.totalvfs);
+    if (d.desired_sriov_numvfs >= 0)
+        s.add(kDesiredSriovNumVfs, dev, d.desired_sriov_numvfs);
     for (const PortState& p : d.ports) {
         const std::string port = with(dev, "port", std::to_string(p.number));
         s.add(kPortInfo,

@@ -33,6 +33,9 @@ namespace rdmad::exports {
 ///   rdmad_device_info{device,kernel_driver,provider,node_type}  1
 ///   rdmad_device_provider_installed{device} 0/1
 ///   rdmad_device_problems{device,code,severity}  problems of that code (only codes present)
+///   rdmad_device_sriov_numvfs{device}       SR-IOV PFs: VFs enabled (sriov_numvfs)
+///   rdmad_device_sriov_totalvfs{device}     SR-IOV PFs: the most VFs (sriov_totalvfs)
+///   rdmad_device_desired_sriov_numvfs{device}  when a rule asks a VF count of the PF
 ///   rdmad_port_info{device,port,link_layer,transport,netdev}  1
 ///   rdmad_port_in_sync{device,port}         0/1: actual state equals the desired state
 ///   rdmad_port_type{device,port,type}       mlx4 ports, and ConnectX-4+ ports whose firmware
@@ -63,7 +66,7 @@ namespace rdmad::exports {
 std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts);
 
 /// The metric families of rdmad.prom (listed at render_prometheus()).
-inline constexpr size_t kFamilyCount = 27;
+inline constexpr size_t kFamilyCount = 30;
 
 /// One object's samples (the Manager's, one RDMA device's with its ports, or one netdev's),
 /// family by family: family f is text[start[f], start[f + 1]). No HELP or TYPE lines, and

@@ -188,6 +188,15 @@ struct PortState {
     bool operator==(const PortState&) const = default;
 };
 
+/// The SR-IOV state of a device's PCI function (`/sys/bus/pci/devices/<bdf>/sriov_numvfs` and
+/// `sriov_totalvfs`, kernel drivers/pci/iov.c; read by sources/sriov_reader.hpp). Both nullopt
+/// for a function without SR-IOV (a VF, a card without the capability) or unreadable.
+struct SriovActual {
+    std::optional<uint32_t> numvfs;   ///< VFs enabled now
+    std::optional<uint32_t> totalvfs; ///< the most the PF can enable
+    bool operator==(const SriovActual&) const = default;
+};
+
 /// One RDMA device (`/sys/class/infiniband/<dev>`).
 struct DeviceState {
     std::string name;
@@ -214,6 +223,10 @@ struct DeviceState {
     std::vector<PcieFunction> pcie_path;
     std::vector<PortState> ports; ///< sorted by number
     std::vector<Problem> problems;
+    SriovActual sriov; ///< of its PCI function when it is an SR-IOV PF
+    /// Filled by the reconciler, not read (reconcile/settings/sriov_numvfs.cpp): the VF count
+    /// asked, -1 when nothing asked
+    int32_t desired_sriov_numvfs = -1;
     /// Filled by the reconciler, not read: each setting key the desired state asks of the
     /// device and where its value comes from ("pfc_no_drop", "/etc/rdmad/rdmad.conf:3" or
     /// "profile lossless-roce (/etc/rdmad/rdmad.conf:3)"), sorted by key

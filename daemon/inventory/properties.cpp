@@ -240,16 +240,27 @@ void write_problem_summaries(ValueWriter& w, const std::vector<Problem>& problem
     w.end_array();
 }
 
-PropertyTable<DeviceState> device_properties() { return kDevice; }
+namespace {
+/// `base`, then the rows each setting (reconcile/settings/) gives through `rows`, in the
+/// registry's order.
+template <typename State, size_t N>
+std::vector<Property<State>> with_setting_rows(const Property<State> (&base)[N],
+                                               std::span<const Property<State>> (Setting::*rows)()
+                                                   const) {
+    std::vector<Property<State>> out(std::begin(base), std::end(base));
+    for (const Setting* setting : all_settings())
+        for (const auto& row : (setting->*rows)())
+            out.push_back(row);
+    return out;
+}
+} // namespace
+
+PropertyTable<DeviceState> device_properties() {
+    static const auto table = with_setting_rows(kDevice, &Setting::device_rows);
+    return table;
+}
 PropertyTable<PortState> port_properties() {
-    // The base rows, then each setting's (reconcile/settings/), in the registry's order.
-    static const std::vector<Property<PortState>> table = [] {
-        std::vector<Property<PortState>> rows(std::begin(kPort), std::end(kPort));
-        for (const Setting* setting : all_settings())
-            for (const auto& row : setting->port_rows())
-                rows.push_back(row);
-        return rows;
-    }();
+    static const auto table = with_setting_rows(kPort, &Setting::port_rows);
     return table;
 }
 PropertyTable<LinkState> link_properties() { return kLink; }

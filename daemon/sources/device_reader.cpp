@@ -6,6 +6,7 @@
 #include "inventory/transport.hpp"
 #include "sources/rdma_cm_reader.hpp"
 #include "sources/device_paths.hpp"
+#include "sources/sriov_reader.hpp"
 #include "util/sysfs.hpp"
 
 #include <algorithm>
@@ -124,6 +125,7 @@ DeviceState as_read(DeviceState d) {
     d.desired_origin.clear();
     d.link_indexes.clear();
     d.pf_id = read.pf_id;
+    d.desired_sriov_numvfs = read.desired_sriov_numvfs;
     const PortState port_read;
     for (auto& port : d.ports) {
         port.netdev.clear();
@@ -187,6 +189,8 @@ DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
         std::string pf = sysfs::link_basename(pci_syspath, "physfn");
         if (is_pci_address(pf))
             d.physical_function = pf;
+        else
+            d.sriov = read_sriov(pci_syspath); // a PF's (reconcile/settings/sriov_numvfs.cpp)
     }
     if (parent_name.empty() && d.pci_address.empty()) {
         // Software RDMA: rxe has a `parent` attribute naming its netdev; siw is an RNIC.

@@ -280,6 +280,13 @@ void Scanner::note_aux_under(const std::string& pci_syspath) {
         dirty_aux_paths_.insert(*it);
 }
 
+void Scanner::mark_physical_function(const std::string& pf_address,
+                                     std::set<std::string>& out) const {
+    if (pf_address.empty())
+        return;
+    devices_at_pci_.for_each(pf_address, [&](KeyRef d) { out.insert(*d); });
+}
+
 void Scanner::mark_pci_function(const std::string& pci_address) {
     for (const auto& [syspath, d] : known_)
         if (d.pci_address == pci_address || d.physical_function == pci_address)
@@ -301,6 +308,9 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         // Gone now, whatever sysfs still shows when the pass runs (udev sends "remove" before
         // the directory disappears).
         if (ev.subsystem == "infiniband") {
+            // A VF that goes changes its PF's sriov_numvfs: the PF is read again.
+            if (auto k = known_.find(ev.syspath); k != known_.end())
+                mark_physical_function(k->second.physical_function, dirty_devices_);
             erase_device_raw(ev.syspath);
             dirty_devices_.erase(ev.syspath);
         } else if (ev.subsystem == "net") {
@@ -518,11 +528,25 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     const auto links = std::move(dirty_links_);
     dirty_devices_.clear();
     dirty_links_.clear();
-    for (const auto& syspath : devices)
+    std::set<std::string> added; // devices not known before this read
+    for (const auto& syspath : devices) {
+        const bool was_known = known_.count(syspath) > 0;
         read_device_at(syspath);
+        if (!was_known)
+            added.insert(syspath);
+    }
+    changes.devices = devices;
+    // A VF that came changes its PF's sriov_numvfs (DeviceState::sriov): the PF is read in
+    // the same pass, once whatever the number of its VFs that came.
+    std::set<std::string> pfs;
+    for (const auto& syspath : added)
+        if (auto k = known_.find(syspath); k != known_.end())
+            mark_physical_function(k->second.physical_function, pfs);
+    for (const auto& syspath : pfs)
+        if (changes.devices.insert(syspath).second)
+            read_device_at(syspath);
     for (const auto& syspath : links)
         read_link_at(syspath);
-    changes.devices = devices;
     for (const auto& syspath : links)
         if (auto it = link_at_.find(syspath); it != link_at_.end())
             changes.links.insert(it->second);

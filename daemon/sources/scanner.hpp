@@ -138,6 +138,9 @@ class Scanner {
     void erase_aux(const std::string& syspath);
     /// Read again, at the next refresh(), the auxiliary devices of the PCI function there.
     void note_aux_under(const std::string& pci_syspath);
+    /// Add to `out` the RDMA devices of the PCI function `pf_address` ("" adds nothing): a
+    /// VF's PF, whose sriov_numvfs a VF that comes or goes changes.
+    void mark_physical_function(const std::string& pf_address, std::set<std::string>& out) const;
     void mark_pci_function(const std::string& pci_address);
     // What was read is changed through these only, so that the indexes below stay true.
     void put_device_raw(const std::string& syspath, DeviceState d);

@@ -1287,6 +1287,8 @@ void run_sriov(uint32_t seed, int n = 8, GioCache* (*follow)(Rig&) = nullptr) {
     }
     for (auto name : {"ens4f0v0", "ens4f0v1"})
         old_vf_objects.push_back("removed " + rig.link_path(name) + " org.rdmad1.Link");
+    // The PF's count (sriov_numvfs, read again when a VF goes): once, 2 -> 0.
+    old_vf_objects.push_back("changed " + pf_dev + " org.rdmad1.Device SRIOVNumVFs");
     rig.testbed.set_attr("/sys" + kPf, "sriov_numvfs", "0\n");
     std::vector<std::string> gone;
     for (int k = 0; k < 2; ++k) {

@@ -196,6 +196,9 @@ TEST_CASE("a change of each Device member names that property alone, in the chan
         {"PhysicalFunction", [](DeviceState& d) { d.physical_function = "0000:af:00.0"; }},
         {"DesiredOrigin",
          [](DeviceState& d) { d.desired_origin = {{"trust", "/etc/rdmad/rdmad.conf:3"}}; }},
+        {"SRIOVNumVFs", [](DeviceState& d) { d.sriov.numvfs = 4; }},
+        {"SRIOVTotalVFs", [](DeviceState& d) { d.sriov.totalvfs = 16; }},
+        {"DesiredSRIOVNumVFs", [](DeviceState& d) { d.desired_sriov_numvfs = 8; }},
         {"ProblemDetails",
          [](DeviceState& d) {
              Problem p{"pcie-unknown", "info", "unknown"};

@@ -69,6 +69,23 @@ std::vector<std::string> codes_of(const Plan& plan) {
     return out;
 }
 
+/// mlx5_0 as an InfiniBand SR-IOV PF with `numvfs` of `totalvfs` VFs enabled.
+DeviceState sriov_pf(std::optional<uint32_t> numvfs, std::optional<uint32_t> totalvfs) {
+    DeviceState d = mlx5_roce();
+    d.ports[0].link_layer = "InfiniBand";
+    d.ports[0].transport = "InfiniBand";
+    d.ports[0].netdev.clear();
+    d.sriov.numvfs = numvfs;
+    d.sriov.totalvfs = totalvfs;
+    return d;
+}
+
+DeviceDesired numvfs(uint32_t n) {
+    DeviceDesired want;
+    want.sriov_numvfs = n;
+    return want;
+}
+
 } // namespace
 
 // ---- config keys ----------------------------------------------------------------------------
@@ -342,4 +359,72 @@ TEST_CASE("RDMA-CM values are not asked of an InfiniBand port") {
     Plan plan = plan_for(d, want);
     CHECK(plan.actions.empty());
     CHECK(plan.ports[mlx5_path][1].desired_rdma_cm_tos == -1);
+}
+
+// ---- sriov_numvfs ---------------------------------------------------------------------------
+
+TEST_CASE("sriov_numvfs takes a u16, as sriov_numvfs_store() does, and says where it is wrong") {
+    CHECK(rule_of("[[rule]]\npci_address = \"0000:3b:00.0\"\nsriov_numvfs = 8\n").sriov_numvfs ==
+          8u);
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\nsriov_numvfs = 65536\n") ==
+          "f.conf:3:16: sriov_numvfs must be from 0 to 65535, not 65536");
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\nsriov_numvfs = -1\n") ==
+          "f.conf:3:16: sriov_numvfs must be from 0 to 65535, not -1");
+    CHECK(error_of("[[rule]]\ndriver = \"x\"\nsriov_numvfs = \"4\"\n") ==
+          "f.conf:3:16: sriov_numvfs must be an integer from 0 to 65535, not a string");
+}
+
+TEST_CASE("sriov_numvfs survives the state file: format then parse gives the same rule") {
+    Rule r;
+    r.file = "D-Bus";
+    r.match.pci_address = "0000:3b:00.0";
+    r.sriov_numvfs = 0;
+    Rule back = rule_of(format_rules({r}));
+    back.file = r.file;
+    back.line = r.line;
+    CHECK(back == r);
+}
+
+TEST_CASE("a PF with fewer VFs than asked plans one write, from and to the counts") {
+    const Plan plan = plan_for(sriov_pf(0, 16), numvfs(8));
+    REQUIRE(plan.actions.size() == 1);
+    const Action& a = plan.actions[0];
+    CHECK(a.kind == Action::Kind::sriov_numvfs);
+    CHECK(a.pci_address == "0000:3b:00.0");
+    CHECK(a.number == 8);
+    CHECK(a.setting == "SRIOVNumVFs");
+    CHECK(a.from == "0");
+    CHECK(a.to == "8");
+    CHECK_FALSE(plan.ports.at(mlx5_path).at(1).in_sync);
+    CHECK(codes_of(plan).empty());
+}
+
+TEST_CASE("a PF with the VFs asked plans nothing and stays in sync") {
+    const Plan plan = plan_for(sriov_pf(4, 16), numvfs(4));
+    CHECK(plan.actions.empty());
+    CHECK(codes_of(plan).empty());
+    // In sync: no port planned out of sync (a port no setting plans has no entry).
+    const auto& ports = plan.ports.at(mlx5_path);
+    CHECK((!ports.count(1) || ports.at(1).in_sync));
+}
+
+TEST_CASE("more VFs than sriov_totalvfs is sriov-numvfs-too-many, and nothing is written") {
+    const Plan plan = plan_for(sriov_pf(0, 16), numvfs(17));
+    CHECK(plan.actions.empty());
+    REQUIRE(codes_of(plan) == std::vector<std::string>{"sriov-numvfs-too-many"});
+    const Problem& p = plan.problems.at(mlx5_path)[0];
+    CHECK(p.severity == "error");
+    CHECK(p.evidence ==
+          std::vector<SharedText>{"/sys/bus/pci/devices/0000:3b:00.0/sriov_totalvfs = 16"});
+    CHECK_FALSE(plan.ports.at(mlx5_path).at(1).in_sync);
+}
+
+TEST_CASE("a function without SR-IOV is sriov-unsupported; a VF matched by driver is left alone") {
+    CHECK(codes_of(plan_for(sriov_pf(std::nullopt, std::nullopt), numvfs(4))) ==
+          std::vector<std::string>{"sriov-unsupported"});
+    DeviceState vf = sriov_pf(std::nullopt, std::nullopt);
+    vf.physical_function = "0000:3b:00.0";
+    const Plan plan = plan_for(vf, numvfs(4));
+    CHECK(plan.actions.empty());
+    CHECK(codes_of(plan).empty());
 }

@@ -16,13 +16,14 @@ const Setting& dscp_setting();
 const Setting& rdma_cm_setting();
 const Setting& kernel_modules_setting();
 const Setting& rdma_netns_setting();
+const Setting& sriov_numvfs_setting();
 
 std::span<const Setting* const> all_settings() {
     // A profile first: a rule's own keys override the values it gives.
-    static const std::array<const Setting*, 7> settings = {
-        &profile_setting(), &port_type_setting(), &pfc_no_drop_setting(),
-        &dscp_setting(),    &rdma_cm_setting(),   &kernel_modules_setting(),
-        &rdma_netns_setting(),
+    static const std::array<const Setting*, 8> settings = {
+        &profile_setting(),    &port_type_setting(),      &pfc_no_drop_setting(),
+        &dscp_setting(),       &rdma_cm_setting(),        &kernel_modules_setting(),
+        &rdma_netns_setting(), &sriov_numvfs_setting(),
     };
     return settings;
 }

@@ -14,7 +14,8 @@
 //     of the device the action names);
 //   - its property rows: the PortState/PortDesired members it fills are rows of the Port
 //     property table (inventory/properties.cpp), which drive D-Bus, Describe(), rdmad.prom and
-//     the dispatcher.
+//     the dispatcher; a setting of a whole device (a PF's VF count) fills DeviceState members,
+//     rows of the Device table (device_rows()), and puts its desired value there (show()).
 // The registry (registry.cpp) lists them in resolution order.
 #pragma once
 
@@ -133,6 +134,12 @@ class Setting {
     /// The Port property-table rows of the PortState members this setting fills (actual and
     /// desired values): D-Bus properties, Describe() keys, change-set names.
     virtual std::span<const Property<PortState>> port_rows() const { return {}; }
+    /// The Device property-table rows of the DeviceState members this setting fills, likewise.
+    virtual std::span<const Property<DeviceState>> device_rows() const { return {}; }
+    /// Put what `want` asks of this setting into `device`'s desired members (nullptr: nothing
+    /// is asked of the device, so their "nothing asked" values); called for every device on
+    /// every plan the reconciler puts into the Inventory.
+    virtual void show(const DeviceDesired* /*want*/, DeviceState& /*device*/) const {}
 
     /// The problem code for a failed action of this setting ("apply-failed" by default).
     virtual std::string failure_code(const Outcome&) const { return "apply-failed"; }
