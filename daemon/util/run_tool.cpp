@@ -25,6 +25,15 @@ int64_t now_ms() {
     return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
+/// How often a run whose pipes stay open checks whether the tool itself has exited (ms).
+constexpr int64_t kExitCheckMs = 50;
+
+/// Whether `pid` has exited, without reaping it (waitid(2) WNOWAIT).
+bool exited(pid_t pid) {
+    siginfo_t info{};
+    return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
+
 void make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -82,19 +91,36 @@ ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds
 
     const int64_t deadline = now_ms() + timeout.count();
     bool out_open = true, err_open = true;
+    bool reaped = false;   // the tool itself has exited (waitpid() took its status)
+    int64_t drain_end = 0; // then: the end of the reading of what it left in the pipes
+    int status = 0;
     char buf[4096];
     while (out_open || err_open) {
-        const int64_t left = deadline - now_ms();
-        if (left <= 0) {
+        const int64_t now = now_ms(), left = deadline - now;
+        if (reaped && now >= drain_end)
+            break;
+        if (!reaped && left <= 0) {
             run.timed_out = true;
             break;
         }
+        // Once the tool has exited, what it left in its group is killed and only what is
+        // already in the pipes is read: a process it left behind (a daemonized helper, in its
+        // group or not) may hold them open, or write, for ever.
         struct pollfd p[2] = {{out_open ? out_r.get() : -1, POLLIN, 0},
                               {err_open ? err_r.get() : -1, POLLIN, 0}};
-        const int n = poll(p, 2, int(left));
+        const int n = poll(p, 2, reaped ? 0 : int(std::min<int64_t>(left, kExitCheckMs)));
         if (n < 0 && errno != EINTR)
             break;
-        for (int i = 0; i < 2; ++i) {
+        if (!reaped && exited(pid)) {
+            // Killed while the tool is a zombie: its pid, and so its group's id, is no
+            // other's yet.
+            kill(-pid, SIGKILL);
+            reaped = waitpid(pid, &status, 0) == pid;
+            drain_end = now_ms() + kExitCheckMs;
+        }
+        if (n == 0 && reaped)
+            break; // drained
+        for (int i = 0; n > 0 && i < 2; ++i) {
             if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             const ssize_t got = read(p[i].fd, buf, sizeof buf);
@@ -111,8 +137,7 @@ ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds
     // the rest of the time, then kill the group.
     if (run.timed_out)
         kill(-pid, SIGKILL);
-    int status = 0;
-    for (;;) {
+    while (!reaped) {
         const pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid)
             break;

@@ -36,7 +36,10 @@ void init_child_spawnattr(posix_spawnattr_t& attr);
 
 /// Run `argv` (argv[0] a path, or a name looked up on PATH) with this process's environment.
 /// Kills it after `timeout`; keeps at most `max_output` bytes of each stream (the rest is read
-/// and dropped, so a chatty tool never blocks on a full pipe). Never throws for what the tool
+/// and dropped, so a chatty tool never blocks on a full pipe). Once the tool itself has exited,
+/// what is left in its process group is killed and what is already in the pipes is read (for
+/// at most 50 ms): a process it left behind that holds them open never turns its answer into
+/// a time-out. Never throws for what the tool
 /// does; throws std::system_error when a pipe cannot be made.
 ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                  size_t max_output = 64 * 1024);

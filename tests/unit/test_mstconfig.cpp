@@ -120,6 +120,24 @@ TEST_CASE("run_tool: stdout, stderr and the exit status; a missing tool is ENOEN
     CHECK(hung.exit_status == -1);
     CHECK(took < std::chrono::seconds(5));
 
+    // The tool answers and exits 0, but leaves a process behind that holds its stdout (in its
+    // group, or in a session of its own): its answer is taken when it exits, not at the limit.
+    for (const char* script : {"echo 'LINK_TYPE_P1 ETH(2)'; (sleep 30 &); exit 0",
+                               "echo 'LINK_TYPE_P1 ETH(2)'; setsid sleep 3 & exit 0"}) {
+        const auto begin = std::chrono::steady_clock::now();
+        ToolRun left = run_tool({"/bin/sh", "-c", script}, std::chrono::seconds(20));
+        CHECK(std::chrono::steady_clock::now() - begin < std::chrono::seconds(2));
+        CHECK_FALSE(left.timed_out);
+        CHECK(left.exit_status == 0);
+        CHECK(left.out == "LINK_TYPE_P1 ETH(2)\n");
+    }
+
+    // A tool that closes its streams and keeps running has not answered: killed at the limit.
+    ToolRun closed = run_tool({"/bin/sh", "-c", "echo x; exec >&- 2>&-; sleep 30"},
+                              std::chrono::milliseconds(300));
+    CHECK(closed.timed_out);
+    CHECK(closed.exit_status == -1);
+
     ToolRun chatty =
         run_tool({"/bin/sh", "-c", "head -c 300000 /dev/zero"}, std::chrono::seconds(5), 1000);
     CHECK(chatty.exit_status == 0);
