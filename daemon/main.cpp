@@ -33,8 +33,8 @@ void usage(FILE* out) {
                  "(default /etc/os-release)\n"
                  "      --legacy-mlx4-conf=FILE  the legacy mlx4 port type file "
                  "(default /etc/rdma/mlx4.conf)\n"
-                 "      --modprobe-dir=DIR       where rdmad writes rdmad-mlx4.conf "
-                 "(default /etc/modprobe.d);\n"
+                 "      --modprobe-dir=DIR       where rdmad writes rdmad-mlx4.conf and "
+                 "rdmad-ib_core.conf (default /etc/modprobe.d);\n"
                  "                               when given, the only modprobe.d directory "
                  "libkmod reads\n"
                  "      --module-dir=DIR         libkmod's module directory "
@@ -44,6 +44,16 @@ void usage(FILE* out) {
                  "\nEnvironment: CONFIGURATION_DIRECTORY (default /etc/rdmad), STATE_DIRECTORY "
                  "(default /var/lib/rdmad).\n",
                  RDMAD_VERBS_CONFIG_DIR, RDMAD_VERBS_PROVIDER_DIR, RDMAD_VERBS_PROVIDER_ABI);
+}
+
+/// Whether `dir`, the value of `option`, is an absolute path; else says so on stderr. A
+/// directory rdmad writes its own files in: "" would put them in / ("/rdmad.conf"), a relative
+/// one below whatever directory rdmad was started in.
+bool absolute_dir(const char* option, const char* dir) {
+    if (dir[0] == '/')
+        return true;
+    std::fprintf(stderr, "rdmad: %s takes an absolute directory, not '%s'\n", option, dir);
+    return false;
 }
 
 } // namespace
@@ -123,15 +133,21 @@ int main(int argc, char** argv) {
             opts.reconcile.legacy_mlx4_conf = optarg;
             break;
         case OPT_MODPROBE:
+            if (!absolute_dir("--modprobe-dir", optarg))
+                return 2;
             opts.reconcile.modprobe_dir = optarg;
             // The blacklist rdmad honours comes from the modprobe.d it is told to use, as
             // modprobe -C <dir> reads only that configuration.
             opts.scan.kmod.config_paths = {optarg};
             break;
         case OPT_MODULE_DIR:
+            if (!absolute_dir("--module-dir", optarg))
+                return 2;
             opts.scan.kmod.module_dir = optarg; // modprobe -d/-S pick the same directory
             break;
         case OPT_MODULES_LOAD:
+            if (!absolute_dir("--modules-load-dir", optarg))
+                return 2;
             opts.reconcile.modules_load_dir = optarg;
             break;
         default:

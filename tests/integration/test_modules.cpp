@@ -189,6 +189,20 @@ TEST_CASE("modules: a module the module directory does not have is module-not-fo
     CHECK(rig.daemon->stop() == 0);
 }
 
+TEST_CASE("modules: an empty or relative --modules-load-dir, --module-dir or --modprobe-dir is a "
+          "usage error (exit 2) naming the option, before anything is written",
+          "[modules]") {
+    const std::string rdmad = env_or_fail("RDMAD");
+    for (const std::string option : {"--modules-load-dir", "--module-dir", "--modprobe-dir"})
+        for (const std::string value : {"", "etc/modules-load.d"}) {
+            const auto r = run_program({rdmad, option + "=" + value});
+            INFO(option << "=" << value << "\nstderr: " << r.err);
+            CHECK(r.status == 2);
+            CHECK(r.err ==
+                  "rdmad: " + option + " takes an absolute directory, not '" + value + "'\n");
+        }
+}
+
 TEST_CASE("modules: load_modules off (the default) loads nothing", "[modules]") {
     ModulesRig rig("constructed-irdma-unbound", {"irdma"}, "");
     CHECK(rig.problems() == json::array());
