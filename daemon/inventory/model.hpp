@@ -194,6 +194,9 @@ struct PortState {
 struct SriovActual {
     std::optional<uint32_t> numvfs;   ///< VFs enabled now
     std::optional<uint32_t> totalvfs; ///< the most the PF can enable
+    /// When a PF's files do not both read as counts: the first that does not, as a problem's
+    /// evidence shows it ("sriov_totalvfs = \"abc\"", "sriov_numvfs = (absent)"); else "".
+    std::string unreadable;
     bool operator==(const SriovActual&) const = default;
 };
 

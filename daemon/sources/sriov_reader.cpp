@@ -2,6 +2,7 @@
 #include "sources/sriov_reader.hpp"
 
 #include "util/sysfs.hpp"
+#include "util/text.hpp"
 
 #include <charconv>
 
@@ -30,7 +31,17 @@ SriovActual read_sriov(const std::string& pci_syspath) {
     if (t && n) {
         s.totalvfs = t;
         s.numvfs = n;
+        return s;
     }
+    // What the file holds, quoted and bounded, its newline aside: sysfs text a driver wrote.
+    const auto shown = [](std::string_view v) {
+        if (!v.empty() && v.back() == '\n')
+            v.remove_suffix(1);
+        return "\"" + shown_token(v) + "\"";
+    };
+    s.unreadable = !t    ? "sriov_totalvfs = " + shown(*total)
+                   : num ? "sriov_numvfs = " + shown(*num)
+                         : "sriov_numvfs = (absent)";
     return s;
 }
 

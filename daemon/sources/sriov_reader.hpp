@@ -19,7 +19,8 @@ namespace rdmad {
 /// nullopt for anything else.
 std::optional<uint32_t> parse_vf_count(std::string_view text);
 
-/// `<pci_syspath>/sriov_numvfs` and `sriov_totalvfs`; both nullopt unless both read.
+/// `<pci_syspath>/sriov_numvfs` and `sriov_totalvfs`; both nullopt unless both read as counts,
+/// then `unreadable` names the first that did not (no sriov_totalvfs: not a PF, "").
 SriovActual read_sriov(const std::string& pci_syspath);
 
 } // namespace rdmad

@@ -197,7 +197,8 @@ TEST_CASE("trust pcp overrides a profile's DSCP map, and a later map an earlier 
     const auto codes = codes_of(plan_for(mlx5_roce({{26, 3}}), want));
     CHECK(std::find(codes.begin(), codes.end(), "dscp-conflict") == codes.end());
 
-    config.rules.push_back(rule_of("\n\n[[rule]]\ndevice = \"mlx5_*\"\ndscp_priority = { 46 = 5 }\n"));
+    config.rules.push_back(
+        rule_of("\n\n[[rule]]\ndevice = \"mlx5_*\"\ndscp_priority = { 46 = 5 }\n"));
     want = resolve(config, mlx5_roce(), {});
     CHECK(want.trust.empty()); // a map is DSCP trust
     CHECK(want.origin.count("trust") == 0);
@@ -422,6 +423,14 @@ TEST_CASE("more VFs than sriov_totalvfs is sriov-numvfs-too-many, and nothing is
 TEST_CASE("a function without SR-IOV is sriov-unsupported; a VF matched by driver is left alone") {
     CHECK(codes_of(plan_for(sriov_pf(std::nullopt, std::nullopt), numvfs(4))) ==
           std::vector<std::string>{"sriov-unsupported"});
+    // sriov_totalvfs there but no count: the evidence shows what it holds, not "(absent)".
+    DeviceState garbled = sriov_pf(std::nullopt, std::nullopt);
+    garbled.sriov.unreadable = "sriov_totalvfs = \"abc\"";
+    const Plan shown = plan_for(garbled, numvfs(4));
+    REQUIRE(shown.problems.at(mlx5_path).size() == 1);
+    CHECK(shown.problems.at(mlx5_path)[0].evidence ==
+          std::vector<SharedText>{"/sys/bus/pci/devices/0000:3b:00.0/sriov_totalvfs = \"abc\""});
+    CHECK(shown.actions.empty());
     DeviceState vf = sriov_pf(std::nullopt, std::nullopt);
     vf.physical_function = "0000:3b:00.0";
     const Plan plan = plan_for(vf, numvfs(4));

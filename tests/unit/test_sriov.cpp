@@ -8,6 +8,7 @@
 #include "export/prometheus.hpp"
 #include "sources/sriov_reader.hpp"
 #include "temp_dir.hpp"
+#include "util/text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -53,6 +54,39 @@ TEST_CASE("sriov_numvfs and sriov_totalvfs read as the kernel prints them (\"%u\
     CHECK(parse_vf_count("-1\n") == std::nullopt);
     CHECK(parse_vf_count("\n") == std::nullopt);
     CHECK(parse_vf_count("4 \n") == std::nullopt);
+}
+
+TEST_CASE("a PF whose sriov_totalvfs or sriov_numvfs is no count has neither, and says which "
+          "file shows what") {
+    test::TempDir dir;
+    const std::string pci = dir.path.string();
+    const auto read = [&](const std::string& total, std::optional<std::string> num) {
+        dir.write("sriov_totalvfs", total);
+        std::filesystem::remove(dir.path / "sriov_numvfs");
+        if (num)
+            dir.write("sriov_numvfs", *num);
+        return read_sriov(pci);
+    };
+    const auto unreadable = [&](const std::string& total, std::optional<std::string> num) {
+        const SriovActual s = read(total, num);
+        CHECK(s.totalvfs == std::nullopt);
+        CHECK(s.numvfs == std::nullopt);
+        return s.unreadable;
+    };
+    CHECK(unreadable("abc\n", "0\n") == "sriov_totalvfs = \"abc\"");
+    CHECK(unreadable("-1\n", "0\n") == "sriov_totalvfs = \"-1\"");
+    CHECK(unreadable("4294967296\n", "0\n") == "sriov_totalvfs = \"4294967296\"");
+    CHECK(unreadable("", "0\n") == "sriov_totalvfs = \"\"");
+    CHECK(unreadable("8\n", "x\ty\n") == "sriov_numvfs = \"x?y\"");
+    CHECK(unreadable("8\n", std::nullopt) == "sriov_numvfs = (absent)");
+    // A huge value is quoted at most kMaxQuotedBytes, then "...".
+    const std::string huge = unreadable(std::string(100000, '9'), "0\n");
+    CHECK(huge == "sriov_totalvfs = \"" + std::string(kMaxQuotedBytes, '9') + "...\"");
+
+    const SriovActual ok = read("16\n", "4\n");
+    CHECK(ok.totalvfs == 16u);
+    CHECK(ok.numvfs == 4u);
+    CHECK(ok.unreadable.empty());
 }
 
 TEST_CASE("8 VFs -> 4 writes 0 then 4, each read back; 0 -> 4 and 4 -> 0 write once") {

@@ -125,7 +125,8 @@ void SriovNumVfsSetting::plan(SettingPlanContext& ctx) const {
                                   want, d.pci_address.empty() ? d.name : d.pci_address),
                       "enable SR-IOV in the firmware (mlxconfig/mstconfig set SRIOV_EN=1 "
                       "NUM_OF_VFS=N) and the BIOS, or remove sriov_numvfs from the rule",
-                      dir + "/sriov_totalvfs = (absent)");
+                      dir + "/" +
+                          (now.unreadable.empty() ? "sriov_totalvfs = (absent)" : now.unreadable));
     if (want > *now.totalvfs)
         return refuse("sriov-numvfs-too-many", "error",
                       fmt::format("sriov_numvfs = {} is more than the {} VFs this function can "
