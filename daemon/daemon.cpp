@@ -440,7 +440,10 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
                 const PortPlan& planned = pp->second;
                 port.desired_port_type = planned.desired_port_type;
                 port.desired_pfc_no_drop = planned.desired_pfc;
-                port.pfc_no_drop = planned.pfc_now;
+                // PFCNoDrop as the PFC setting read it, on a port it planned (a port only the
+                // trust, DSCP, RDMA-CM or SR-IOV settings planned keeps what the Inventory has).
+                if (!planned.desired_pfc.empty())
+                    port.pfc_no_drop = planned.pfc_now;
                 port.desired_trust = planned.desired_trust;
                 port.desired_dscp_priority = planned.desired_dscp_priority;
                 port.desired_rdma_cm_roce_mode = planned.desired_rdma_cm_roce_mode;

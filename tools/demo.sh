@@ -185,6 +185,7 @@ EOF
 # Its log goes to $tmp/rdmad.log, shown when it fails.
 run='
   "$RDMAD" --modprobe-dir="$DEMO_DIR/modprobe.d" --legacy-mlx4-conf="$DEMO_DIR/mlx4.conf" \
+    --modules-load-dir="$DEMO_DIR/modules-load.d" --module-dir="$DEMO_DIR/modules" \
     2> "$DEMO_DIR/rdmad.log" & pid=$!
   for i in $(seq 100); do "$RDMACTL" list >/dev/null 2>&1 && break; sleep 0.1; done
   "$RDMACTL" status; rc=$?
@@ -198,9 +199,9 @@ run='
     # Interactive on a terminal; commands piped in are read as a script (an interactive bash
     # without a terminal complains about job control).
     if [ -t 0 ]; then
-      PATH="$(dirname "$RDMACTL"):$PATH" PS1="rdmad-demo# " bash --norc -i; rc=0
+      PATH="$(dirname "$RDMACTL"):$top/build/wait-online:$PATH" PS1="rdmad-demo# " bash --norc -i; rc=0
     else
-      PATH="$(dirname "$RDMACTL"):$PATH" bash --norc -s; rc=0
+      PATH="$(dirname "$RDMACTL"):$top/build/wait-online:$PATH" bash --norc -s; rc=0
     fi
   fi
   kill -TERM $pid; wait $pid; drc=$?

@@ -2126,6 +2126,24 @@ TEST_CASE("dscp: a map rule adds before it deletes the replaced entry, reads bac
     r.stop();
 }
 
+TEST_CASE("dscp: a port with PFC on priority 3 and only a DSCP map asked shows PFCNoDrop [3]",
+          "[reconcile][dscp]") {
+    // fake_dcbnl.c answers IEEE_GET with pfc_en 0x08 (priority 3 no-drop): a plan of the DSCP
+    // setting alone must leave the PFC the source read on the bus.
+    DcbRig r(kHost);
+    r.extra_env["FAKE_DCBNL_PFC"] = "rdmav0:0x08";
+    r.config("[[rule]]\ndevice = \"mlx5_9\"\ndscp_priority = { 26 = 3 }\n");
+    r.start();
+    REQUIRE(r.eventually([&] {
+        return r.port("mlx5_9", 1)["DSCPPriority"] == dscp_json({{26, 3}});
+    }));
+    auto p = r.port("mlx5_9", 1);
+    CHECK(p["PFCNoDrop"] == json::array({3}));
+    CHECK(p["DesiredPFCNoDrop"] == json::array());
+    CHECK(p["InSync"] == true);
+    r.stop();
+}
+
 TEST_CASE("dscp: trust pcp deletes every DSCP entry; SetTrust dscp installs DSCP >> 3 and "
           "persists",
           "[reconcile][dscp]") {

@@ -101,12 +101,7 @@ void SriovNumVfsSetting::plan(SettingPlanContext& ctx) const {
     const SriovActual& now = d.sriov;
     const auto out_of_sync = [&] {
         for (const auto& port : d.ports) {
-            auto [pp, added] = ctx.ports.try_emplace(port.number);
-            // The Daemon puts a planned port's pfc_now into PFCNoDrop: a port that no other
-            // setting planned keeps the priorities it shows.
-            if (added)
-                pp->second.pfc_now = port.pfc_no_drop;
-            pp->second.in_sync = false;
+            ctx.ports[port.number].in_sync = false;
         }
     };
     const std::string dir =
