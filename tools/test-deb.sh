@@ -19,8 +19,9 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 results=${1:-/dev/null}
 host=procfs-hfi1-mlx4-mlx5 # a ConnectX-3 (mlx4_0) whose port type rdmad can set
-# The name of the module options file rdmad writes, as the code has it.
-own_modprobe=/etc/modprobe.d/$(sed -n 's|.*modprobe_dir + "/\([^"]*\)".*|\1|p' \
+# The name of the mlx4_en module options file rdmad writes, as the code has it (it also writes
+# rdmad-ib_core.conf for [daemon] rdma_netns_mode).
+own_modprobe=/etc/modprobe.d/$(sed -n 's|.*modprobe_dir + "/\(rdmad-mlx4[^"]*\)".*|\1|p' \
   "$top/daemon/actuators/modprobe.cpp")
 admin_modprobe=/etc/modprobe.d/zz-rdmad-test-admin.conf
 admin_dropin=/etc/rdmad/conf.d/zz-rdmad-test-admin.conf
