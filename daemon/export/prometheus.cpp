@@ -428,23 +428,25 @@ size_t samples_size(std::string_view name, std::string_view text, std::string_vi
            base.size() * static_cast<size_t>(std::count(text.begin(), text.end(), kObjectLabel));
 }
 
-std::string assemble_prometheus(const PrometheusFragments& manager,
-                                const std::vector<const PrometheusFragments*>& objects) {
+/// rdmad.prom from the Manager's samples and every object's, in `objects`' order, into `out`.
+/// With `flush`, `out` is handed to it and emptied whenever it holds kFlushBytes or more, and
+/// at the end: the file goes out in pieces, never whole in memory.
+constexpr size_t kFlushBytes = 64 * 1024;
+
+void assemble_prometheus(const PrometheusFragments& manager,
+                         const std::vector<const PrometheusFragments*>& objects, std::string& out,
+                         const std::function<void(std::string_view)>* flush) {
     const std::string_view manager_base = first_label(manager.text);
     std::vector<std::string_view> bases;
     bases.reserve(objects.size());
     for (const auto* o : objects)
         bases.push_back(first_label(o->text));
-    size_t size = 0;
-    for (size_t f = 0; f < kFamilyCount; ++f) {
-        const std::string_view name = kFamilies[f].name;
-        size += 2 * name.size() + std::strlen(kFamilies[f].help) + 24 +
-                samples_size(name, family_text(manager, f), manager_base);
-        for (size_t i = 0; i < objects.size(); ++i)
-            size += samples_size(name, family_text(*objects[i], f), bases[i]);
-    }
-    std::string out;
-    out.reserve(size);
+    auto spill = [&] {
+        if (flush && out.size() >= kFlushBytes) {
+            (*flush)(out);
+            out.clear();
+        }
+    };
     for (size_t f = 0; f < kFamilyCount; ++f) {
         // A family without samples is left out: a HELP alone would announce a metric that is
         // not there.
@@ -461,9 +463,30 @@ std::string assemble_prometheus(const PrometheusFragments& manager,
         out += kFamilies[f].name;
         out += " gauge\n";
         append_samples(out, kFamilies[f].name, family_text(manager, f), manager_base);
-        for (size_t i = 0; i < objects.size(); ++i)
+        for (size_t i = 0; i < objects.size(); ++i) {
             append_samples(out, kFamilies[f].name, family_text(*objects[i], f), bases[i]);
+            spill();
+        }
     }
+    if (flush && !out.empty()) {
+        (*flush)(out);
+        out.clear();
+    }
+}
+
+std::string assemble_prometheus(const PrometheusFragments& manager,
+                                const std::vector<const PrometheusFragments*>& objects) {
+    size_t size = 0;
+    for (size_t f = 0; f < kFamilyCount; ++f) {
+        const std::string_view name = kFamilies[f].name;
+        size += 2 * name.size() + std::strlen(kFamilies[f].help) + 24 +
+                samples_size(name, family_text(manager, f), first_label(manager.text));
+        for (const PrometheusFragments* o : objects)
+            size += samples_size(name, family_text(*o, f), first_label(o->text));
+    }
+    std::string out;
+    out.reserve(size);
+    assemble_prometheus(manager, objects, out, nullptr);
     return out;
 }
 
@@ -548,7 +571,7 @@ void PrometheusRenderer::render_link_entry(int32_t index, const Inventory& inven
     ++objects_rendered_;
 }
 
-std::string PrometheusRenderer::render(const Inventory& inventory, const ManagerFacts& facts) {
+void PrometheusRenderer::update(const Inventory& inventory, const ManagerFacts& facts) {
     if (all_stale_) {
         all_stale_ = false;
         devices_.clear();
@@ -578,6 +601,16 @@ std::string PrometheusRenderer::render(const Inventory& inventory, const Manager
         text_changed_ = false;
         ++generation_;
     }
+}
+
+void PrometheusRenderer::write(const std::function<void(std::string_view)>& out) const {
+    std::string piece;
+    piece.reserve(kFlushBytes + 4096);
+    assemble_prometheus(manager_, order_, piece, &out);
+}
+
+std::string PrometheusRenderer::render(const Inventory& inventory, const ManagerFacts& facts) {
+    update(inventory, facts);
     return assemble_prometheus(manager_, order_);
 }
 

@@ -18,9 +18,11 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rdmad::exports {
@@ -80,21 +82,29 @@ struct PrometheusFragments {
 };
 
 /// rdmad.prom kept rendered object by object, so that a change costs the objects it names,
-/// not the host: changed() marks what a change set names, render() renders those again (and
-/// nothing else) and joins every object's samples, family by family, in the order
-/// render_prometheus() gives. render() equals render_prometheus() on the same inventory as
-/// long as every change of the inventory since the last render() was passed to changed().
+/// not the host: changed() marks what a change set names, update() renders those again (and
+/// nothing else), and write() or render() joins every object's samples, family by family, in
+/// the order render_prometheus() gives. render() equals render_prometheus() on the same
+/// inventory as long as every change of the inventory since the last update() was passed to
+/// changed().
 class PrometheusRenderer {
   public:
     /// The devices (by Inventory id) and netdevs (by ifindex) that `changes` names, added,
-    /// changed or removed, are rendered again at the next render().
+    /// changed or removed, are rendered again at the next update().
     void changed(const ChangeSet& changes);
-    /// Render every object again at the next render() (start-up, a lost change set).
+    /// Render every object again at the next update() (start-up, a lost change set).
     void invalidate() { all_stale_ = true; }
-    /// The whole rdmad.prom for `inventory` and `facts`.
+    /// Bring the kept samples up to `inventory` and `facts`: the objects changed() named are
+    /// rendered again, the order and generation() follow. Then write() gives the file.
+    void update(const Inventory& inventory, const ManagerFacts& facts);
+    /// The whole rdmad.prom as of the last update(), in pieces of about 64 KiB, in order: the
+    /// export writer streams it to the file, so the text (1.3 MB at 1,024 devices) is never
+    /// whole in memory.
+    void write(const std::function<void(std::string_view)>& out) const;
+    /// update(), then the whole rdmad.prom as one text (what write() gives, joined).
     std::string render(const Inventory& inventory, const ManagerFacts& facts);
-    /// Counts the texts render() gave that differ from the one before (the first counts):
-    /// a writer that keeps the generation it wrote needs no copy of the text to compare.
+    /// Counts the texts update() made that differ from the one before (the first counts): a
+    /// writer that keeps the generation it wrote needs no copy of the text to compare.
     uint64_t generation() const { return generation_; }
     /// Objects rendered since construction (devices and netdevs; for tests and benchmarks).
     uint64_t objects_rendered() const { return objects_rendered_; }
@@ -121,7 +131,7 @@ class PrometheusRenderer {
     PrometheusFragments manager_;
     uint64_t objects_rendered_ = 0;
     uint64_t generation_ = 0;
-    bool text_changed_ = true; ///< since the last render(): a fragment, or the order
+    bool text_changed_ = true; ///< since the last update(): a fragment, or the order
 };
 
 /// A label value in the exposition format: backslash, double quote and line feed escaped.

@@ -23,6 +23,13 @@ namespace {
 
 void write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
                            bool hidden_temp, Sync sync) {
+    write_file_atomically(
+        path, [content](const FileSink& put) { put(content); }, mode, hidden_temp, sync);
+}
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(const FileSink&)>& produce, mode_t mode,
+                           bool hidden_temp, Sync sync) {
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash ? slash : 1);
     std::string tmpl = path + ".XXXXXX";
@@ -43,16 +50,25 @@ void write_file_atomically(const std::string& path, std::string_view content, mo
         ::unlink(tmp.c_str());
         errno = saved;
     };
-    size_t done = 0;
-    while (done < content.size()) {
-        ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            cleanup();
-            fail("cannot write", tmp);
+    const FileSink put = [&](std::string_view content) {
+        size_t done = 0;
+        while (done < content.size()) {
+            ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                cleanup();
+                fail("cannot write", tmp);
+            }
+            done += static_cast<size_t>(n);
         }
-        done += static_cast<size_t>(n);
+    };
+    try {
+        produce(put);
+    } catch (...) {
+        if (fd) // not yet cleaned up by a failed write
+            cleanup();
+        throw;
     }
     if (::fchmod(fd.get(), mode) < 0 || (sync == Sync::durable && ::fsync(fd.get()) < 0)) {
         cleanup();

@@ -4,6 +4,7 @@
 // content, never a torn file.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -33,6 +34,17 @@ enum class Sync {
 /// others share and whose readers skip dot-files (NFD's features.d, node-exporter's textfile
 /// directory, which reads *.prom only); otherwise it is "<name>.XXXXXX".
 void write_file_atomically(const std::string& path, std::string_view content, mode_t mode = 0644,
+                           bool hidden_temp = false, Sync sync = Sync::durable);
+
+/// Gives a file's content piece by piece, in order, to write_file_atomically().
+using FileSink = std::function<void(std::string_view)>;
+
+/// As above, with the content produced piece by piece: `produce` calls its argument with each
+/// piece, in order, and each is written as it comes, so that a large file (rdmad.prom, 1.3 MB
+/// at 1,024 devices) needs no whole copy in memory. An exception from `produce` removes the
+/// temporary file and propagates; `path` is then unchanged.
+void write_file_atomically(const std::string& path,
+                           const std::function<void(const FileSink&)>& produce, mode_t mode = 0644,
                            bool hidden_temp = false, Sync sync = Sync::durable);
 
 } // namespace rdmad

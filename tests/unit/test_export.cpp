@@ -471,6 +471,37 @@ TEST_CASE("exports at 1,024 devices: NFD far below its 64 KiB limit, every label
                          1024 * (2 + 1 + 1 + 4 + 8 + 8 + 2 + 1 + 1));
 }
 
+TEST_CASE("rdmad.prom streamed at 1,024 devices: the pieces write() gives join into the whole "
+          "render, each about 64 KiB, none the whole file") {
+    HostState host_state;
+    for (int i = 0; i < 1024; ++i) {
+        auto d = device("mlx5_" + std::to_string(i), "mlx5_core", "mlx5", {roce_port()});
+        d.syspath += std::to_string(i);
+        host_state.devices[d.syspath] = d;
+    }
+    Inventory inv;
+    PrometheusRenderer renderer;
+    renderer.changed(inv.replace(host_state));
+    renderer.update(inv, facts());
+    std::vector<std::string> pieces;
+    renderer.write([&](std::string_view piece) { pieces.emplace_back(piece); });
+    std::string joined;
+    for (const auto& p : pieces)
+        joined += p;
+    const std::string whole = render_prometheus(inv.state(), facts());
+    CHECK(joined == whole);
+    // A piece goes out once it holds 64 KiB; one object's samples of one family (a few
+    // hundred bytes here) may run past that.
+    REQUIRE(pieces.size() >= whole.size() / (64 * 1024));
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        CHECK(pieces[i].size() < 64 * 1024 + 1024);
+        if (i + 1 < pieces.size())
+            CHECK(pieces[i].size() >= 64 * 1024);
+    }
+    // render() is update() and the joined pieces: nothing changed, the same bytes.
+    CHECK(renderer.render(inv, facts()) == whole);
+}
+
 TEST_CASE("rdmad.prom kept per object: a change renders only the objects it names, and the text "
           "equals a whole render after adds, changes, renames and removals") {
     Inventory inv;

@@ -5,6 +5,7 @@
 // when it settles, never when nothing changed, off without its directory, the NFD temporary
 // file a dot-file, and the files gone when the writer ends.
 #include "export/export_writer.hpp"
+#include "util/atomic_file.hpp"
 
 #include "temp_dir.hpp"
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <sys/stat.h>
 #include <systemd/sd-event.h>
 
@@ -145,4 +147,36 @@ TEST_CASE("export writer: a directory that does not exist turns its file off") {
     writer.changed(inv, inv.put_link(eth0("no")), "running", 0, true);
     loop.run_for(300'000);
     CHECK(std::filesystem::exists(dir.path / "absent" / "rdmad.prom"));
+}
+
+TEST_CASE("a file written piece by piece replaces the old one whole; a failure midway leaves the "
+          "old content and no temporary file") {
+    TempDir dir;
+    const auto path = dir.path / "rdmad.prom";
+    write_file_atomically(path.string(), "old\n", 0644, true, Sync::replace_only);
+    write_file_atomically(
+        path.string(),
+        [](const FileSink& put) {
+            put("# HELP a\n");
+            put("");
+            put("a 1\n");
+        },
+        0644, true, Sync::replace_only);
+    CHECK(slurp(path) == "# HELP a\na 1\n");
+
+    CHECK_THROWS_AS(write_file_atomically(
+                        path.string(),
+                        [](const FileSink& put) {
+                            put("half");
+                            throw std::runtime_error("the renderer failed");
+                        },
+                        0644, true, Sync::replace_only),
+                    std::runtime_error);
+    CHECK(slurp(path) == "# HELP a\na 1\n");
+    size_t entries = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path)) {
+        CHECK(e.path().filename() == "rdmad.prom");
+        ++entries;
+    }
+    CHECK(entries == 1);
 }
