@@ -151,8 +151,8 @@ void ExportWriter::write_pending() {
                 // Streamed from the kept samples: no whole copy of the text (1.3 MB at
                 // 1,024 devices) on top of them.
                 write_file_atomically(
-                    path, [&](const FileSink& put) { prometheus_.write(put); }, 0644, true,
-                    Sync::replace_only);
+                    path, [&](const FileSink& put) { prometheus_.write(*inventory_, put); }, 0644,
+                    true, Sync::replace_only);
                 prom_path_ = path;
                 prom_generation_ = prometheus_.generation();
             } catch (const std::system_error& e) {

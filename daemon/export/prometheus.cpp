@@ -529,12 +529,14 @@ void PrometheusRenderer::changed(const ChangeSet& changes) {
     }
     for (const auto& [key, _] : changes.ports_changed)
         stale_devices_.insert(key.first);
-    for (const auto* indexes : {&changes.links_added, &changes.links_removed})
-        stale_links_.insert(indexes->begin(), indexes->end());
+    // A netdev's samples are its Name and RdmaCapable (render_link()), rendered at each write.
+    if (!changes.links_added.empty() || !changes.links_removed.empty())
+        order_stale_ = text_changed_ = true;
     for (const auto& [index, properties] : changes.links_changed) {
-        stale_links_.insert(index);
         if (properties.count("Name"))
-            order_stale_ = true;
+            order_stale_ = text_changed_ = true;
+        if (properties.count("RdmaCapable"))
+            text_changed_ = true;
     }
 }
 
@@ -555,40 +557,18 @@ void PrometheusRenderer::render_device_entry(const std::string& id, const Invent
     ++objects_rendered_;
 }
 
-void PrometheusRenderer::render_link_entry(int32_t index, const Inventory& inventory) {
-    const LinkState* l = inventory.link(index);
-    if (!l) {
-        if (links_.erase(index))
-            order_stale_ = text_changed_ = true;
-        return;
-    }
-    auto [entry, fresh] = links_.try_emplace(index);
-    if (fresh)
-        order_stale_ = true;
-    PrometheusFragments next;
-    render_link(*l, next);
-    keep(entry->second, std::move(next));
-    ++objects_rendered_;
-}
-
 void PrometheusRenderer::update(const Inventory& inventory, const ManagerFacts& facts) {
     if (all_stale_) {
         all_stale_ = false;
         devices_.clear();
-        links_.clear();
         for (const auto& [syspath, d] : inventory.state().devices)
             render_device_entry(inventory.id_of(syspath), inventory);
-        for (const auto& [index, l] : inventory.state().links)
-            render_link_entry(index, inventory);
         order_stale_ = text_changed_ = true;
     } else {
         for (const std::string& id : stale_devices_)
             render_device_entry(id, inventory);
-        for (const int32_t index : stale_links_)
-            render_link_entry(index, inventory);
     }
     stale_devices_.clear();
-    stale_links_.clear();
     if (order_stale_) {
         order_stale_ = false;
         if (sort_order(inventory))
@@ -603,22 +583,43 @@ void PrometheusRenderer::update(const Inventory& inventory, const ManagerFacts& 
     }
 }
 
-void PrometheusRenderer::write(const std::function<void(std::string_view)>& out) const {
+std::vector<PrometheusFragments>
+PrometheusRenderer::render_links(const Inventory& inventory) const {
+    std::vector<PrometheusFragments> links;
+    links.reserve(link_order_.size());
+    for (const int32_t index : link_order_)
+        if (const LinkState* l = inventory.link(index))
+            render_link(*l, links.emplace_back());
+    return links;
+}
+
+std::vector<const PrometheusFragments*>
+PrometheusRenderer::objects(const std::vector<PrometheusFragments>& links) const {
+    std::vector<const PrometheusFragments*> all;
+    all.reserve(order_.size() + links.size());
+    all.insert(all.end(), order_.begin(), order_.end());
+    for (const PrometheusFragments& l : links)
+        all.push_back(&l);
+    return all;
+}
+
+void PrometheusRenderer::write(const Inventory& inventory,
+                               const std::function<void(std::string_view)>& out) const {
+    const std::vector<PrometheusFragments> links = render_links(inventory);
     std::string piece;
     piece.reserve(kFlushBytes + 4096);
-    assemble_prometheus(manager_, order_, piece, &out);
+    assemble_prometheus(manager_, objects(links), piece, &out);
 }
 
 std::string PrometheusRenderer::render(const Inventory& inventory, const ManagerFacts& facts) {
     update(inventory, facts);
-    return assemble_prometheus(manager_, order_);
+    return assemble_prometheus(manager_, objects(render_links(inventory)));
 }
 
 bool PrometheusRenderer::sort_order(const Inventory& inventory) {
     struct Keyed {
         const std::string* name;
-        const std::string* syspath; ///< devices; null for netdevs
-        int32_t index;              ///< netdevs
+        const std::string* syspath;
         const PrometheusFragments* text;
     };
     std::vector<Keyed> devices;
@@ -626,27 +627,30 @@ bool PrometheusRenderer::sort_order(const Inventory& inventory) {
     for (const auto& [id, text] : devices_) {
         const std::string& syspath = inventory.syspath_of(id);
         if (const DeviceState* d = inventory.device(syspath))
-            devices.push_back({&d->name, &syspath, 0, &text});
+            devices.push_back({&d->name, &syspath, &text});
     }
     std::sort(devices.begin(), devices.end(), [](const Keyed& a, const Keyed& b) {
         return std::tie(*a.name, *a.syspath) < std::tie(*b.name, *b.syspath);
     });
-    std::vector<Keyed> links;
-    links.reserve(links_.size());
-    for (const auto& [index, text] : links_)
-        if (const LinkState* l = inventory.link(index))
-            links.push_back({&l->name, nullptr, index, &text});
-    std::sort(links.begin(), links.end(), [](const Keyed& a, const Keyed& b) {
-        return std::tie(*a.name, a.index) < std::tie(*b.name, b.index);
+    std::vector<const LinkState*> links;
+    links.reserve(inventory.state().links.size());
+    for (const auto& [index, l] : inventory.state().links)
+        links.push_back(&l);
+    std::sort(links.begin(), links.end(), [](const LinkState* a, const LinkState* b) {
+        return std::tie(a->name, a->index) < std::tie(b->name, b->index);
     });
     std::vector<const PrometheusFragments*> order;
-    order.reserve(devices.size() + links.size());
-    for (const auto* keyed : {&devices, &links})
-        for (const Keyed& k : *keyed)
-            order.push_back(k.text);
-    if (order == order_)
+    order.reserve(devices.size());
+    for (const Keyed& k : devices)
+        order.push_back(k.text);
+    std::vector<int32_t> link_order;
+    link_order.reserve(links.size());
+    for (const LinkState* l : links)
+        link_order.push_back(l->index);
+    if (order == order_ && link_order == link_order_)
         return false;
     order_ = std::move(order);
+    link_order_ = std::move(link_order);
     return true;
 }
 

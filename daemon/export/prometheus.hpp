@@ -94,19 +94,20 @@ class PrometheusRenderer {
     void changed(const ChangeSet& changes);
     /// Render every object again at the next update() (start-up, a lost change set).
     void invalidate() { all_stale_ = true; }
-    /// Bring the kept samples up to `inventory` and `facts`: the objects changed() named are
+    /// Bring the kept samples up to `inventory` and `facts`: the devices changed() named are
     /// rendered again, the order and generation() follow. Then write() gives the file.
     void update(const Inventory& inventory, const ManagerFacts& facts);
-    /// The whole rdmad.prom as of the last update(), in pieces of about 64 KiB, in order: the
-    /// export writer streams it to the file, so the text (1.3 MB at 1,024 devices) is never
-    /// whole in memory.
-    void write(const std::function<void(std::string_view)>& out) const;
+    /// The whole rdmad.prom as of the last update() (`inventory` the one given there), in
+    /// pieces of about 64 KiB, in order: the export writer streams it to the file, so the text
+    /// (1.3 MB at 1,024 devices) is never whole in memory. The netdevs' samples are rendered
+    /// here from `inventory`, not kept.
+    void write(const Inventory& inventory, const std::function<void(std::string_view)>& out) const;
     /// update(), then the whole rdmad.prom as one text (what write() gives, joined).
     std::string render(const Inventory& inventory, const ManagerFacts& facts);
     /// Counts the texts update() made that differ from the one before (the first counts): a
     /// writer that keeps the generation it wrote needs no copy of the text to compare.
     uint64_t generation() const { return generation_; }
-    /// Objects rendered since construction (devices and netdevs; for tests and benchmarks).
+    /// Devices rendered into kept samples since construction (for tests and benchmarks).
     uint64_t objects_rendered() const { return objects_rendered_; }
 
   private:
@@ -114,24 +115,30 @@ class PrometheusRenderer {
     // sorted again from the Inventory when an object came, went or was renamed (a change set
     // naming its Name): a copy of every syspath and name was 0.17 MB at 1,024 devices.
     void render_device_entry(const std::string& id, const Inventory& inventory);
-    void render_link_entry(int32_t index, const Inventory& inventory);
-    /// order_ from the Inventory's names; true when it changed.
+    /// order_ and link_order_ from the Inventory's names; true when either changed.
     bool sort_order(const Inventory& inventory);
+    /// The netdevs' samples in link_order_, rendered from `inventory`.
+    std::vector<PrometheusFragments> render_links(const Inventory& inventory) const;
+    /// order_, then `links`: every object of the file in its order.
+    std::vector<const PrometheusFragments*>
+    objects(const std::vector<PrometheusFragments>& links) const;
 
     bool all_stale_ = true;
     bool order_stale_ = true;
     std::set<std::string> stale_devices_;                ///< Inventory ids
-    std::set<int32_t> stale_links_;                      ///< ifindexes
     std::map<std::string, PrometheusFragments> devices_; ///< by Inventory id
-    std::map<int32_t, PrometheusFragments> links_;       ///< by ifindex
-    std::vector<const PrometheusFragments*> order_;      ///< devices by name, then netdevs by name
+    std::vector<const PrometheusFragments*> order_;      ///< devices by name
+    /// Netdevs (ifindexes) by name. A netdev's samples (one family, four lines: its name and
+    /// RdmaCapable) are rendered at each write() instead of kept: kept, they were 0.35 MB at
+    /// 1,024 netdevs. What changes them is known from the change set's property names.
+    std::vector<int32_t> link_order_;
     /// Put `next` into `slot`, noting whether that changes the text.
     void keep(PrometheusFragments& slot, PrometheusFragments&& next);
 
     PrometheusFragments manager_;
     uint64_t objects_rendered_ = 0;
     uint64_t generation_ = 0;
-    bool text_changed_ = true; ///< since the last update(): a fragment, or the order
+    bool text_changed_ = true; ///< since the last update(): a fragment, a netdev, or the order
 };
 
 /// A label value in the exposition format: backslash, double quote and line feed escaped.

@@ -484,7 +484,7 @@ TEST_CASE("rdmad.prom streamed at 1,024 devices: the pieces write() gives join i
     renderer.changed(inv.replace(host_state));
     renderer.update(inv, facts());
     std::vector<std::string> pieces;
-    renderer.write([&](std::string_view piece) { pieces.emplace_back(piece); });
+    renderer.write(inv, [&](std::string_view piece) { pieces.emplace_back(piece); });
     std::string joined;
     for (const auto& p : pieces)
         joined += p;
@@ -509,7 +509,7 @@ TEST_CASE("rdmad.prom kept per object: a change renders only the objects it name
     PrometheusRenderer renderer;
     renderer.changed(all);
     CHECK(renderer.render(inv, facts()) == render_prometheus(inv.state(), facts()));
-    CHECK(renderer.objects_rendered() == 5); // 3 devices, 2 netdevs: the first render is whole
+    CHECK(renderer.objects_rendered() == 3); // 3 devices: the first render is whole
 
     // One port of one device changes: that device alone is rendered again.
     DeviceState mlx5 = *inv.device_named("mlx5_0");
@@ -521,7 +521,7 @@ TEST_CASE("rdmad.prom kept per object: a change renders only the objects it name
     CHECK(has_line(after_port, "rdmad_port_in_sync{device=\"mlx5_0\",port=\"1\"} 1"));
     CHECK(has_line(after_port,
                    "rdmad_port_pfc_no_drop{device=\"mlx5_0\",port=\"1\",priority=\"4\"} 1"));
-    CHECK(renderer.objects_rendered() == 6);
+    CHECK(renderer.objects_rendered() == 4);
 
     // Nothing changed: nothing rendered, the same bytes, the same generation; a change of a
     // property rdmad.prom does not carry renders the device again and keeps the generation.
@@ -531,14 +531,14 @@ TEST_CASE("rdmad.prom kept per object: a change renders only the objects it name
     mlx5.firmware_version = "16.99.9999";
     renderer.changed(inv.put_device(mlx5));
     CHECK(renderer.render(inv, facts()) == after_port);
-    CHECK(renderer.objects_rendered() == 7);
+    CHECK(renderer.objects_rendered() == 5);
     CHECK(renderer.generation() == generation);
 
     // The Manager's facts are always new.
     ManagerFacts degraded = facts();
     degraded.state = "degraded";
     CHECK(renderer.render(inv, degraded) == render_prometheus(inv.state(), degraded));
-    CHECK(renderer.objects_rendered() == 7);
+    CHECK(renderer.objects_rendered() == 5);
     CHECK(renderer.generation() == generation + 1);
 
     // A rename moves the device in the name order (mlx5_1 -> mlx5_9 sorts after mlx5_0,
@@ -560,8 +560,44 @@ TEST_CASE("rdmad.prom kept per object: a change renders only the objects it name
     CHECK(after.find("device=\"lo\"") == std::string::npos);
     CHECK(after.find("device=\"mlx5_0\"") < after.find("device=\"mlx5_9\""));
     CHECK(has_line(after, "rdmad_netdev_rdma_capable{device=\"ib0\",state=\"yes\"} 1"));
-    // mlx5_9 and ib0 rendered; mlx4_0 and lo only dropped.
-    CHECK(renderer.objects_rendered() == 9);
+    // mlx5_9 rendered; mlx4_0 only dropped; netdevs are rendered at each write, not kept.
+    CHECK(renderer.objects_rendered() == 6);
+}
+
+TEST_CASE("rdmad.prom: a netdev's RdmaCapable or Name makes a new text, its other properties do "
+          "not and render no device") {
+    Inventory inv;
+    PrometheusRenderer renderer;
+    renderer.changed(inv.replace(host()));
+    renderer.update(inv, facts());
+    const uint64_t first = renderer.generation();
+    const uint64_t devices = renderer.objects_rendered();
+
+    LinkState eth = *inv.link(4);
+    eth.mtu = 9000;
+    eth.operstate = "down";
+    renderer.changed(inv.put_link(eth));
+    CHECK(renderer.render(inv, facts()) == render_prometheus(inv.state(), facts()));
+    CHECK(renderer.generation() == first);
+    CHECK(renderer.objects_rendered() == devices);
+
+    eth.rdma_capable = "module-not-loaded";
+    renderer.changed(inv.put_link(eth));
+    const std::string capable = renderer.render(inv, facts());
+    CHECK(renderer.generation() == first + 1);
+    CHECK(capable == render_prometheus(inv.state(), facts()));
+    CHECK(has_line(
+        capable,
+        "rdmad_netdev_rdma_capable{device=\"enp1s0f0np0\",state=\"module-not-loaded\"} 1"));
+
+    // Renamed after lo: the netdevs' order changes with the name.
+    eth.name = "zz0";
+    renderer.changed(inv.put_link(eth));
+    const std::string renamed = renderer.render(inv, facts());
+    CHECK(renderer.generation() == first + 2);
+    CHECK(renamed == render_prometheus(inv.state(), facts()));
+    CHECK(renamed.find("device=\"lo\"") < renamed.find("device=\"zz0\""));
+    CHECK(renamed.find("rdmad_netdev_rdma_capable{device=\"enp1s0f0np0\"") == std::string::npos);
 }
 
 TEST_CASE("rdmad.prom kept per object equals a whole render after every step of 300 random "
