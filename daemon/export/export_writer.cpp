@@ -160,7 +160,8 @@ void ExportWriter::write_pending() {
             }
         }
     }
-    // Objects rendered again went back to malloc: give their pages back too.
+    // The netdevs' samples and the devices rendered again went back to malloc: give their
+    // pages back too.
     malloc_trim(0);
     if (nfd_on) {
         const std::string path = config.nfd_dir + "/" + nfd_file;
