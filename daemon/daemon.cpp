@@ -324,6 +324,7 @@ ChangeList Daemon::publish(ScanChanges changes) {
     bus_->set_rdma_netns(inventory_.state().rdma_netns);
     bus_->set_problems(manager_problems());
     bus_->set_loaded_modules(reconciler_->loaded_modules());
+    bus_->set_install_providers_mode(install_providers_name(installs_->mode()));
     if (bus_->state() != "starting")
         bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
     notify_status(cs);

@@ -223,6 +223,7 @@ TEST_CASE("packagekit: ask installs nothing until an authorized InstallProviders
     CHECK(has_code(d, "provider-missing"));
     CHECK_FALSE(has_code(d, "provider-installing"));
     CHECK(r.installs().empty());
+    CHECK(r.client->describe()["InstallProvidersMode"] == "ask");
 
     // polkit does not allow org.rdmad1.install-providers: AccessDenied, nothing installed.
     RunResult res = r.install_providers();
@@ -264,6 +265,8 @@ TEST_CASE("packagekit: ask installs nothing until an authorized InstallProviders
 TEST_CASE("packagekit: install_providers = never refuses InstallProviders", "[packagekit]") {
     PkRig r("[daemon]\ninstall_providers = \"never\"\nprovider_package = \"libawesome\"\n", "dummy",
             {kInstallAction, "org.rdmad1.install-providers"});
+    // What rdmad-notify reads before it offers the action (Manager.InstallProvidersMode).
+    CHECK(r.client->describe()["InstallProvidersMode"] == "never");
     RunResult res = r.install_providers();
     INFO(res.out << res.err);
     CHECK(res.status != 0);
