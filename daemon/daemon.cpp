@@ -210,7 +210,7 @@ Daemon::Daemon(DaemonOptions options)
     };
     reconciler_ = std::make_unique<Reconciler>(std::move(reconcile), dcb_.get());
     bus_ = std::make_unique<Bus>(event, *this);
-    packagekit_ = std::make_unique<packagekit::Client>(event);
+    packagekit_ = std::make_unique<packagekit::Client>(event, options_.packagekit_timeout_usec);
     installs_ =
         std::make_unique<ProviderInstalls>(*packagekit_, [this](const std::string& package) {
             // Read the devices that need `package` again: their provider is probed anew, and
