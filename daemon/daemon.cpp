@@ -210,7 +210,7 @@ Daemon::Daemon(DaemonOptions options)
     };
     reconciler_ = std::make_unique<Reconciler>(std::move(reconcile), dcb_.get());
     bus_ = std::make_unique<Bus>(event, *this);
-    packagekit_ = std::make_unique<packagekit::Client>(event);
+    packagekit_ = std::make_unique<packagekit::Client>(event, options_.packagekit_timeout_usec);
     installs_ =
         std::make_unique<ProviderInstalls>(*packagekit_, [this](const std::string& package) {
             // Read the devices that need `package` again: their provider is probed anew, and
@@ -324,6 +324,7 @@ ChangeList Daemon::publish(ScanChanges changes) {
     bus_->set_rdma_netns(inventory_.state().rdma_netns);
     bus_->set_problems(manager_problems());
     bus_->set_loaded_modules(reconciler_->loaded_modules());
+    bus_->set_install_providers_mode(install_providers_name(installs_->mode()));
     if (bus_->state() != "starting")
         bus_->set_state(reconciler_->config_error() ? "degraded" : "running");
     notify_status(cs);

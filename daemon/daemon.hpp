@@ -34,6 +34,8 @@ struct DaemonOptions {
     ReconcilerOptions reconcile;
     CoalescerTiming coalesce;      ///< when changes get their pass (sources/coalescer.hpp)
     uint64_t retry_usec = 100'000; ///< wait before re-reading an incomplete device
+    /// How long a provider install through PackageKit may take (`--packagekit-timeout`).
+    uint64_t packagekit_timeout_usec = 30ull * 60 * 1'000'000;
 };
 
 class Daemon final : public Controller {

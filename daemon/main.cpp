@@ -41,6 +41,9 @@ void usage(FILE* out) {
                  "(default /lib/modules/$(uname -r))\n"
                  "      --modules-load-dir=DIR   where rdmad writes rdmad.conf "
                  "(default /etc/modules-load.d)\n"
+                 "      --packagekit-timeout=SECONDS  how long a provider install may take "
+                 "before rdmad\n"
+                 "                               cancels it (default 1800)\n"
                  "\nEnvironment: CONFIGURATION_DIRECTORY (default /etc/rdmad), STATE_DIRECTORY "
                  "(default /var/lib/rdmad).\n",
                  RDMAD_VERBS_CONFIG_DIR, RDMAD_VERBS_PROVIDER_DIR, RDMAD_VERBS_PROVIDER_ABI);
@@ -77,7 +80,8 @@ int main(int argc, char** argv) {
         OPT_LEGACY,
         OPT_MODPROBE,
         OPT_MODULE_DIR,
-        OPT_MODULES_LOAD
+        OPT_MODULES_LOAD,
+        OPT_PACKAGEKIT_TIMEOUT
     };
     static const struct option options[] = {
         {"help", no_argument, nullptr, 'h'},
@@ -91,6 +95,7 @@ int main(int argc, char** argv) {
         {"modprobe-dir", required_argument, nullptr, OPT_MODPROBE},
         {"module-dir", required_argument, nullptr, OPT_MODULE_DIR},
         {"modules-load-dir", required_argument, nullptr, OPT_MODULES_LOAD},
+        {"packagekit-timeout", required_argument, nullptr, OPT_PACKAGEKIT_TIMEOUT},
         {nullptr, 0, nullptr, 0},
     };
     rdmad::DaemonOptions opts;
@@ -150,6 +155,20 @@ int main(int argc, char** argv) {
                 return 2;
             opts.reconcile.modules_load_dir = optarg;
             break;
+        case OPT_PACKAGEKIT_TIMEOUT: {
+            unsigned seconds = 0;
+            const char* end = optarg + std::strlen(optarg);
+            auto [p, ec] = std::from_chars(optarg, end, seconds);
+            if (ec != std::errc() || p != end || seconds == 0 || seconds > 86400) {
+                std::fprintf(stderr,
+                             "rdmad: --packagekit-timeout takes seconds from 1 to 86400, not "
+                             "'%s'\n",
+                             optarg);
+                return 2;
+            }
+            opts.packagekit_timeout_usec = uint64_t{seconds} * 1'000'000;
+            break;
+        }
         default:
             usage(stderr);
             return 2;

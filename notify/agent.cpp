@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "agent.hpp"
 
+#include "install_call.hpp"
 #include "objects.hpp"
 #include "org.freedesktop.Notifications.proxy.h"
 #include "org.rdmad1.Device.proxy.h"
@@ -19,6 +20,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <poll.h>
@@ -75,13 +78,20 @@ constexpr std::chrono::seconds kNotifyTimeout{2};
 // bench/README.md); one that takes longer is reported and retried when rdmad restarts.
 constexpr std::chrono::seconds kReadTimeout{60};
 
+// How long Manager.InstallProviders() may take: rdmad answers once polkit has, and polkit's
+// agent waits for the user to type a password (auth_admin_keep).
+constexpr std::chrono::minutes kInstallTimeout{5};
+
 // The notification server on the session bus, through the proxy generated from
 // notify/org.freedesktop.Notifications.xml. Every call is asynchronous: the replies arrive in
 // the agent's loop (processPendingRequest of the session bus).
 class Poster : public sdbus::ProxyInterfaces<org::freedesktop::Notifications_proxy> {
   public:
-    explicit Poster(sdbus::IConnection& session)
-        : ProxyInterfaces(session, kNotificationsName, kNotificationsPath) {
+    /// `install(id, key)` is called when the user invoked the install action of notification
+    /// `id` (about `key`) that this agent posted.
+    Poster(sdbus::IConnection& session, std::function<void(uint32_t, const std::string&)> install)
+        : ProxyInterfaces(session, kNotificationsName, kNotificationsPath),
+          install_(std::move(install)) {
         registerProxy();
     }
     ~Poster() { unregisterProxy(); }
@@ -91,13 +101,28 @@ class Poster : public sdbus::ProxyInterfaces<org::freedesktop::Notifications_pro
     /// for the answer with the others. A server that is missing, fails or does not answer
     /// within kNotifyTimeout is reported on stderr; the notification is then lost (it is not
     /// news later).
-    void post(const Notification& n) {
+    void post(const Notification& n) { post(n, std::nullopt); }
+
+    /// Posts `n` in place of notification `id` (replaces_id), whatever ids_ says: the outcome
+    /// of an action replaces the notification clicked even when the server closed it on the
+    /// click (then the server makes a new one).
+    void post(const Notification& n, std::optional<uint32_t> replaces) {
         if (markup_) {
-            send(n);
+            send(n, replaces);
             return;
         }
-        waiting_.push_back(n);
+        waiting_.push_back({n, replaces});
         ask_capabilities();
+    }
+
+    /// ActionInvoked(id, action) came from `sender` (a unique name). Only the server that
+    /// returned `id` for a notification offering the action is heard: another connection may
+    /// send the signal too (any peer on the session bus can emit it, or send it to us alone).
+    void action_invoked(const std::string& sender, uint32_t id, const std::string& action) {
+        auto it = offers_.find(id);
+        if (action != kInstallAction || it == offers_.end() || it->second.server != sender)
+            return;
+        install_(id, it->second.key);
     }
 
     /// org.freedesktop.Notifications has a new owner (`owner`, "" for none): what the old
@@ -105,8 +130,10 @@ class Poster : public sdbus::ProxyInterfaces<org::freedesktop::Notifications_pro
     void server_changed(const std::string& owner) {
         ++generation_;
         markup_.reset();
+        actions_ = false;
         asking_ = false;
         ids_.clear();
+        offers_.clear();
         if (!owner.empty() && !waiting_.empty())
             ask_capabilities();
     }
@@ -129,23 +156,33 @@ class Poster : public sdbus::ProxyInterfaces<org::freedesktop::Notifications_pro
                 auto waiting = std::move(waiting_);
                 waiting_.clear();
                 if (error) {
-                    for (const auto& n : waiting)
-                        warn(fmt::format("cannot post \"{}\": GetCapabilities: {}: {}", n.summary,
+                    for (const auto& w : waiting)
+                        warn(fmt::format("cannot post \"{}\": GetCapabilities: {}: {}", w.n.summary,
                                          error->getName(), error->getMessage()));
                     return;
                 }
                 markup_ = std::find(caps.begin(), caps.end(), "body-markup") != caps.end();
-                for (const auto& n : waiting)
-                    send(n);
+                // Desktop Notifications Specification 1.2, "GetCapabilities": "actions" — the
+                // server will provide the specified actions to the user. Without it a server
+                // may not show them: no notification then offers one.
+                actions_ = std::find(caps.begin(), caps.end(), "actions") != caps.end();
+                for (const auto& w : waiting)
+                    send(w.n, w.replaces);
             });
     }
 
-    void send(const Notification& n) {
+    void send(const Notification& n, std::optional<uint32_t> replaces) {
         std::map<std::string, sdbus::Variant> hints{
             {"urgency", sdbus::Variant(n.urgency)},
             {"category", sdbus::Variant(n.category)},
             {"desktop-entry", sdbus::Variant(std::string(kDesktopEntry))},
         };
+        // Desktop Notifications Specification 1.2, "Notify": actions are a list of pairs,
+        // action identifier then the label shown; ActionInvoked returns the identifier.
+        std::vector<std::string> actions;
+        if (actions_ && !n.install.empty())
+            actions = {kInstallAction, "Install " + n.install};
+        const bool offering = !actions.empty();
         const uint64_t generation = generation_;
         // The summary is plain text for every server (Desktop Notifications Specification 1.2,
         // "Notify": summary); only the body may carry markup, so only the body is escaped.
@@ -153,32 +190,57 @@ class Poster : public sdbus::ProxyInterfaces<org::freedesktop::Notifications_pro
             .callMethodAsync("Notify")
             .onInterface(INTERFACE_NAME)
             .withTimeout(kNotifyTimeout)
-            .withArguments(std::string(kAppName), ids_.replaces(n.key), n.icon, n.summary,
-                           *markup_ ? escape_markup(n.body) : n.body, std::vector<std::string>{},
-                           hints, int32_t{-1})
-            .uponReplyInvoke([this, generation, key = n.key,
-                              summary = n.summary](const sdbus::Error* error, uint32_t id) {
-                if (error)
+            .withArguments(std::string(kAppName), replaces.value_or(ids_.replaces(n.key)), n.icon,
+                           n.summary, *markup_ ? escape_markup(n.body) : n.body, actions, hints,
+                           int32_t{-1})
+            .uponReplyInvoke([this, generation, key = n.key, summary = n.summary,
+                              offering](const sdbus::Error* error, uint32_t id) {
+                if (error) {
                     warn(fmt::format("cannot post \"{}\": {}: {}", summary, error->getName(),
                                      error->getMessage()));
-                else if (generation == generation_)
-                    ids_.posted(key, id);
+                    return;
+                }
+                if (generation != generation_)
+                    return;
+                ids_.posted(key, id);
+                // The server that gave the id: the one whose ActionInvoked for it counts.
+                const sdbus::Message* reply = getProxy().getCurrentlyProcessedMessage();
+                if (offering && reply)
+                    offers_[id] = {key, reply->getSender()};
+                else
+                    offers_.erase(id); // replaced by one without the action
             });
     }
 
-    void onNotificationClosed(const uint32_t& id, const uint32_t&) override { ids_.closed(id); }
+    void onNotificationClosed(const uint32_t& id, const uint32_t&) override {
+        ids_.closed(id);
+        offers_.erase(id);
+    }
 
+    struct Waiting {
+        Notification n;
+        std::optional<uint32_t> replaces;
+    };
+    struct Offer {
+        std::string key;    // the notification's Notification::key
+        std::string server; // the unique name of the server that returned its id
+    };
+
+    std::function<void(uint32_t, const std::string&)> install_;
     ReplaceIds ids_;
+    std::map<uint32_t, Offer> offers_; // by id: the notifications now offering the action
     std::optional<bool> markup_; // of the server now; unset until it answered GetCapabilities
+    bool actions_ = false;       // the server now has the "actions" capability
     bool asking_ = false;        // a GetCapabilities call is out
-    std::vector<Notification> waiting_; // for the answer of GetCapabilities
+    std::vector<Waiting> waiting_;      // for the answer of GetCapabilities
     uint64_t generation_ = 0;           // counts the owners of org.freedesktop.Notifications
 };
 
 class Agent {
   public:
     Agent(sdbus::IConnection& system, sdbus::IConnection& session, const AgentOptions& options)
-        : system_(system), session_(session), poster_(session),
+        : system_(system), session_(session),
+          poster_(session, [this](uint32_t id, const std::string& key) { install(id, key); }),
           window_(options.quiet, options.longest) {}
 
     int run();
@@ -199,6 +261,12 @@ class Agent {
     void on_properties_changed(sdbus::Message& m);
     void on_name_owner_changed(sdbus::Message& m);
     void on_server_owner_changed(sdbus::Message& m);
+    void on_action_invoked(sdbus::Message& m);
+    /// The install action of notification `id` (about `key`) was invoked: calls
+    /// Manager.InstallProviders() unless a call is out already.
+    void install(uint32_t id, const std::string& key);
+    /// The call ended: its outcome replaces the notification clicked.
+    void installed(const InstallCall::Outcome& outcome);
 
     sdbus::IConnection& system_;
     sdbus::IConnection& session_;
@@ -210,7 +278,28 @@ class Agent {
     std::unique_ptr<sdbus::IProxy> rdmad_; // /org/rdmad1, for GetManagedObjects
     uint64_t reads_ = 0; // counts the reads asked; only the reply of the last one is used
     std::vector<sdbus::Slot> slots_;
+    std::unique_ptr<InstallCall> install_; // while Manager.InstallProviders() is out
+    uint32_t install_id_ = 0;              // the notification clicked, and its key
+    std::string install_key_;
 };
+
+void Agent::install(uint32_t id, const std::string& key) {
+    if (install_)
+        return; // one call per click: this click came while the last one is out
+    install_id_ = id;
+    install_key_ = key;
+    try {
+        install_ = std::make_unique<InstallCall>(kInstallTimeout);
+    } catch (const std::runtime_error& e) {
+        installed({{}, "org.freedesktop.DBus.Error.Disconnected", e.what()});
+    }
+}
+
+void Agent::installed(const InstallCall::Outcome& outcome) {
+    poster_.post(
+        install_outcome(install_key_, outcome.packages, outcome.error_name, outcome.error_message),
+        install_id_);
+}
 
 void Agent::resync() {
     resync_pending_ = false;
@@ -266,6 +355,7 @@ void Agent::read_manager(uint64_t read, Snapshot snapshot) {
                 Snapshot whole = snapshot; // sdbus-c++ calls this handler as const
                 if (auto problems = problems_from(props))
                     whole.manager_problems = std::move(*problems);
+                whole.install_providers_mode = install_mode_from(props).value_or("");
                 on_snapshot(std::move(whole));
             } catch (const sdbus::Error& e) {
                 warn(fmt::format("cannot read rdmad's Manager: {}: {}", e.getName(),
@@ -330,6 +420,13 @@ void Agent::on_properties_changed(sdbus::Message& m) {
         if (auto it = props.find("Name");
             it != props.end() && it->second.containsValueOfType<std::string>())
             tracker_->device_name(path, it->second.get<std::string>());
+        if (auto dev = tracker_->state().devices.find(path);
+            dev != tracker_->state().devices.end()) {
+            bool installed = dev->second.provider_installed;
+            std::string package = dev->second.provider_package;
+            if (update_provider(props, installed, package))
+                tracker_->device_provider(path, installed, package);
+        }
         if (auto problems = problems_from(props))
             tracker_->device_problems(path, std::move(*problems));
         if (auto origin = origin_from(props))
@@ -337,6 +434,8 @@ void Agent::on_properties_changed(sdbus::Message& m) {
     } else if (iface == org::rdmad1::Manager_proxy::INTERFACE_NAME) {
         if (auto problems = problems_from(props))
             tracker_->manager_problems(std::move(*problems));
+        if (auto mode = install_mode_from(props))
+            tracker_->install_providers_mode(*mode);
     }
     changed();
 }
@@ -390,6 +489,21 @@ void Agent::subscribe() {
                     "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='{}'",
                     kNotificationsName),
         guarded(&Agent::on_server_owner_changed)));
+    // A click on an action (Desktop Notifications Specification 1.2, "ActionInvoked": id,
+    // action_key). Matched without a sender: the well-known name would leave the check to the
+    // bus daemon for broadcasts only, and a signal sent to us by unique name passes any match;
+    // Poster::action_invoked() checks the sender against the server that gave the id.
+    slots_.push_back(session_.addMatch(
+        fmt::format("type='signal',path='{}',interface='{}',member='ActionInvoked'",
+                    kNotificationsPath, kNotificationsName),
+        guarded(&Agent::on_action_invoked)));
+}
+
+void Agent::on_action_invoked(sdbus::Message& m) {
+    uint32_t id = 0;
+    std::string action;
+    m >> id >> action;
+    poster_.action_invoked(m.getSender(), id, action);
 }
 
 int Agent::run() {
@@ -401,6 +515,12 @@ int Agent::run() {
         while (system_.processPendingRequest()) {
         }
         while (session_.processPendingRequest()) {
+        }
+        if (install_) {
+            if (auto outcome = install_->process()) {
+                install_.reset();
+                installed(*outcome);
+            }
         }
         if (resync_pending_)
             resync();
@@ -422,8 +542,13 @@ int Agent::run() {
                 std::chrono::ceil<std::chrono::milliseconds>(*deadline - Window::Clock::now());
             shorter(static_cast<int>(std::max<int64_t>(0, left.count())));
         }
-        pollfd fds[3] = {{sys.fd, sys.events, 0}, {ses.fd, ses.events, 0}, {stop.fd(), POLLIN, 0}};
-        if (poll(fds, 3, timeout) < 0) {
+        pollfd fds[4] = {{sys.fd, sys.events, 0}, {ses.fd, ses.events, 0}, {stop.fd(), POLLIN, 0}};
+        nfds_t nfds = 3;
+        if (install_) {
+            fds[nfds++] = install_->poll_fd();
+            shorter(install_->poll_timeout_ms());
+        }
+        if (poll(fds, nfds, timeout) < 0) {
             if (errno == EINTR)
                 continue;
             throw std::runtime_error(fmt::format("poll failed: {}", std::strerror(errno)));

@@ -70,6 +70,16 @@ bool update_port_settings(const Properties& props, PortSettings& s) {
     return found;
 }
 
+bool update_provider(const Properties& props, bool& installed, std::string& package) {
+    bool found = take(props, "ProviderInstalled", installed);
+    found |= take(props, "ProviderPackage", package);
+    return found;
+}
+
+std::optional<std::string> install_mode_from(const Properties& props) {
+    return get<std::string>(props, "InstallProvidersMode");
+}
+
 std::optional<std::map<std::string, std::string>> origin_from(const Properties& props) {
     auto v = get<OriginValue>(props, "DesiredOrigin");
     if (!v)
@@ -103,6 +113,7 @@ DeviceState device_from(const Properties& props) {
     d.pci_address = get<std::string>(props, "PCIAddress").value_or("");
     d.problems = problems_from(props).value_or(std::vector<Problem>{});
     d.origin = origin_from(props).value_or(std::map<std::string, std::string>{});
+    update_provider(props, d.provider_installed, d.provider_package);
     return d;
 }
 
@@ -125,8 +136,10 @@ Snapshot snapshot_from(const ManagedObjects& objects) {
                 s.devices[path] = device_from(props);
             else if (iface == org::rdmad1::Port_proxy::INTERFACE_NAME)
                 s.ports[path] = port_from(path, props);
-            else if (iface == org::rdmad1::Manager_proxy::INTERFACE_NAME)
+            else if (iface == org::rdmad1::Manager_proxy::INTERFACE_NAME) {
                 s.manager_problems = problems_from(props).value_or(std::vector<Problem>{});
+                s.install_providers_mode = install_mode_from(props).value_or("");
+            }
         }
     }
     return s;

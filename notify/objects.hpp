@@ -20,8 +20,8 @@ using api::Interfaces;
 using api::ManagedObjects;
 using api::Properties;
 
-/// org.rdmad1.Device's properties: Name, PCIAddress, and Problems or ProblemDetails (the
-/// latter when both are there: it has the remedies).
+/// org.rdmad1.Device's properties: Name, PCIAddress, ProviderInstalled, ProviderPackage, and
+/// Problems or ProblemDetails (the latter when both are there: it has the remedies).
 DeviceState device_from(const Properties& props);
 /// org.rdmad1.Port's properties: Number, State. `path` is the port's object path; its device
 /// is the path before "/port/" (org.rdmad1(5), OBJECT PATHS).
@@ -36,6 +36,12 @@ bool update_port_settings(const Properties& props, PortSettings& settings);
 /// Device.DesiredOrigin (a(ss)) of `props` as key -> origin; nullopt when it is not there with
 /// its declared type (an rdmad older than 0.3).
 std::optional<std::map<std::string, std::string>> origin_from(const Properties& props);
+/// Takes Device.ProviderInstalled and Device.ProviderPackage found in `props` into `installed`
+/// and `package`, leaving the others as they are; whether `props` had one.
+bool update_provider(const Properties& props, bool& installed, std::string& package);
+/// Manager.InstallProvidersMode of `props`; nullopt when it is not there as a string (an
+/// rdmad without it: no notification then offers to install).
+std::optional<std::string> install_mode_from(const Properties& props);
 /// Everything GetManagedObjects on /org/rdmad1 returned.
 Snapshot snapshot_from(const ManagedObjects& objects);
 

@@ -76,7 +76,20 @@ struct NewProblem {
     std::string key;
     std::string where; // "mlx5_0", "mlx5_0 port 1", "rdmad"
     Problem problem;
+    std::string install = {}; // package_to_offer() of its device, for provider-missing
 };
+
+// "a, b": the packages of `packages` that are not "", each once, sorted (the label of one
+// action that installs them all).
+std::string packages_text(std::vector<std::string> packages) {
+    std::erase(packages, std::string());
+    std::sort(packages.begin(), packages.end());
+    packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
+    std::string out;
+    for (const auto& p : packages)
+        out += (out.empty() ? "" : ", ") + p;
+    return out;
+}
 
 // "3,4"; "none" when empty.
 std::string priorities_text(std::vector<uint8_t> list) {
@@ -186,6 +199,39 @@ std::vector<Drift> drifts(const PortSettings& s) {
     return out;
 }
 
+std::string package_to_offer(const DeviceState& d, const std::string& mode) {
+    const bool missing = std::any_of(d.problems.begin(), d.problems.end(),
+                                     [](const Problem& p) { return p.code == "provider-missing"; });
+    return mode == "ask" && missing && !d.provider_installed ? d.provider_package : "";
+}
+
+Notification install_outcome(const std::string& key, const std::vector<std::string>& packages,
+                             const std::string& error_name, const std::string& error_message) {
+    if (!error_name.empty())
+        return {key,
+                "Cannot install verbs providers",
+                fmt::format("InstallProviders failed: {}: {}", error_name, error_message),
+                2,
+                "device.error",
+                "dialog-error"};
+    if (packages.empty())
+        return {key,
+                "No verbs provider to install",
+                "rdmad finds no missing verbs provider now: nothing is installed.",
+                0,
+                "device",
+                "dialog-information"};
+    const std::string list = packages_text(packages);
+    return {key,
+            fmt::format("Installing {}", list),
+            fmt::format("PackageKit is installing {}. The devices' problems show how it ends "
+                        "(rdmactl doctor).",
+                        list),
+            1,
+            "device",
+            "system-software-install"};
+}
+
 bool port_is_active(const std::string& state) {
     return state == "ACTIVE" || state == "ACTIVE_DEFER";
 }
@@ -277,6 +323,20 @@ void Tracker::manager_problems(std::vector<Problem> problems) {
     now_.manager_problems = std::move(problems);
 }
 
+void Tracker::device_provider(const std::string& path, bool installed, const std::string& package) {
+    auto it = now_.devices.find(path);
+    if (it == now_.devices.end() ||
+        (it->second.provider_installed == installed && it->second.provider_package == package))
+        return;
+    it->second.provider_installed = installed;
+    it->second.provider_package = package;
+    dirty_ = true;
+}
+
+void Tracker::install_providers_mode(const std::string& mode) {
+    now_.install_providers_mode = mode;
+}
+
 void Tracker::resync(Snapshot now) {
     for (const auto& [path, port] : now.ports)
         if (auto it = now_.ports.find(path); it != now_.ports.end())
@@ -328,19 +388,21 @@ std::vector<Notification> Tracker::flush() {
                 body += "\nError: " + p.text;
         out.push_back({path, fmt::format("RDMA device {} added", dev->name), std::move(body),
                        count_errors(dev->problems) ? uint8_t{2} : uint8_t{0}, "device.added",
-                       "network-wired"});
+                       "network-wired", package_to_offer(*dev, now_.install_providers_mode)});
     } else if (!added.empty()) {
-        std::vector<std::string> names;
+        std::vector<std::string> names, packages;
         size_t with_errors = 0;
         for (const auto& a : added) {
             names.push_back(a.second->name);
             with_errors += count_errors(a.second->problems) > 0;
+            packages.push_back(package_to_offer(*a.second, now_.install_providers_mode));
         }
         std::string body = list_names(names) + ".";
         if (with_errors)
             body += fmt::format("\n{} of them report errors (rdmactl doctor).", with_errors);
         out.push_back({"", fmt::format("{} RDMA devices added", added.size()), std::move(body),
-                       with_errors ? uint8_t{2} : uint8_t{0}, "device.added", "network-wired"});
+                       with_errors ? uint8_t{2} : uint8_t{0}, "device.added", "network-wired",
+                       packages_text(std::move(packages))});
     }
 
     // Ports of devices that stayed, going from or to ACTIVE; and leaving the desired state or
@@ -470,7 +532,10 @@ std::vector<Notification> Tracker::flush() {
         for (const auto& p : new_errors(before->second.problems, dev.problems)) {
             std::string where =
                 p.port ? fmt::format("{} port {}", dev.name, p.port) : std::string(dev.name);
-            problems.push_back({path + "#" + p.code, std::move(where), p});
+            std::string install = p.code == "provider-missing"
+                                      ? package_to_offer(dev, now_.install_providers_mode)
+                                      : std::string();
+            problems.push_back({path + "#" + p.code, std::move(where), p, std::move(install)});
         }
     }
     if (problems.size() <= kMaxSingle) {
@@ -479,15 +544,17 @@ std::vector<Notification> Tracker::flush() {
             if (!n.problem.remedy.empty())
                 body += "\nRemedy: " + n.problem.remedy;
             out.push_back({n.key, fmt::format("RDMA error on {}: {}", n.where, n.problem.code),
-                           std::move(body), 2, "device.error", "dialog-error"});
+                           std::move(body), 2, "device.error", "dialog-error", n.install});
         }
     } else {
-        std::vector<std::string> names;
-        for (const auto& n : problems)
+        std::vector<std::string> names, packages;
+        for (const auto& n : problems) {
             names.push_back(fmt::format("{}: {}", n.where, n.problem.code));
+            packages.push_back(n.install);
+        }
         out.push_back({"", fmt::format("{} new RDMA errors", problems.size()),
                        list_names(names) + ".\nSee rdmactl doctor.", 2, "device.error",
-                       "dialog-error"});
+                       "dialog-error", packages_text(std::move(packages))});
     }
 
     told_ = now_;

@@ -34,6 +34,8 @@ struct DeviceState {
     /// Device.DesiredOrigin: rdmad.conf(5) key ("trust", "dscp_priority", ...) -> where the
     /// value in force came from ("file:line", "profile lossless-roce (file:line)", "D-Bus").
     std::map<std::string, std::string> origin = {};
+    bool provider_installed = true;    ///< Device.ProviderInstalled
+    std::string provider_package = {}; ///< Device.ProviderPackage, e.g. "ibverbs-providers"
     bool operator==(const DeviceState&) const = default;
 };
 
@@ -93,6 +95,8 @@ struct Snapshot {
     std::map<std::string, DeviceState> devices;
     std::map<std::string, PortState> ports;
     std::vector<Problem> manager_problems; ///< Manager.Problems
+    /// Manager.InstallProvidersMode: "never", "ask", "auto"; "" from an rdmad without it.
+    std::string install_providers_mode = {};
     bool operator==(const Snapshot&) const = default;
 };
 
@@ -108,8 +112,28 @@ struct Notification {
     uint8_t urgency = 1;
     std::string category; ///< "network.disconnected", "device.added", ...
     std::string icon;     ///< a Freedesktop Icon Naming Specification name
+    /// The packages Manager.InstallProviders would install, "a, b": the notification offers
+    /// the action "install-providers", labelled "Install <install>". "" for no action.
+    std::string install = {};
     bool operator==(const Notification&) const = default;
 };
+
+/// The action a notification offers to install missing verbs providers (Desktop
+/// Notifications Specification 1.2, "Notify": actions are pairs of action key and label).
+inline constexpr const char* kInstallAction = "install-providers";
+
+/// The ProviderPackage `d` needs installed when rdmad would install it on
+/// Manager.InstallProviders() and leaves that to a user: `mode` (Manager.InstallProvidersMode)
+/// is "ask", d's provider is missing (ProviderInstalled false, a "provider-missing" problem:
+/// a rule with require_provider = false takes that away and rdmad leaves the device alone)
+/// and ProviderPackage is known. "" otherwise.
+std::string package_to_offer(const DeviceState& d, const std::string& mode);
+
+/// The notification that replaces one whose install action was invoked, once
+/// Manager.InstallProviders() answered: `packages` installing now, or the D-Bus error
+/// (`error_name` not "") with its message. `key` is the clicked notification's.
+Notification install_outcome(const std::string& key, const std::vector<std::string>& packages,
+                             const std::string& error_name, const std::string& error_message);
 
 /// True for the Port.State values of a port that carries traffic: "ACTIVE" and "ACTIVE_DEFER"
 /// (kernel include/rdma/ib_verbs.h enum ib_port_state: IB_PORT_ACTIVE, IB_PORT_ACTIVE_DEFER).
@@ -143,6 +167,11 @@ class Tracker {
     /// ProblemDetails entry of the same code and text when one is known.
     void device_problems(const std::string& path, std::vector<Problem> problems);
     void manager_problems(std::vector<Problem> problems);
+    /// Device.ProviderInstalled or Device.ProviderPackage changed (`installed`, `package` are
+    /// the values now): what decides whether a notification offers to install the package.
+    void device_provider(const std::string& path, bool installed, const std::string& package);
+    /// Manager.InstallProvidersMode changed: no news in itself, it decides the offer.
+    void install_providers_mode(const std::string& mode);
     /// rdmad restarted (or the agent lost track): `now` is the new GetManagedObjects. What
     /// differs from before becomes news like any signal; the restart itself is not.
     void resync(Snapshot now);
@@ -158,7 +187,9 @@ class Tracker {
     /// with other settings drifting (drifts()), is "mlx5_0 port 1 is out of sync: trust, DSCP
     /// map", each setting's value, desired value and origin in the body; one whose InSync came
     /// back is "mlx5_0 port 1 is in sync again"; both with the key "<port path>#sync". A drift
-    /// that rdmad corrects within the window is not told.
+    /// that rdmad corrects within the window is not told. A device added, or a new
+    /// "provider-missing" problem, whose package package_to_offer() names carries it in
+    /// Notification::install (a summed-up notification: every such package).
     std::vector<Notification> flush();
 
     const Snapshot& state() const { return now_; }

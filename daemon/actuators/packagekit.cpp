@@ -194,10 +194,15 @@ void Client::install(const std::vector<std::string>& names, Done done) {
         auto it = self->jobs_.find(job_id);
         if (it == self->jobs_.end())
             return 0;
-        Outcome o = it->second->ended ? *it->second->ended
-                                      : Outcome{Outcome::Kind::failed,
-                                                "PackageKit did not finish the transaction in time",
-                                                {}};
+        Job& job = *it->second;
+        // Given up while a transaction runs: PackageKit is told so, or it would go on
+        // installing (and holding its lock) for a job rdmad reports failed.
+        if (!job.ended && !job.path.empty())
+            self->cancel(job.path);
+        Outcome o = job.ended ? *job.ended
+                              : Outcome{Outcome::Kind::failed,
+                                        "PackageKit did not finish the transaction in time",
+                                        {}};
         self->finish(job_id, std::move(o));
         return 0;
     };
@@ -291,6 +296,21 @@ void Client::create_transaction(uint64_t id) {
             Outcome::Kind::failed, std::string("cannot ask PackageKit: ") + std::strerror(-r), {}};
         sd_event_source_set_time_relative(job.timer.get(), 0);
     }
+}
+
+void Client::cancel(const std::string& path) {
+    // org.freedesktop.PackageKit.Transaction.Cancel(): "This method cancels a transaction that
+    // is already running" (PackageKit src/org.freedesktop.PackageKit.Transaction.xml). No
+    // reply is waited for (no slot, no callback: sent with NO_REPLY_EXPECTED); the job ends
+    // now whatever PackageKit does.
+    if (!connection_)
+        return;
+    if (int r = sd_bus_call_method_async(connection_->bus.get(), nullptr, kService, path.c_str(),
+                                         kTransaction, "Cancel", nullptr, nullptr, "");
+        r < 0)
+        log::warning("cannot cancel the PackageKit transaction {}: {}", path, std::strerror(-r));
+    else
+        log::info("cancelled the PackageKit transaction {}: it took too long", path);
 }
 
 void Client::on_owner_gone(const std::string& old_owner) {

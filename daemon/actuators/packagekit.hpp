@@ -38,7 +38,8 @@ class Client {
     using Done = std::function<void(const Outcome&)>;
 
     /// On `event`, which must outlive the client. `timeout_usec` bounds a whole install
-    /// (Resolve and InstallPackages): a PackageKit that stops answering ends it as failed.
+    /// (Resolve and InstallPackages): a PackageKit that stops answering ends it as failed, and
+    /// the transaction running then is cancelled (Transaction.Cancel).
     explicit Client(sd_event* event, uint64_t timeout_usec = 30ull * 60 * 1'000'000);
     ~Client();
     Client(const Client&) = delete;
@@ -62,6 +63,8 @@ class Client {
     void on_signal(const std::string& path, const std::string& member, void* message);
     /// NameOwnerChanged: `old_owner` lost org.freedesktop.PackageKit; its transactions failed.
     void on_owner_gone(const std::string& old_owner);
+    /// Transaction.Cancel() of the transaction at `path`, when the job's time bound ends it.
+    void cancel(const std::string& path);
 
     sd_event* event_;
     uint64_t timeout_usec_;

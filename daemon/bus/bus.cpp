@@ -61,6 +61,10 @@ void Bus::set_problems(const std::vector<Problem>& problems) {
 
 void Bus::set_rdma_netns(const RdmaNetnsState& netns) { parts_->manager->set_rdma_netns(netns); }
 
+void Bus::set_install_providers_mode(const std::string& mode) {
+    parts_->manager->set_install_providers_mode(mode);
+}
+
 void Bus::set_state(const std::string& state) { parts_->manager->set_state(state); }
 
 const std::string& Bus::state() const { return parts_->manager->state(); }

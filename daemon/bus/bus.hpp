@@ -34,6 +34,8 @@ class Bus {
     void set_loaded_modules(const std::vector<std::string>& modules);
     /// Manager.RdmaNetnsMode, DesiredRdmaNetnsMode, PendingRdmaNetnsMode.
     void set_rdma_netns(const RdmaNetnsState& netns);
+    /// Manager.InstallProvidersMode: `[daemon] install_providers` in force.
+    void set_install_providers_mode(const std::string& mode);
     /// Manager.State: "starting", "running" or "degraded".
     void set_state(const std::string& state);
     const std::string& state() const;

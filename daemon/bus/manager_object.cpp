@@ -115,6 +115,13 @@ void ManagerObject::set_rdma_netns(const RdmaNetnsState& netns) {
         emit("PendingRdmaNetnsMode");
 }
 
+void ManagerObject::set_install_providers_mode(const std::string& mode) {
+    if (mode == state_.install_providers_mode)
+        return;
+    state_.install_providers_mode = mode;
+    emit("InstallProvidersMode");
+}
+
 void ManagerObject::set_problems(const std::vector<Problem>& problems) {
     // They quote file names and outside input: made valid and bounded once, for the property
     // and Describe() alike.

@@ -32,6 +32,8 @@ class ManagerObject {
     void set_loaded_modules(const std::vector<std::string>& modules);
     /// The RDMA netns mode properties; PropertiesChanged names those that changed.
     void set_rdma_netns(const RdmaNetnsState& netns);
+    /// InstallProvidersMode ("never", "ask", "auto"); emits PropertiesChanged when it changes.
+    void set_install_providers_mode(const std::string& mode);
     /// State ("starting", "running", "degraded"); emits PropertiesChanged when it changes.
     void set_state(const std::string& state);
     const std::string& state() const { return state_.state; }

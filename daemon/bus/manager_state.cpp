@@ -68,6 +68,13 @@ const Property<ManagerState> kManager[] = {
      [](ValueWriter& w, const ManagerState& m, const PropertyContext&) {
          w.string(m.rdma_netns.pending());
      }},
+    {"InstallProvidersMode", "s",
+     [](const ManagerState& a, const ManagerState& b) {
+         return a.install_providers_mode == b.install_providers_mode;
+     },
+     [](ValueWriter& w, const ManagerState& m, const PropertyContext&) {
+         w.string(m.install_providers_mode);
+     }},
 };
 
 } // namespace

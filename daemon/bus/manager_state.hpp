@@ -24,6 +24,8 @@ struct ManagerState {
     std::vector<std::string> loaded_modules = {};
     /// RdmaNetnsMode (now), DesiredRdmaNetnsMode, PendingRdmaNetnsMode (pending()).
     RdmaNetnsState rdma_netns = {};
+    /// InstallProvidersMode: `[daemon] install_providers` in force, "never", "ask" or "auto".
+    std::string install_providers_mode = {};
     bool operator==(const ManagerState&) const = default;
 };
 

@@ -80,6 +80,12 @@ struct DispatcherConfig {
 /// `[daemon] install_providers`: whether rdmad installs a missing rdma-core provider's
 /// package through PackageKit: never, when Manager.InstallProviders() asks, or at once.
 enum class InstallProviders { never, ask, automatic };
+/// The rdmad.conf(5) spelling of `mode`: "never", "ask", "auto" (Manager.InstallProvidersMode).
+inline const char* install_providers_name(InstallProviders mode) {
+    return mode == InstallProviders::never ? "never"
+           : mode == InstallProviders::ask ? "ask"
+                                           : "auto";
+}
 
 /// `[daemon]` load_modules, modules, persist_modules: the kernel modules rdmad loads
 /// (reconcile/settings/kernel_modules.cpp).

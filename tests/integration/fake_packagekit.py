@@ -14,6 +14,8 @@
 #   silent  never answers CreateTransaction (a hung PackageKit).
 #   badsig  on Resolve, sends Package(s "libawesome") and Finished(s "success"): the wrong
 #           signatures.
+#   hang    Resolve never finishes (a backend stuck on a mirror). Cancel() (Transaction.xml)
+#           is answered and does nothing more: the test reads it off the bus.
 import os
 import sys
 
@@ -44,6 +46,8 @@ class Transaction(dbus.service.Object):
     @dbus.service.method(TX, in_signature="tas", out_signature="", sender_keyword="caller")
     def Resolve(self, filters, names, caller):
         path = self._object_path
+        if MODE == "hang":
+            return
         if MODE == "vanish":
             GLib.timeout_add(100, lambda: os._exit(0))
             return
@@ -63,6 +67,10 @@ class Transaction(dbus.service.Object):
             return False
 
         GLib.timeout_add(300, own)
+
+    @dbus.service.method(TX, in_signature="", out_signature="")
+    def Cancel(self):
+        pass
 
     @dbus.service.method(TX, in_signature="tas", out_signature="")
     def InstallPackages(self, flags, ids):

@@ -71,7 +71,7 @@ RunResult send(const std::string& address, const std::string& dest, const std::s
 
 /// One host with the mlx5 provider missing, its configuration, PackageKit (`backend`,
 /// "fake:MODE" for fake_packagekit.py MODE, or none)
-/// and dbusmock's polkit allowing `allowed`, then rdmad.
+/// and dbusmock's polkit allowing `allowed`, then rdmad (with `args` besides the test's own).
 struct PkRig {
     PrivateBus bus;
     Testbed testbed{kHost};
@@ -81,7 +81,7 @@ struct PkRig {
     std::unique_ptr<Client> client;
 
     PkRig(const std::string& conf, const std::string& backend,
-          const std::vector<std::string>& allowed) {
+          const std::vector<std::string>& allowed, const std::vector<std::string>& args = {}) {
         fs::create_directories(dir / "etc");
         fs::create_directories(dir / "libibverbs.d");
         fs::create_directories(dir / "lib");
@@ -89,11 +89,14 @@ struct PkRig {
         write_file(dir / "os-release", "ID=debian\nVERSION_ID=\"12\"\n");
         for (const char* p : {"mlx4", "hfi1verbs"})
             add_provider(p);
-        // Every InstallPackages call PackageKit receives, with its package ids.
+        // Every InstallPackages call PackageKit receives, with its package ids, and every
+        // Cancel.
         monitor = std::make_unique<Background>(std::vector<std::string>{
             "dbus-monitor", "--address", bus.address(),
             "type='method_call',interface='org.freedesktop.PackageKit.Transaction',"
-            "member='InstallPackages'"});
+            "member='InstallPackages'",
+            "type='method_call',interface='org.freedesktop.PackageKit.Transaction',"
+            "member='Cancel'"});
         polkitd = std::make_unique<Background>(std::vector<std::string>{
             "/usr/bin/python3", "-m", "dbusmock", "--template", "polkitd"});
         REQUIRE(eventually([] { return name_owned("org.freedesktop.PolicyKit1"); }, 20s));
@@ -112,12 +115,13 @@ struct PkRig {
             INFO(packagekitd->err());
             REQUIRE(eventually([] { return name_owned("org.freedesktop.PackageKit"); }, 30s));
         }
+        std::vector<std::string> argv = {"--verbs-config-dir=" + (dir / "libibverbs.d").string(),
+                                         "--provider-dir=" + (dir / "lib").string(),
+                                         "--provider-abi=99",
+                                         "--os-release=" + (dir / "os-release").string()};
+        argv.insert(argv.end(), args.begin(), args.end());
         daemon = std::make_unique<DaemonProcess>(
-            DaemonOptions{{"--verbs-config-dir=" + (dir / "libibverbs.d").string(),
-                           "--provider-dir=" + (dir / "lib").string(), "--provider-abi=99",
-                           "--os-release=" + (dir / "os-release").string()},
-                          {}},
-            std::function<void()>{},
+            DaemonOptions{argv, {}}, std::function<void()>{},
             std::map<std::string, std::string>{
                 {"CONFIGURATION_DIRECTORY", (dir / "etc").string()}});
         client = std::make_unique<Client>();
@@ -165,6 +169,21 @@ struct PkRig {
                 ids.push_back(line.substr(q + 8, line.rfind('"') - q - 8));
         }
         return ids;
+    }
+
+    /// The object paths of every Transaction.Cancel() PackageKit was sent so far, in order.
+    std::vector<std::string> cancels() const {
+        std::vector<std::string> paths;
+        std::istringstream in(monitor->out());
+        for (std::string line; std::getline(in, line);) {
+            if (line.rfind("method call", 0) != 0 ||
+                line.find("member=Cancel") == std::string::npos)
+                continue;
+            auto at = line.find(" path=");
+            if (at != std::string::npos)
+                paths.push_back(line.substr(at + 6, line.find(';', at) - at - 6));
+        }
+        return paths;
     }
 
     RunResult install_providers() {
@@ -223,6 +242,7 @@ TEST_CASE("packagekit: ask installs nothing until an authorized InstallProviders
     CHECK(has_code(d, "provider-missing"));
     CHECK_FALSE(has_code(d, "provider-installing"));
     CHECK(r.installs().empty());
+    CHECK(r.client->describe()["InstallProvidersMode"] == "ask");
 
     // polkit does not allow org.rdmad1.install-providers: AccessDenied, nothing installed.
     RunResult res = r.install_providers();
@@ -264,6 +284,8 @@ TEST_CASE("packagekit: ask installs nothing until an authorized InstallProviders
 TEST_CASE("packagekit: install_providers = never refuses InstallProviders", "[packagekit]") {
     PkRig r("[daemon]\ninstall_providers = \"never\"\nprovider_package = \"libawesome\"\n", "dummy",
             {kInstallAction, "org.rdmad1.install-providers"});
+    // What rdmad-notify reads before it offers the action (Manager.InstallProvidersMode).
+    CHECK(r.client->describe()["InstallProvidersMode"] == "never");
     RunResult res = r.install_providers();
     INFO(res.out << res.err);
     CHECK(res.status != 0);
@@ -420,6 +442,25 @@ TEST_CASE("packagekit: a PackageKit that never answers CreateTransaction ends th
     CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
           "PackageKit could not install libawesome: PackageKit: Method call timed out; run apt "
           "install libawesome");
+    CHECK(r.installs().empty());
+    CHECK(r.daemon->stop() == 0);
+}
+
+TEST_CASE("packagekit: an install that outlasts --packagekit-timeout is failed and its "
+          "transaction cancelled, once",
+          "[packagekit]") {
+    // fake_packagekit.py hang: Resolve of the first transaction (/t1) never finishes.
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:hang", {}, {"--packagekit-timeout=3"});
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-installing"); }, 10s));
+    CHECK(r.cancels().empty()); // not before the time bound
+    REQUIRE(eventually([&] { return has_code(r.mlx5(), "provider-install-failed"); }, 15s));
+    CHECK(problem_text(r.mlx5(), "provider-install-failed") ==
+          "PackageKit could not install libawesome: PackageKit did not finish the transaction in "
+          "time; run apt install libawesome");
+    REQUIRE(eventually([&] { return !r.cancels().empty(); }, 5s));
+    std::this_thread::sleep_for(1s);
+    CHECK(r.cancels() == std::vector<std::string>{"/t1"});
     CHECK(r.installs().empty());
     CHECK(r.daemon->stop() == 0);
 }

@@ -11,6 +11,10 @@ no old replaces_id; SIGTERM ends the agent; an agent started during that error n
 what changes next; a hung server costs a dropped, reported notification and does not delay
 SIGTERM.
 
+Then, with a stand-in rdmad (run_actions()), the install action of a notification about a
+missing verbs provider: offered with "ask" to a server with "actions"; one InstallProviders
+call per click from the server, none on spoofed signals; its outcome replaces the notification.
+
 Then, on a RoCE host with DCB emulated (tests/integration/fake_dcbnl.c), the lossless-RoCE
 settings: a port out of sync names each setting, its value, the desired one and its rule's
 line; in sync again replaces it; another tool's DSCP change is told.
@@ -166,6 +170,90 @@ bus.register_object("/org/freedesktop/Notifications",
                     lambda conn, sender, path, iface, method, params, call: held.append(call),
                     None, None)
 Gio.bus_own_name_on_connection(bus, "org.freedesktop.Notifications", 0, None, None)
+GLib.MainLoop().run()
+'''
+
+
+# A stand-in rdmad (on the rig's private system bus, without the real daemon): org.rdmad1 at
+# /org/rdmad1 with the ObjectManager's GetManagedObjects (no objects at first), the Manager's
+# Problems and InstallProvidersMode (dbus/org.rdmad1.Manager.xml) and InstallProviders, which
+# records its caller and whether the call's header allows interactive authorization (D-Bus
+# Specification, "Message Format": flag 0x4), then answers after 1 s. org.rdmad1.Test drives
+# it: AddDevice(id, name) announces a device whose provider is missing (ProviderInstalled
+# false, ProviderPackage "ibverbs-providers", its provider-missing problem as
+# daemon/inventory/problems.cpp words it); SetMode(mode) changes InstallProvidersMode;
+# FailWith(name, message) makes the next answers that D-Bus error; Calls() gives (sender,
+# interactive) of every InstallProviders so far.
+STANDIN_RDMAD = r'''
+import sys
+from gi.repository import Gio, GLib
+XML = """<node>
+<interface name="org.rdmad1.Manager">
+<property name="Problems" type="a(sss)" access="read"/>
+<property name="InstallProvidersMode" type="s" access="read"/>
+<method name="InstallProviders"><arg type="as" direction="out"/></method></interface>
+<interface name="org.freedesktop.DBus.ObjectManager">
+<method name="GetManagedObjects"><arg type="a{oa{sa{sv}}}" direction="out"/></method></interface>
+<interface name="org.rdmad1.Test">
+<method name="AddDevice"><arg type="s" direction="in"/><arg type="s" direction="in"/></method>
+<method name="SetMode"><arg type="s" direction="in"/></method>
+<method name="FailWith"><arg type="s" direction="in"/><arg type="s" direction="in"/></method>
+<method name="Calls"><arg type="a(sb)" direction="out"/></method></interface></node>"""
+PACKAGE = "ibverbs-providers"
+state = {"mode": "ask", "fail": None, "calls": []}
+flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+bus = Gio.DBusConnection.new_for_address_sync(sys.argv[1], flags, None, None)
+node = Gio.DBusNodeInfo.new_for_xml(XML)
+
+def device(name):
+    return {"org.rdmad1.Device": {
+        "Name": GLib.Variant("s", name), "PCIAddress": GLib.Variant("s", "0000:09:00.0"),
+        "ProviderInstalled": GLib.Variant("b", False),
+        "ProviderPackage": GLib.Variant("s", PACKAGE),
+        "Problems": GLib.Variant("a(sss)", [("provider-missing", "error",
+            "verbs provider mlx5 is not installed: install " + PACKAGE)])}}
+
+def answer(inv):
+    if state["fail"]:
+        inv.return_dbus_error(*state["fail"])
+    else:
+        inv.return_value(GLib.Variant("(as)", ([PACKAGE],)))
+    return False
+
+def call(conn, sender, path, iface, method, params, inv):
+    if method == "InstallProviders":
+        interactive = bool(inv.get_message().get_flags() &
+                           Gio.DBusMessageFlags.ALLOW_INTERACTIVE_AUTHORIZATION)
+        state["calls"].append((sender, interactive))
+        GLib.timeout_add(1000, answer, inv)
+    elif method == "GetManagedObjects":
+        inv.return_value(GLib.Variant("(a{oa{sa{sv}}})", ({},)))
+    elif method == "AddDevice":
+        conn.emit_signal(None, "/org/rdmad1", "org.freedesktop.DBus.ObjectManager",
+                         "InterfacesAdded", GLib.Variant("(oa{sa{sv}})", (
+                             "/org/rdmad1/device/" + params[0], device(params[1]))))
+        inv.return_value(None)
+    elif method == "SetMode":
+        state["mode"] = params[0]
+        conn.emit_signal(None, "/org/rdmad1", "org.freedesktop.DBus.Properties",
+                         "PropertiesChanged", GLib.Variant("(sa{sv}as)", (
+                             "org.rdmad1.Manager",
+                             {"InstallProvidersMode": GLib.Variant("s", params[0])}, [])))
+        inv.return_value(None)
+    elif method == "FailWith":
+        state["fail"] = (params[0], params[1])
+        inv.return_value(None)
+    elif method == "Calls":
+        inv.return_value(GLib.Variant("(a(sb))", (state["calls"],)))
+
+def get(conn, sender, path, iface, prop):
+    if prop == "InstallProvidersMode":
+        return GLib.Variant("s", state["mode"])
+    return GLib.Variant("a(sss)", [])
+
+for iface in node.interfaces:
+    bus.register_object("/org/rdmad1", iface, call, get, None)
+Gio.bus_own_name_on_connection(bus, "org.rdmad1", 0, None, None)
 GLib.MainLoop().run()
 '''
 
@@ -411,6 +499,144 @@ def run(args):
         rig.close(keep=args.keep)
 
 
+INSTALL_ACTIONS = ["install-providers", "Install ibverbs-providers"]
+
+
+def run_actions(args):
+    """The install action (issue #27): rdmad is the stand-in STANDIN_RDMAD on the rig's private
+    system bus, dbusmock's notification daemon has the "actions" capability. A device added
+    without its provider, install_providers "ask": its notification offers
+    ("install-providers", "Install ibverbs-providers"). ActionInvoked from anyone but the
+    server, for an id the agent did not get, or for another action calls nothing; the server's
+    for that id, twice at once, makes exactly one InstallProviders call, interactive
+    authorization allowed, whose outcome replaces the notification; a D-Bus error is told by
+    name. "auto", or a server without "actions", gets no action."""
+    rig = Rig(args.rdmad, args.host)  # its bus only: the real rdmad is not started here
+    session = Session(rig.work)
+    agent = standin = None
+
+    def test(method, sig=None, *values):
+        return rig.conn.call_sync("org.rdmad1", "/org/rdmad1", "org.rdmad1.Test", method,
+                                  GLib.Variant(sig, values) if sig else None, None, 0, 5000,
+                                  None).unpack()
+
+    def calls():
+        return test("Calls")[0]
+
+    def server_emits(nid, action):
+        """ActionInvoked(nid, action) from the notification server itself (dbusmock's
+        EmitSignal)."""
+        session.conn.call_sync(NOTIFICATIONS, NOTIFICATIONS_PATH, "org.freedesktop.DBus.Mock",
+                               "EmitSignal", GLib.Variant("(sssav)", (
+                                   NOTIFICATIONS, "ActionInvoked", "us",
+                                   [GLib.Variant("u", nid), GLib.Variant("s", action)])),
+                               None, 0, 5000, None)
+
+    try:
+        standin = Proc(["/usr/bin/python3", "-c", STANDIN_RDMAD, rig.address], clean_env(),
+                       rig.path("standin-rdmad.log"))
+        check(eventually(lambda: rig.conn.call_sync(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+            "NameHasOwner", GLib.Variant("(s)", ("org.rdmad1",)), None, 0, 5000,
+            None).unpack()[0]), "the stand-in rdmad did not appear")
+        session.dbusmock("body actions")
+        agent = Agent(args.rdmad_notify, rig, session, label="rdmad-notify-actions")
+        check(eventually(lambda: session.has_owner("org.rdmad1.Notify")),
+              "rdmad-notify did not take org.rdmad1.Notify:\n" + agent.log())
+        time.sleep(2)  # its first snapshot
+
+        # A device without its provider: one notification offering the install (dbusmock's
+        # first id is 1).
+        test("AddDevice", "(ss)", "d1", "mlx5_9")
+        new, _ = wait_new(session, 0, "a device without its provider")
+        check(len(new) == 1, "provider missing: %d notifications: %s" % (len(new), new))
+        check(new[0][3] == "RDMA device mlx5_9 added" and new[0][5] == INSTALL_ACTIONS,
+              "provider missing: %r, actions %r" % (new[0][3], new[0][5]))
+        print("ok provider missing: %r offers %r" % (new[0][3], new[0][5]), flush=True)
+
+        # Spoofs: another connection's ActionInvoked for id 1, broadcast and sent to the agent
+        # alone; the server's for an id the agent did not get, and for another action.
+        agent_name = session.conn.call_sync(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+            "GetNameOwner", GLib.Variant("(s)", ("org.rdmad1.Notify",)), None, 0, 5000,
+            None).unpack()[0]
+        for dest in (None, agent_name):
+            session.conn.emit_signal(dest, NOTIFICATIONS_PATH, NOTIFICATIONS, "ActionInvoked",
+                                     GLib.Variant("(us)", (1, "install-providers")))
+        session.conn.flush_sync(None)
+        server_emits(7, "install-providers")
+        server_emits(1, "default")
+        time.sleep(2)
+        check(calls() == [], "InstallProviders called on a spoofed or unknown action: %s"
+              % calls())
+        print("ok spoofed ActionInvoked, unknown id, other action: no call", flush=True)
+
+        # The server's ActionInvoked for id 1, twice while the call is out (the stand-in
+        # answers after 1 s): one call; its outcome replaces notification 1.
+        server_emits(1, "install-providers")
+        server_emits(1, "install-providers")
+        new, _ = wait_new(session, 1, "the install's outcome")
+        check(len(calls()) == 1 and calls()[0][1],
+              "InstallProviders calls (sender, interactive): %s" % calls())
+        check(len(new) == 1, "outcome: %d notifications: %s" % (len(new), new))
+        want = ("Installing ibverbs-providers",
+                "PackageKit is installing ibverbs-providers. The devices' problems show how it "
+                "ends (rdmactl doctor).")
+        check(new[0][1] == 1 and (new[0][3], new[0][4]) == want and new[0][5] == [],
+              "outcome: replaces_id %r, %r / %r, actions %r"
+              % (new[0][1], new[0][3], new[0][4], new[0][5]))
+        # Notification 1 offers nothing any more: a click on it calls nothing.
+        server_emits(1, "install-providers")
+        time.sleep(2)
+        check(len(calls()) == 1, "a click on the outcome called again: %s" % calls())
+        print("ok action: one InstallProviders call (interactive), %r replaces notification 1"
+              % new[0][3], flush=True)
+
+        # A refused call: the D-Bus error by name replaces the notification clicked.
+        test("FailWith", "(ss)", "org.freedesktop.DBus.Error.AccessDenied",
+             "not authorized for org.rdmad1.install-providers")
+        test("AddDevice", "(ss)", "d2", "mlx5_10")
+        new, _ = wait_new(session, 2, "a second device without its provider")
+        check(len(new) == 1 and new[0][5] == INSTALL_ACTIONS,
+              "second device: %s" % [(n[3], n[5]) for n in new])
+        server_emits(2, "install-providers")
+        new, _ = wait_new(session, 3, "the refused install's outcome")
+        want = ("Cannot install verbs providers",
+                "InstallProviders failed: org.freedesktop.DBus.Error.AccessDenied: not "
+                "authorized for org.rdmad1.install-providers")
+        check(len(new) == 1 and new[0][1] == 2 and (new[0][3], new[0][4]) == want,
+              "refused: %s" % [(n[1], n[3], n[4]) for n in new])
+        check(len(calls()) == 2, "InstallProviders calls: %s" % calls())
+        print("ok refused: %r" % new[0][4], flush=True)
+
+        # "auto": rdmad installs by itself, nothing to offer.
+        test("SetMode", "(s)", "auto")
+        test("AddDevice", "(ss)", "d3", "mlx5_11")
+        new, _ = wait_new(session, 4, "a device without its provider, auto")
+        check(len(new) == 1 and new[0][3] == "RDMA device mlx5_11 added" and new[0][5] == [],
+              "auto: %s" % [(n[3], n[5]) for n in new])
+        print("ok auto: no action", flush=True)
+
+        # "ask" again, on a server without the "actions" capability: no action.
+        test("SetMode", "(s)", "ask")
+        session.dbusmock("body")
+        test("AddDevice", "(ss)", "d4", "mlx5_12")
+        new, _ = wait_new(session, 0, "a device without its provider, no actions capability")
+        check(len(new) == 1 and new[0][3] == "RDMA device mlx5_12 added" and new[0][5] == [],
+              "no actions capability: %s" % [(n[3], n[5]) for n in new])
+        print("ok server without \"actions\": no action", flush=True)
+        rc = agent.stop()
+        agent = None
+        check(rc == 0, "rdmad-notify exit status %s" % rc)
+    finally:
+        if agent:
+            agent.stop()
+        if standin:
+            standin.stop(10)
+        session.close()
+        rig.close(keep=args.keep)
+
+
 # constructed-mlx5-roce: mlx5_0 (PCI 0000:3b:00.0) port 1 is RoCE on ens1f0np0.
 LOSSLESS_NETDEVS = "ens1f0np0,ens1f1np1"
 LOSSLESS_RULE = ('[[rule]]\ndevice = "mlx5_0"\ntrust = "dscp"\n'
@@ -512,6 +738,7 @@ def main():
         raise SystemExit("test-notify: run as root (umockdev and rdmad as in tests/integration)")
     try:
         run(args)
+        run_actions(args)
         if args.host_lossless:
             run_lossless(args)
     except Failed as e:

@@ -185,6 +185,7 @@ const std::set<std::string> kManagerKeys{"Version",
                                          "RdmaNetnsMode",
                                          "DesiredRdmaNetnsMode",
                                          "PendingRdmaNetnsMode",
+                                         "InstallProvidersMode",
                                          "Devices",
                                          "Links"};
 

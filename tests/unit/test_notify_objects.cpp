@@ -27,6 +27,8 @@ TEST_CASE("GetManagedObjects of a device, its port and the manager becomes a sna
     objects[sdbus::ObjectPath(kDev)]["org.rdmad1.Device"] = {
         {"Name", sdbus::Variant(std::string("mlx5_0"))},
         {"PCIAddress", sdbus::Variant(std::string("0000:04:00.0"))},
+        {"ProviderInstalled", sdbus::Variant(false)},
+        {"ProviderPackage", sdbus::Variant(std::string("ibverbs-providers"))},
         {"Problems", sdbus::Variant(ProblemsValue{{"provider-missing", "error", "no mlx5"}})},
         {"ProblemDetails",
          sdbus::Variant(DetailsValue{{"provider-missing", "error", "no mlx5",
@@ -39,6 +41,7 @@ TEST_CASE("GetManagedObjects of a device, its port and the manager becomes a sna
     };
     objects[sdbus::ObjectPath("/org/rdmad1")]["org.rdmad1.Manager"] = {
         {"Problems", sdbus::Variant(ProblemsValue{{"config-error", "error", "x.conf:1:1: bad"}})},
+        {"InstallProvidersMode", sdbus::Variant(std::string("ask"))},
     };
     objects[sdbus::ObjectPath("/org/rdmad1/link/_31001")]["org.rdmad1.Link"] = {
         {"Name", sdbus::Variant(std::string("eth0"))},
@@ -48,6 +51,8 @@ TEST_CASE("GetManagedObjects of a device, its port and the manager becomes a sna
     const auto& d = s.devices.at(kDev);
     CHECK(d.name == "mlx5_0");
     CHECK(d.pci_address == "0000:04:00.0");
+    CHECK_FALSE(d.provider_installed);
+    CHECK(d.provider_package == "ibverbs-providers");
     // ProblemDetails wins: it has the remedy.
     REQUIRE(d.problems.size() == 1);
     CHECK(d.problems[0] ==
@@ -56,6 +61,20 @@ TEST_CASE("GetManagedObjects of a device, its port and the manager becomes a sna
     CHECK(s.ports.at(kDev + "/port/1") == PortState{kDev, 1, "ACTIVE"});
     REQUIRE(s.manager_problems.size() == 1);
     CHECK(s.manager_problems[0].code == "config-error");
+    CHECK(s.install_providers_mode == "ask");
+}
+
+TEST_CASE("ProviderInstalled and ProviderPackage come from a PropertiesChanged; the other is "
+          "left as it is",
+          "[notify]") {
+    bool installed = false;
+    std::string package = "ibverbs-providers";
+    CHECK(update_provider({{"ProviderInstalled", sdbus::Variant(true)}}, installed, package));
+    CHECK(installed);
+    CHECK(package == "ibverbs-providers");
+    CHECK_FALSE(
+        update_provider({{"Name", sdbus::Variant(std::string("mlx5_1"))}}, installed, package));
+    CHECK_FALSE(install_mode_from({{"InstallProvidersMode", sdbus::Variant(uint32_t{1})}}));
 }
 
 TEST_CASE("properties of another type than declared are skipped", "[notify]") {

@@ -550,3 +550,115 @@ TEST_CASE("drifts() compares as rdmad does", "[notify]") {
     cx5.desired_port_type = "ib";
     CHECK(drifts(cx5) == std::vector<Drift>{{"port_type", "port type", "Ethernet", "ib"}});
 }
+
+namespace {
+
+// mlx5_9 as rdmad shows a device whose provider is missing (daemon/inventory/problems.cpp:
+// "provider-missing", "verbs provider <p> is not installed: install <package>").
+DeviceState provider_missing(const std::string& name, const std::string& package) {
+    DeviceState d{name, "0000:09:00.0", {}};
+    d.problems = {
+        error("provider-missing", "verbs provider mlx5 is not installed: install " + package)};
+    d.provider_installed = false;
+    d.provider_package = package;
+    return d;
+}
+
+} // namespace
+
+TEST_CASE("with install_providers \"ask\", a device added without its provider offers to "
+          "install its package; \"auto\", \"never\" or an rdmad without the mode do not",
+          "[notify]") {
+    const std::string dev = "/org/rdmad1/device/_30c42a10300990001";
+    for (const auto& [mode, offered] : std::vector<std::pair<std::string, std::string>>{
+             {"ask", "ibverbs-providers"}, {"auto", ""}, {"never", ""}, {"", ""}}) {
+        Snapshot s = host();
+        s.install_providers_mode = mode;
+        Tracker t(s);
+        t.device_added(dev, provider_missing("mlx5_9", "ibverbs-providers"));
+        const auto ns = t.flush();
+        REQUIRE(ns.size() == 1);
+        CHECK(ns[0].summary == "RDMA device mlx5_9 added");
+        CHECK(ns[0].install == offered);
+    }
+}
+
+TEST_CASE("a provider found missing on a device that stayed offers the install with its "
+          "error; other errors, or a rule taking the problem away, offer nothing",
+          "[notify]") {
+    Snapshot s = host();
+    s.install_providers_mode = "ask";
+    Tracker t(s);
+    // The package was removed: ProviderInstalled and Problems change on mlx5_0.
+    t.device_provider(kMlx5, false, "ibverbs-providers");
+    t.device_problems(kMlx5, provider_missing("mlx5_0", "ibverbs-providers").problems);
+    t.device_problems(kMlx4, {error("port-type-invalid", "port 1 eth needs port 2 eth")});
+    auto ns = t.flush();
+    REQUIRE(ns.size() == 2);
+    CHECK(ns[0].summary == "RDMA error on mlx4_0: port-type-invalid");
+    CHECK(ns[0].install == "");
+    CHECK(ns[1].key == kMlx5 + "#provider-missing");
+    CHECK(ns[1].summary == "RDMA error on mlx5_0: provider-missing");
+    CHECK(ns[1].install == "ibverbs-providers");
+
+    // require_provider = false: rdmad drops the problem, ProviderInstalled stays false.
+    DeviceState d = provider_missing("mlx5_0", "ibverbs-providers");
+    d.problems.clear();
+    CHECK(package_to_offer(d, "ask") == "");
+    // Installed meanwhile: nothing to offer.
+    d = provider_missing("mlx5_0", "ibverbs-providers");
+    d.provider_installed = true;
+    CHECK(package_to_offer(d, "ask") == "");
+    d.provider_installed = false;
+    d.provider_package = "";
+    CHECK(package_to_offer(d, "ask") == "");
+}
+
+TEST_CASE("the mode changing is no news, but decides the next offer", "[notify]") {
+    Snapshot s = host();
+    s.install_providers_mode = "auto";
+    Tracker t(s);
+    t.install_providers_mode("ask");
+    CHECK_FALSE(t.dirty());
+    CHECK(t.flush().empty());
+    t.device_added("/org/rdmad1/device/_3x", provider_missing("mlx5_9", "rdma-core"));
+    const auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].install == "rdma-core");
+}
+
+TEST_CASE("a summed-up notification offers every package once, sorted", "[notify]") {
+    Snapshot s = host();
+    s.install_providers_mode = "ask";
+    Tracker t(s);
+    for (int j = 0; j < 4; ++j)
+        t.device_added(vf_path(j), provider_missing("mlx5_" + std::to_string(10 + j),
+                                                    j % 2 ? "libibverbs" : "ibverbs-providers"));
+    t.device_added(vf_path(9), {"mlx5_19", "", {}});
+    const auto ns = t.flush();
+    REQUIRE(ns.size() == 1);
+    CHECK(ns[0].summary == "5 RDMA devices added");
+    CHECK(ns[0].install == "ibverbs-providers, libibverbs");
+}
+
+TEST_CASE("the outcome of InstallProviders replaces the clicked notification: the packages, "
+          "nothing to install, or the D-Bus error",
+          "[notify]") {
+    const std::string key = kMlx5 + "#provider-missing";
+    Notification n = install_outcome(key, {"ibverbs-providers"}, "", "");
+    CHECK(n.key == key);
+    CHECK(n.summary == "Installing ibverbs-providers");
+    CHECK(n.body == "PackageKit is installing ibverbs-providers. The devices' problems show how "
+                    "it ends (rdmactl doctor).");
+    CHECK(n.install == ""); // no second offer
+    n = install_outcome(key, {}, "", "");
+    CHECK(n.summary == "No verbs provider to install");
+    CHECK(n.urgency == 0);
+    n = install_outcome(key, {}, "org.freedesktop.DBus.Error.AccessDenied",
+                        "not authorized for org.rdmad1.install-providers");
+    CHECK(n.summary == "Cannot install verbs providers");
+    CHECK(n.body == "InstallProviders failed: org.freedesktop.DBus.Error.AccessDenied: not "
+                    "authorized for org.rdmad1.install-providers");
+    CHECK(n.urgency == 2);
+    CHECK(n.category == "device.error");
+}
