@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "daemon.hpp"
 
-#include "inventory/attributes.hpp"
-#include "inventory/object_path.hpp"
 #include "doctor/lossless.hpp"
+#include "inventory/attributes.hpp"
 #include "inventory/driver_capabilities.hpp"
+#include "inventory/object_path.hpp"
 #include "rdmad_api.hpp"
 #include "sources/mlx4_module_reader.hpp"
 #include "sources/mstconfig.hpp"
@@ -194,8 +194,8 @@ Daemon::Daemon(DaemonOptions options)
     reconcile.read_firmware_port_type = [this](const std::string& tool, const std::string& pci,
                                                uint32_t card_port) {
         FirmwarePortType read = query_firmware_port_type(tool, pci, card_port);
-        const auto level = read.status == FirmwarePortType::Status::ok ? log::Level::info
-                                                                        : log::Level::warning;
+        const auto level =
+            read.status == FirmwarePortType::Status::ok ? log::Level::info : log::Level::warning;
         log::with(level, log::about("", "", pci, 0), "{}: LINK_TYPE_P{} {}", pci, card_port,
                   read.status == FirmwarePortType::Status::ok
                       ? fmt::format("current {}, next boot {}", read.current, read.next_boot)
@@ -211,15 +211,17 @@ Daemon::Daemon(DaemonOptions options)
     reconciler_ = std::make_unique<Reconciler>(std::move(reconcile), dcb_.get());
     bus_ = std::make_unique<Bus>(event, *this);
     packagekit_ = std::make_unique<packagekit::Client>(event, options_.packagekit_timeout_usec);
-    installs_ =
-        std::make_unique<ProviderInstalls>(*packagekit_, [this](const std::string& package) {
+    installs_ = std::make_unique<ProviderInstalls>(
+        *packagekit_,
+        [this](const std::string& package) {
             // Read the devices that need `package` again: their provider is probed anew, and
             // the pass puts the outcome (ProviderInstalled, the install problems) on the bus.
             for (const auto& [_, d] : inventory_.state().devices)
                 if (d.provider_package == package)
                     scanner_->note_device(d.name);
             coalescer_.note(false);
-        });
+        },
+        [this](const std::string&) { show_provider_installs(); });
     exports::WriterOptions export_options;
     export_options.on_error = [this](const std::string& error) {
         export_error_ = error;
@@ -642,9 +644,9 @@ void Daemon::check_pfc(const std::string& syspath, const std::string& setting) {
         return p.link_layer == "Ethernet";
     });
     if (!vpi && !ethernet)
-        throw MethodError(api::kNotSupported,
-                          d.name + " (" + d.kernel_driver +
-                              ") has no Ethernet port: " + setting + " is an Ethernet setting");
+        throw MethodError(api::kNotSupported, d.name + " (" + d.kernel_driver +
+                                                  ") has no Ethernet port: " + setting +
+                                                  " is an Ethernet setting");
 }
 
 void Daemon::set_pfc(const std::string& syspath, const std::vector<uint8_t>& priorities,

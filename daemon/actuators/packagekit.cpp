@@ -33,6 +33,8 @@ constexpr uint64_t kResolveFilter =
     kFilterNotInstalled | kFilterNewest | kFilterArch | kFilterNotSource;
 constexpr uint64_t kOnlyTrusted = 1ull << 1; // PK_TRANSACTION_FLAG_ENUM_ONLY_TRUSTED
 constexpr uint32_t kExitSuccess = 1;         // PK_EXIT_ENUM_SUCCESS
+/// Transaction.Percentage "or 101 if unknown" (src/org.freedesktop.PackageKit.Transaction.xml).
+constexpr uint32_t kPercentageUnknown = 101;
 
 /// PkExitEnum's names (pk-enum.c's enum_exit table), for a Finished without an ErrorCode.
 std::string exit_name(uint32_t exit) {
@@ -65,13 +67,16 @@ struct Ticket {
 
 struct Client::Connection {
     BusPtr bus;
-    SlotPtr signals; ///< every Transaction signal PackageKit sends, dispatched by path
-    SlotPtr owner;   ///< NameOwnerChanged of org.freedesktop.PackageKit
+    SlotPtr signals;    ///< every Transaction signal PackageKit sends, dispatched by path
+    SlotPtr properties; ///< PropertiesChanged of PackageKit's objects (transactions' progress)
+    SlotPtr owner;      ///< NameOwnerChanged of org.freedesktop.PackageKit
 };
 
 struct Client::Job {
     std::vector<std::string> names;
     Done done;
+    Progress progress;
+    std::optional<uint32_t> percent; ///< the last Percentage passed to `progress`
     enum class Stage { resolve, install } stage = Stage::resolve;
     std::string path; ///< the transaction running now, "" between two
     /// The unique name that answered CreateTransaction: the only sender whose signals count
@@ -157,6 +162,22 @@ bool Client::connect(std::string& why) {
         return false;
     }
     c->signals.reset(slot);
+    // A transaction's properties change by the standard signal on its path, one property at
+    // a time (PackageKit's src/pk-transaction.c, pk_transaction_emit_property_changed()).
+    sd_bus_slot* properties_slot = nullptr;
+    r = sd_bus_match_signal_async(
+        raw, &properties_slot, kService, nullptr, "org.freedesktop.DBus.Properties",
+        "PropertiesChanged",
+        [](sd_bus_message* m, void* userdata, sd_bus_error*) -> int {
+            static_cast<Client*>(userdata)->on_properties_changed(m);
+            return 0;
+        },
+        nullptr, this);
+    if (r < 0) {
+        why = std::string("cannot watch PackageKit's transactions: ") + std::strerror(-r);
+        return false;
+    }
+    c->properties.reset(properties_slot);
     // PackageKit leaving the bus (it crashed, or was stopped) ends the transactions it ran:
     // no Finished will come. org.freedesktop.DBus's NameOwnerChanged(s name, s old, s new).
     sd_bus_slot* owner_slot = nullptr;
@@ -182,11 +203,12 @@ bool Client::connect(std::string& why) {
     return true;
 }
 
-void Client::install(const std::vector<std::string>& names, Done done) {
+void Client::install(const std::vector<std::string>& names, Done done, Progress progress) {
     const uint64_t id = next_id_++;
     auto job = std::make_unique<Job>();
     job->names = names;
     job->done = std::move(done);
+    job->progress = std::move(progress);
     auto on_timer = [](sd_event_source*, uint64_t, void* userdata) -> int {
         auto* t = static_cast<Ticket*>(userdata);
         Client* self = t->client;
@@ -401,6 +423,47 @@ void Client::on_signal(const std::string& path, const std::string& member, void*
         }
         return;
     }
+}
+
+void Client::on_properties_changed(void* message) {
+    auto* m = static_cast<sd_bus_message*>(message);
+    const char* path = sd_bus_message_get_path(m);
+    const char* sender = sd_bus_message_get_sender(m);
+    Job* job = nullptr;
+    for (auto& [id, j] : jobs_)
+        if (path && j->path == path)
+            job = j.get();
+    // Only InstallPackages' progress is the install's (Resolve's is over in a moment), and
+    // only from the owner that created the transaction, as for its other signals.
+    if (!job || job->stage != Job::Stage::install || !job->progress || !sender ||
+        job->owner != sender)
+        return;
+    // PropertiesChanged(s interface, a{sv} changed, as invalidated).
+    const char* interface = nullptr;
+    if (sd_bus_message_read(m, "s", &interface) < 0 || !interface ||
+        std::strcmp(interface, kTransaction) != 0 ||
+        sd_bus_message_enter_container(m, 'a', "{sv}") <= 0)
+        return;
+    std::optional<uint32_t> percent;
+    while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+        const char* name = nullptr;
+        uint32_t value = 0;
+        if (sd_bus_message_read(m, "s", &name) < 0)
+            return;
+        if (name && std::strcmp(name, "Percentage") == 0) {
+            if (sd_bus_message_read(m, "v", "u", &value) < 0)
+                return; // not a u: a PackageKit that does not follow its own API
+            percent = value;
+        } else if (sd_bus_message_skip(m, "v") < 0) {
+            return;
+        }
+        if (sd_bus_message_exit_container(m) < 0)
+            return;
+    }
+    if (!percent || *percent >= kPercentageUnknown || percent == job->percent)
+        return;
+    job->percent = percent;
+    job->progress(*percent);
 }
 
 void Client::finish(uint64_t id, Outcome outcome) {

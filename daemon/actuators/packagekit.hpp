@@ -5,7 +5,7 @@
 // itself. Asynchronous on the daemon's sd-event loop, on a connection of its own opened when
 // first needed. The API: PackageKit's src/org.freedesktop.PackageKit.xml (CreateTransaction)
 // and src/org.freedesktop.PackageKit.Transaction.xml (Resolve, InstallPackages; the signals
-// Package, ErrorCode, Finished), PackageKit 1.2.6 as Debian 12 ships it.
+// Package, ErrorCode, Finished; the property Percentage), PackageKit 1.2.6 as Debian 12 ships it.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,9 @@ struct Outcome {
 class Client {
   public:
     using Done = std::function<void(const Outcome&)>;
+    /// The install's progress, 0-100 (percent of InstallPackages' transaction), each time
+    /// PackageKit announces a new value. PackageKit's "unknown" (101) is not passed on.
+    using Progress = std::function<void(uint32_t percent)>;
 
     /// On `event`, which must outlive the client. `timeout_usec` bounds a whole install
     /// (Resolve and InstallPackages): a PackageKit that stops answering ends it as failed, and
@@ -47,8 +50,9 @@ class Client {
 
     /// Resolve `names` (PackageKit filters not-installed, newest, arch, not-source) to one
     /// package id each, then InstallPackages with only-trusted. `done` is called once, later,
-    /// on the loop (never from within this call, never after the client is gone).
-    void install(const std::vector<std::string>& names, Done done);
+    /// on the loop (never from within this call, never after the client is gone). `progress`,
+    /// when given, is called on the loop while InstallPackages runs, never after `done`.
+    void install(const std::vector<std::string>& names, Done done, Progress progress = {});
 
     /// Installs started and not ended.
     size_t running() const { return jobs_.size(); }
@@ -61,6 +65,8 @@ class Client {
     void create_transaction(uint64_t id);
     void finish(uint64_t id, Outcome outcome);
     void on_signal(const std::string& path, const std::string& member, void* message);
+    /// org.freedesktop.DBus.Properties.PropertiesChanged of a transaction: its Percentage.
+    void on_properties_changed(void* message);
     /// NameOwnerChanged: `old_owner` lost org.freedesktop.PackageKit; its transactions failed.
     void on_owner_gone(const std::string& old_owner);
     /// Transaction.Cancel() of the transaction at `path`, when the job's time bound ends it.

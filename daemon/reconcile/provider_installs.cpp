@@ -39,22 +39,36 @@ bool ProviderInstalls::provider_missing(const DeviceState& d) {
 void ProviderInstalls::start(const std::string& package) {
     attempts_[package] = Attempt{};
     log::info("installing {} through PackageKit (a verbs provider is missing)", package);
-    client_.install(split_names(package), [this, package](const packagekit::Outcome& o) {
-        Attempt& a = attempts_[package];
-        switch (o.kind) {
-        case packagekit::Outcome::Kind::installed:
-            a.state = Attempt::State::installed;
-            break;
-        case packagekit::Outcome::Kind::missing:
-            a.state = Attempt::State::missing;
-            break;
-        case packagekit::Outcome::Kind::failed:
-            a.state = Attempt::State::failed;
-            break;
-        }
-        a.error = o.error;
-        ended_(package);
-    });
+    client_.install(
+        split_names(package),
+        [this, package](const packagekit::Outcome& o) {
+            Attempt& a = attempts_[package];
+            switch (o.kind) {
+            case packagekit::Outcome::Kind::installed:
+                a.state = Attempt::State::installed;
+                break;
+            case packagekit::Outcome::Kind::missing:
+                a.state = Attempt::State::missing;
+                break;
+            case packagekit::Outcome::Kind::failed:
+                a.state = Attempt::State::failed;
+                break;
+            }
+            a.error = o.error;
+            a.percent.reset();
+            ended_(package);
+        },
+        [this, package](uint32_t percent) {
+            Attempt& a = attempts_[package];
+            // A new tenth, or the end: enough for a person watching, and a bounded number of
+            // passes however often PackageKit announces.
+            if (a.state != Attempt::State::running ||
+                (a.percent && *a.percent / 10 == percent / 10 && percent != 100))
+                return;
+            a.percent = percent;
+            if (progressed_)
+                progressed_(package);
+        });
 }
 
 bool ProviderInstalls::offer(const DeviceState& d) {
@@ -98,7 +112,8 @@ std::vector<Problem> ProviderInstalls::problems(const DeviceState& d, DistroFami
         return {
             {kInstalling,
              "info",
-             fmt::format("PackageKit is installing {} for verbs provider {}", package, d.provider),
+             fmt::format("PackageKit is installing {} for verbs provider {}{}", package, d.provider,
+                         a.percent ? fmt::format(" ({}% done)", *a.percent) : std::string()),
              {},
              ""}};
     case Attempt::State::missing:

@@ -24,8 +24,11 @@ class ProviderInstalls {
   public:
     /// `ended(package)` is called on the loop when an install of `package` ends, whatever
     /// its outcome: the devices that need it are to be read again (their provider probed).
-    ProviderInstalls(packagekit::Client& client, std::function<void(const std::string&)> ended)
-        : client_(client), ended_(std::move(ended)) {}
+    /// `progressed(package)` when the install's percentage shown by problems() changed: at
+    /// most once per tenth of the install (PackageKit may announce every percent).
+    ProviderInstalls(packagekit::Client& client, std::function<void(const std::string&)> ended,
+                     std::function<void(const std::string&)> progressed = {})
+        : client_(client), ended_(std::move(ended)), progressed_(std::move(progressed)) {}
 
     void set_mode(InstallProviders mode) { mode_ = mode; }
     InstallProviders mode() const { return mode_; }
@@ -42,7 +45,8 @@ class ProviderInstalls {
     void forget();
 
     /// The device's problems about its provider's install (none unless its provider is
-    /// missing): "provider-installing" (info) while PackageKit works, "packagekit-missing"
+    /// missing): "provider-installing" (info) while PackageKit works (with its percentage
+    /// once PackageKit gave one), "packagekit-missing"
     /// (warning) when PackageKit is not on the bus, "provider-install-failed" (error) with
     /// PackageKit's error text, or when the package installed and the provider is still
     /// missing. Each names the command that installs the package by hand (`family`).
@@ -56,12 +60,14 @@ class ProviderInstalls {
     struct Attempt {
         enum class State { running, installed, failed, missing } state = State::running;
         std::string error;
+        std::optional<uint32_t> percent; ///< running: the percentage shown, 0-100
     };
     static bool provider_missing(const DeviceState& d);
     void start(const std::string& package);
 
     packagekit::Client& client_;
     std::function<void(const std::string&)> ended_;
+    std::function<void(const std::string&)> progressed_;
     InstallProviders mode_ = InstallProviders::ask;
     std::map<std::string, Attempt> attempts_; ///< by ProviderPackage, since forget()
 };

@@ -16,6 +16,10 @@
 #           signatures.
 #   hang    Resolve never finishes (a backend stuck on a mirror). Cancel() (Transaction.xml)
 #           is answered and does nothing more: the test reads it off the bus.
+#   progress Resolve as spoof's owner does; InstallPackages announces Percentage 101
+#           (unknown), 40 and 45 by PropertiesChanged, as pk-transaction.c does, then an
+#           intruder sends the caller Percentage 99 for it; Finished(success) comes once the
+#           file argv[2] exists.
 import os
 import sys
 
@@ -42,6 +46,17 @@ def signal(conn, dest, path, member, sig, *args):
     conn.flush()
 
 
+def percentage(conn, dest, path, value):
+    """PropertiesChanged(s, a{sv}, as) of the transaction's Percentage (u)."""
+    m = dbus.lowlevel.SignalMessage(path, "org.freedesktop.DBus.Properties", "PropertiesChanged")
+    if dest:
+        m.set_destination(dest)
+    m.append(TX, {"Percentage": dbus.UInt32(value, variant_level=1)}, dbus.Array([], "s"),
+             signature="sa{sv}as")
+    conn.send_message(m)
+    conn.flush()
+
+
 class Transaction(dbus.service.Object):
     @dbus.service.method(TX, in_signature="tas", out_signature="", sender_keyword="caller")
     def Resolve(self, filters, names, caller):
@@ -54,6 +69,10 @@ class Transaction(dbus.service.Object):
         if MODE == "badsig":
             signal(bus, caller, path, "Package", "s", "libawesome")
             signal(bus, caller, path, "Finished", "s", "success")
+            return
+        if MODE == "progress":
+            self.Package(1, "libawesome;42;i386;debian", "")
+            self.Finished(1, 5)
             return
         signal(intruder, caller, path, "Package", "uss", 1, "libawesome;666;all;evil", "")
         signal(intruder, caller, path, "Package", "uss", 1, "evil;1;all;x", "")
@@ -72,9 +91,23 @@ class Transaction(dbus.service.Object):
     def Cancel(self):
         pass
 
-    @dbus.service.method(TX, in_signature="tas", out_signature="")
-    def InstallPackages(self, flags, ids):
-        GLib.timeout_add(100, lambda: self.Finished(1, 5) and False)
+    @dbus.service.method(TX, in_signature="tas", out_signature="", sender_keyword="caller")
+    def InstallPackages(self, flags, ids, caller):
+        if MODE != "progress":
+            GLib.timeout_add(100, lambda: self.Finished(1, 5) and False)
+            return
+        path = self._object_path
+        for value in (101, 40, 45):
+            percentage(bus, None, path, value)
+        GLib.timeout_add(200, lambda: percentage(intruder, caller, path, 99) and False)
+
+        def finish_when_told():
+            if not os.path.exists(sys.argv[2]):
+                return True
+            self.Finished(1, 5)
+            return False
+
+        GLib.timeout_add(100, finish_when_told)
 
     @dbus.service.signal(TX, signature="uss")
     def Package(self, info, package_id, summary):

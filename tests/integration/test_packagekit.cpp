@@ -103,8 +103,9 @@ struct PkRig {
         allow(allowed);
         if (backend.rfind("fake:", 0) == 0) {
             // fake_packagekit.py MODE: a PackageKit that misbehaves.
-            packagekitd = std::make_unique<Background>(std::vector<std::string>{
-                "/usr/bin/python3", env_or_fail("FAKE_PACKAGEKIT"), backend.substr(5)});
+            packagekitd = std::make_unique<Background>(
+                std::vector<std::string>{"/usr/bin/python3", env_or_fail("FAKE_PACKAGEKIT"),
+                                         backend.substr(5), (dir / "finish").string()});
             INFO(packagekitd->err());
             REQUIRE(eventually([] { return name_owned("org.freedesktop.PackageKit"); }, 30s));
         } else if (!backend.empty()) {
@@ -462,5 +463,27 @@ TEST_CASE("packagekit: an install that outlasts --packagekit-timeout is failed a
     std::this_thread::sleep_for(1s);
     CHECK(r.cancels() == std::vector<std::string>{"/t1"});
     CHECK(r.installs().empty());
+    CHECK(r.daemon->stop() == 0);
+}
+
+TEST_CASE("packagekit: the install's Percentage from PackageKit is shown in provider-installing, "
+          "a tenth at a time, and an intruder's is not",
+          "[packagekit]") {
+    // fake_packagekit.py progress: InstallPackages announces Percentage 101 (PackageKit's
+    // "unknown"), 40, 45, then an intruder sends rdmad 99; Finished waits for the file.
+    PkRig r("[daemon]\ninstall_providers = \"auto\"\nprovider_package = \"libawesome\"\n",
+            "fake:progress", {});
+    const std::string installing = "PackageKit is installing libawesome for verbs provider mlx5";
+    REQUIRE(eventually(
+        [&] { return problem_text(r.mlx5(), "provider-installing") == installing + " (40% done)"; },
+        20s));
+    // 45 is the same tenth as 40, and 99 comes from a connection that is not PackageKit's.
+    std::this_thread::sleep_for(1s);
+    CHECK(problem_text(r.mlx5(), "provider-installing") == installing + " (40% done)");
+    r.add_provider("mlx5");
+    write_file(r.dir / "finish", "");
+    REQUIRE(eventually([&] { return r.mlx5()["ProviderInstalled"] == true; }, 20s));
+    CHECK_FALSE(has_code(r.mlx5(), "provider-installing"));
+    CHECK(r.installs() == std::vector<std::string>{"libawesome;42;i386;debian"});
     CHECK(r.daemon->stop() == 0);
 }
