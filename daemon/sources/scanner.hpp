@@ -139,7 +139,8 @@ class Scanner {
     void read_aux();
     void read_aux_at(const std::string& syspath);
     void erase_aux(const std::string& syspath);
-    /// Read again, at the next refresh(), the auxiliary devices of the PCI function there.
+    /// Read again, at the next refresh(), the auxiliary devices of the PCI function there (as
+    /// its directory lists them now).
     void note_aux_under(const std::string& pci_syspath);
     /// Add to `out` the RDMA devices of the PCI function `pf_address` ("" adds nothing): a
     /// VF's PF, whose sriov_numvfs a VF that comes or goes changes.
@@ -188,7 +189,6 @@ class Scanner {
     /// The auxiliary devices classify_links() reads (is_unbound_rdma_aux()), by syspath: at
     /// 1,024 bound mlx5 functions, keeping every one read was 0.26 MB for nothing.
     std::map<std::string, AuxDevice> aux_;
-    std::set<std::string> aux_paths_; ///< every auxiliary device read (note_aux_under())
     // Indexes of what was read: an event looks its objects up instead of walking them all.
     // They point at the syspath keys of known_ (util/key_ref.hpp): a device leaves them
     // before it leaves known_.
