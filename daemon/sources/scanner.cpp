@@ -28,7 +28,8 @@ bool looks_incomplete(const DeviceState& d) {
 } // namespace
 
 Scanner::Scanner(ScanOptions options, const Inventory& inventory)
-    : options_(std::move(options)), inventory_(inventory), udev_(udev::make_context()), modules_(options_.kmod) {
+    : options_(std::move(options)), inventory_(inventory), udev_(udev::make_context()),
+      modules_(options_.kmod) {
     auto text = sysfs::read_text(options_.os_release_path, "");
     if (!text && options_.os_release_path == "/etc/os-release")
         text = sysfs::read_text("/usr/lib/os-release", "");
