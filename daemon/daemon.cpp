@@ -100,7 +100,7 @@ Daemon::Daemon(DaemonOptions options)
     if (sd_event_default(&event) < 0)
         throw std::runtime_error("cannot create the sd-event loop");
     event_.reset(event);
-    scanner_ = std::make_unique<Scanner>(options_.scan);
+    scanner_ = std::make_unique<Scanner>(options_.scan, inventory_);
     // Monitor before enumerate: an add racing the first scan is then seen by the rescan it
     // triggers, and the rescan's result is the same inventory (no duplicate objects).
     monitor_ = std::make_unique<UdevMonitor>(

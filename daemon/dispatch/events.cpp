@@ -4,7 +4,26 @@
 #include "inventory/object_path.hpp"
 #include "inventory/problems.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace rdmad::dispatch {
+
+const KnownPort& KnownPorts::at(uint32_t number) const {
+    auto it = std::lower_bound(ports_.begin(), ports_.end(), number,
+                               [](const auto& p, uint32_t n) { return p.first < n; });
+    if (it == ports_.end() || it->first != number)
+        throw std::out_of_range("KnownPorts::at: no port " + std::to_string(number));
+    return it->second;
+}
+
+KnownPort& KnownPorts::operator[](uint32_t number) {
+    auto it = std::lower_bound(ports_.begin(), ports_.end(), number,
+                               [](const auto& p, uint32_t n) { return p.first < n; });
+    if (it == ports_.end() || it->first != number)
+        it = ports_.insert(it, {number, KnownPort{}});
+    return it->second;
+}
 
 namespace {
 
@@ -18,7 +37,10 @@ KnownDevice know_device(const DeviceState& d) {
         k.ports[p.number] = KnownPort{p.state == "ACTIVE", p.in_sync};
     for (const auto& p : d.problems)
         if (in_problems_property(p) && (p.severity == "error" || p.severity == "warning"))
-            k.problems.emplace(p.code, p.port);
+            k.problems.emplace_back(p.code, p.port);
+    std::sort(k.problems.begin(), k.problems.end());
+    k.problems.erase(std::unique(k.problems.begin(), k.problems.end()), k.problems.end());
+    k.problems.shrink_to_fit();
     return k;
 }
 
@@ -159,7 +181,9 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
             const KnownDevice now = know_device(*d);
             for (const auto& [code, port] : now.problems) {
                 // A port that went down says so (port-down); its port-not-active problem is that.
-                if (k.problems.count({code, port}) || (port && went_down.count(port)))
+                if (std::binary_search(k.problems.begin(), k.problems.end(),
+                                       std::make_pair(code, port)) ||
+                    (port && went_down.count(port)))
                     continue;
                 Event e = device_event("problem", id, k, d, port);
                 e.key += " problem " + code;

@@ -27,8 +27,9 @@ bool looks_incomplete(const DeviceState& d) {
 
 } // namespace
 
-Scanner::Scanner(ScanOptions options)
-    : options_(std::move(options)), udev_(udev::make_context()), modules_(options_.kmod) {
+Scanner::Scanner(ScanOptions options, const Inventory& inventory)
+    : options_(std::move(options)), inventory_(inventory), udev_(udev::make_context()),
+      modules_(options_.kmod) {
     auto text = sysfs::read_text(options_.os_release_path, "");
     if (!text && options_.os_release_path == "/etc/os-release")
         text = sysfs::read_text("/usr/lib/os-release", "");
@@ -116,20 +117,30 @@ void Scanner::index_device_raw(KeyRef syspath, const DeviceKeys& d, bool add) {
         update(devices_on_netdev_, netdev);
 }
 
-void Scanner::keep_keys(const std::string& syspath, DeviceKeys keys) {
-    const auto& [key, kept] = *known_.emplace(syspath, std::move(keys)).first;
-    index_device_raw(&key, kept, true);
+const DeviceState* Scanner::device_read(const std::string& syspath) const {
+    if (auto p = pending_.find(syspath); p != pending_.end())
+        return &p->second;
+    return inventory_.device(syspath);
+}
+
+std::optional<Scanner::DeviceKeys> Scanner::unindex_device_raw(std::set<std::string>::iterator it) {
+    if (const DeviceState* d = device_read(*it)) {
+        DeviceKeys keys = keys_of(*d);
+        index_device_raw(&*it, keys, false);
+        return keys;
+    }
+    // Read, and held neither here nor by the Inventory (derive_all() reads it again).
+    for (SyspathIndex* index : {&device_named_, &devices_at_pci_, &devices_on_netdev_})
+        index->remove_value(&*it);
+    return std::nullopt;
 }
 
 void Scanner::put_device_raw(const std::string& syspath, DeviceState d) {
     // A device read again keeps its entry in known_: its key is what pfc_ports_ points at.
-    if (auto it = known_.find(syspath); it != known_.end()) {
-        index_device_raw(&it->first, it->second, false);
-        it->second = keys_of(d);
-        index_device_raw(&it->first, it->second, true);
-    } else {
-        keep_keys(syspath, keys_of(d));
-    }
+    auto [it, added] = known_.insert(syspath);
+    if (!added)
+        unindex_device_raw(it);
+    index_device_raw(&*it, keys_of(d), true);
     pending_[syspath] = std::move(d);
 }
 
@@ -137,8 +148,8 @@ void Scanner::erase_device_raw(const std::string& syspath) {
     auto it = known_.find(syspath);
     if (it == known_.end())
         return;
-    index_device_raw(&it->first, it->second, false);
-    pfc_ports_.remove_value(&it->first);
+    unindex_device_raw(it);
+    pfc_ports_.remove_value(&*it);
     pending_.erase(syspath);
     known_.erase(it); // last: `syspath` may be its key
 }
@@ -212,7 +223,6 @@ void Scanner::read_link_at(const std::string& syspath) {
 
 void Scanner::read_verbs() {
     verbs_.clear();
-    verbs_of_.clear();
     dirty_verbs_paths_.clear();
     for (const auto& path : device_paths::subsystem_devices("infiniband_verbs"))
         read_verbs_at(path);
@@ -231,24 +241,15 @@ void Scanner::read_verbs_at(const std::string& syspath) {
         devname = "infiniband/" + name;
     if (devname.front() != '/')
         devname = "/dev/" + devname;
-    std::string ibdev_name(trim_attribute(*ibdev));
-    verbs_of_[ibdev_name] = devname;
-    verbs_[syspath] = {std::move(ibdev_name), std::move(devname)};
+    verbs_[syspath] = {std::string(trim_attribute(*ibdev)), std::move(devname)};
 }
 
 void Scanner::erase_verbs(const std::string& syspath) {
-    auto it = verbs_.find(syspath);
-    if (it == verbs_.end())
-        return;
-    if (auto v = verbs_of_.find(it->second.first);
-        v != verbs_of_.end() && v->second == it->second.second)
-        verbs_of_.erase(v);
-    verbs_.erase(it);
+    verbs_.erase(syspath);
 }
 
 void Scanner::read_aux() {
     aux_.clear();
-    aux_paths_.clear();
     dirty_aux_paths_.clear();
     for (const auto& path : device_paths::subsystem_devices("auxiliary"))
         read_aux_at(path);
@@ -260,7 +261,6 @@ void Scanner::read_aux_at(const std::string& syspath) {
         return;
     }
     AuxDevice aux = read_aux_device(syspath, pci_reads_);
-    aux_paths_.insert(syspath);
     if (is_unbound_rdma_aux(aux))
         aux_[syspath] = std::move(aux);
     else
@@ -269,15 +269,20 @@ void Scanner::read_aux_at(const std::string& syspath) {
 
 void Scanner::erase_aux(const std::string& syspath) {
     aux_.erase(syspath);
-    aux_paths_.erase(syspath);
 }
 
 void Scanner::note_aux_under(const std::string& pci_syspath) {
-    // An auxiliary device is a child of its PCI function: <pci syspath>/<name>.
+    // An auxiliary device is a child of its PCI function, <pci syspath>/<name>, whose
+    // `subsystem` link names the auxiliary bus (drivers/base/auxiliary.c). Looked up here, at a
+    // PCI event, rather than every auxiliary device's path kept (0.13 KB a device).
+    for (const auto& name : sysfs::list_dir(pci_syspath, ""))
+        if (sysfs::link_basename(pci_syspath, name + "/subsystem") == "auxiliary")
+            dirty_aux_paths_.insert(pci_syspath + "/" + name);
+    // Those kept and gone already (an unbind): read_aux_at() drops them.
     const std::string prefix = pci_syspath + "/";
-    for (auto it = aux_paths_.lower_bound(prefix);
-         it != aux_paths_.end() && it->rfind(prefix, 0) == 0; ++it)
-        dirty_aux_paths_.insert(*it);
+    for (const auto& [syspath, _] : aux_)
+        if (syspath.starts_with(prefix))
+            dirty_aux_paths_.insert(syspath);
 }
 
 void Scanner::mark_physical_function(const std::string& pf_address,
@@ -288,8 +293,9 @@ void Scanner::mark_physical_function(const std::string& pf_address,
 }
 
 void Scanner::mark_pci_function(const std::string& pci_address) {
-    for (const auto& [syspath, d] : known_)
-        if (d.pci_address == pci_address || d.physical_function == pci_address)
+    for (const auto& syspath : known_)
+        if (const DeviceState* d = device_read(syspath);
+            d && (d->pci_address == pci_address || d->physical_function == pci_address))
             dirty_devices_.insert(syspath);
     for (const auto& [_, l] : links_)
         if (l.pci_address == pci_address)
@@ -309,8 +315,8 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         // the directory disappears).
         if (ev.subsystem == "infiniband") {
             // A VF that goes changes its PF's sriov_numvfs: the PF is read again.
-            if (auto k = known_.find(ev.syspath); k != known_.end())
-                mark_physical_function(k->second.physical_function, dirty_devices_);
+            if (const DeviceState* d = known_.count(ev.syspath) ? device_read(ev.syspath) : nullptr)
+                mark_physical_function(d->physical_function, dirty_devices_);
             erase_device_raw(ev.syspath);
             dirty_devices_.erase(ev.syspath);
         } else if (ev.subsystem == "net") {
@@ -325,29 +331,31 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         } else if (ev.subsystem == "pci") {
             // Its auxiliary devices go with it (their own "remove" says so too).
             const std::string prefix = ev.syspath + "/";
-            for (auto it = aux_paths_.lower_bound(prefix);
-                 it != aux_paths_.end() && it->rfind(prefix, 0) == 0;) {
-                aux_.erase(*it);
-                it = aux_paths_.erase(it);
-            }
+            std::erase_if(aux_, [&](const auto& a) { return a.first.starts_with(prefix); });
         }
         incomplete_.erase(ev.syspath);
         return renamed;
     }
+    std::string old_name; // of an RDMA device renamed ("move")
     if (ev.subsystem == "infiniband") {
         if (ev.action == "move" && !ev.devpath_old.empty()) {
             const std::string old_syspath = "/sys" + ev.devpath_old;
-            if (auto it = known_.find(old_syspath); it != known_.end()) {
-                // The keys move with it; so does a read not yet derived. The Inventory's copy
-                // is renamed by the caller; the device is read again below either way.
-                // A copy: erase_device_raw() takes the old entry out of the indexes by its keys.
-                DeviceKeys keys = it->second;
+            if (auto old = known_.find(old_syspath); old != known_.end()) {
+                // Its index keys move with it; so does a read not yet derived. The Inventory's
+                // copy is renamed by the caller (the keys of a device derived are read there);
+                // the device is read again below either way.
+                const std::optional<DeviceKeys> keys = unindex_device_raw(old);
+                if (keys)
+                    old_name = keys->name;
                 std::optional<DeviceState> read;
                 if (auto p = pending_.find(old_syspath); p != pending_.end())
-                    read = std::move(p->second);
-                erase_device_raw(old_syspath);
+                    read = std::move(pending_.extract(p).mapped());
+                pfc_ports_.remove_value(&*old);
+                known_.erase(old);
                 erase_device_raw(ev.syspath);
-                keep_keys(ev.syspath, std::move(keys));
+                const auto it = known_.insert(ev.syspath).first;
+                if (keys)
+                    index_device_raw(&*it, *keys, true);
                 if (read) {
                     read->syspath = ev.syspath;
                     pending_[ev.syspath] = std::move(*read);
@@ -361,7 +369,6 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         // (port state) leaves the names alone, and an add comes with its uverbs device's own.
         if (ev.action == "move") {
             if (renamed) {
-                const std::string& old_name = known_.at(ev.syspath).name;
                 for (const auto& [syspath, v] : verbs_)
                     if (v.first == old_name)
                         dirty_verbs_paths_.insert(syspath);
@@ -462,9 +469,9 @@ std::set<std::string> Scanner::devices_with_verbs() const {
     std::set<std::string> ibdevs, names;
     for (const auto& [_, v] : verbs_)
         ibdevs.insert(v.first);
-    for (const auto& [_, d] : known_)
-        if (ibdevs.count(d.name))
-            names.insert(d.name);
+    for (const auto& syspath : known_)
+        if (const DeviceState* d = device_read(syspath); d && ibdevs.count(d->name))
+            names.insert(d->name);
     return names;
 }
 
@@ -540,8 +547,8 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     // the same pass, once whatever the number of its VFs that came.
     std::set<std::string> pfs;
     for (const auto& syspath : added)
-        if (auto k = known_.find(syspath); k != known_.end())
-            mark_physical_function(k->second.physical_function, pfs);
+        if (const DeviceState* d = known_.count(syspath) ? device_read(syspath) : nullptr)
+            mark_physical_function(d->physical_function, pfs);
     for (const auto& syspath : pfs)
         if (changes.devices.insert(syspath).second)
             read_device_at(syspath);
@@ -582,14 +589,10 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     return changes;
 }
 
-std::map<std::string, std::string>
-Scanner::verbs_by_ibdev(const std::set<std::string>* names) const {
-    if (!names)
-        return verbs_of_;
+std::map<std::string, std::string> Scanner::verbs_by_ibdev() const {
     std::map<std::string, std::string> out;
-    for (const auto& name : *names)
-        if (auto it = verbs_of_.find(name); it != verbs_of_.end())
-            out.emplace(name, it->second);
+    for (const auto& [_, v] : verbs_)
+        out.insert_or_assign(v.first, v.second);
     return out;
 }
 
@@ -609,7 +612,7 @@ void Scanner::derive_device(DeviceState& d, std::map<std::string, bool>& install
 
 HostState Scanner::derive_all(const Inventory& inventory) {
     HostState inv;
-    for (const auto& [syspath, keys] : known_) {
+    for (const auto& syspath : known_) {
         // A device still being retried is not exported yet: objects appear once fully built.
         if (incomplete_.count(syspath))
             continue;
@@ -677,11 +680,9 @@ bool same_link_facts(const LinkState& a, const LinkState& b) {
 
 ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
     if (!changes.full) {
-        std::set<std::string> names; // of the devices re-read: only their uverbs are looked up
-        for (const auto& syspath : changes.devices)
-            if (auto keys = known_.find(syspath); keys != known_.end())
-                names.insert(keys->second.name);
-        const auto verbs = verbs_by_ibdev(&names);
+        // No uverbs device came, went or was renamed since the last derive (each is a full
+        // pass), and a device renamed is one too (same_link_facts()): each keeps its own.
+        const std::map<std::string, std::string> no_verbs;
         std::map<std::string, bool> installed;
         std::map<std::string, DeviceState> devices;
         std::map<int32_t, LinkState> links;
@@ -695,7 +696,8 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
             // Re-read (pending), or derived again from what the Inventory holds (PFC).
             auto read = pending_.find(syspath);
             DeviceState d = read != pending_.end() ? read->second : as_read(*old);
-            derive_device(d, installed, verbs);
+            d.verbs_device = old->verbs_device;
+            derive_device(d, installed, no_verbs);
             if (!same_link_facts(d, *old)) {
                 changes.full = true;
                 break;
@@ -745,7 +747,7 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
             if (port.link_layer == "Ethernet" && !port.netdev.empty()) {
                 netdevs.insert(port.netdev);
                 if (keys != known_.end())
-                    pfc_ports_.add(port.netdev, &keys->first);
+                    pfc_ports_.add(port.netdev, &*keys);
             }
     }
     std::set<std::string> refill;

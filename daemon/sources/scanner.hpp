@@ -5,8 +5,9 @@
 // single devices dirty and refresh() re-reads only those. derive_into() derives the exported
 // view (providers, verbs devices, RDMA capability, problems) from what was read and puts it
 // into the Inventory, so derived values never go stale. An RDMA device read is kept here only
-// until the Inventory holds it; after that the scanner keeps its index keys, and its read
-// values are the Inventory's (as_read(), sources/device_reader.hpp).
+// until the Inventory holds it; after that the scanner keeps its syspath in its indexes, and
+// its read values (what the indexes are keyed by among them) are the Inventory's (as_read(),
+// sources/device_reader.hpp).
 #pragma once
 
 #include "config/desired.hpp"
@@ -51,7 +52,9 @@ struct ScanOptions {
 class Scanner {
   public:
     /// Reads os-release once; throws std::runtime_error when libudev is unusable.
-    explicit Scanner(ScanOptions options);
+    /// `inventory` is the one derive_into() fills, and must outlive the Scanner: what it holds
+    /// of a device read before is read there, not kept here.
+    Scanner(ScanOptions options, const Inventory& inventory);
 
     /// Enumerate and read everything again (start-up, monitor overflow, SIGHUP).
     void full_scan();
@@ -123,7 +126,7 @@ class Scanner {
     /// otherwise, or when changes.full, everything is derived again, `inventory` replaced
     /// with it (only what differs is named) and `changes.full` set. Afterwards `inventory`
     /// holds every device read (but those still being retried), derived. `inventory` must be
-    /// the one every earlier derive_into() filled: the devices read before are taken from it.
+    /// the one given at construction: the devices read before are taken from it.
     ChangeSet derive_into(Inventory& inventory, ScanChanges& changes);
 
     struct udev* udev_context() const { return udev_.get(); }
@@ -136,7 +139,8 @@ class Scanner {
     void read_aux();
     void read_aux_at(const std::string& syspath);
     void erase_aux(const std::string& syspath);
-    /// Read again, at the next refresh(), the auxiliary devices of the PCI function there.
+    /// Read again, at the next refresh(), the auxiliary devices of the PCI function there (as
+    /// its directory lists them now).
     void note_aux_under(const std::string& pci_syspath);
     /// Add to `out` the RDMA devices of the PCI function `pf_address` ("" adds nothing): a
     /// VF's PF, whose sriov_numvfs a VF that comes or goes changes.
@@ -145,8 +149,7 @@ class Scanner {
     // What was read is changed through these only, so that the indexes below stay true.
     void put_device_raw(const std::string& syspath, DeviceState d);
     void erase_device_raw(const std::string& syspath);
-    /// What an RDMA device read is known by, kept for as long as the device is there: its
-    /// index keys, and what a uevent or a verbs lookup needs.
+    /// What an RDMA device read is indexed by (its read values, from device_read()).
     struct DeviceKeys {
         std::string name;
         std::string pci_address;
@@ -155,10 +158,15 @@ class Scanner {
         std::vector<std::string> gid_netdevs; ///< the netdevs its GID entries name, distinct
     };
     static DeviceKeys keys_of(const DeviceState& d);
+    /// The device read at `syspath` as last read: its read not yet derived (pending_), else the
+    /// Inventory's; null when neither holds it.
+    const DeviceState* device_read(const std::string& syspath) const;
     /// `key`: the syspath key of the device's entry in known_.
     void index_device_raw(KeyRef key, const DeviceKeys& keys, bool add);
-    /// Keep `keys` for the device at `syspath` (not in known_) and index them.
-    void keep_keys(const std::string& syspath, DeviceKeys keys);
+    /// Take the device at `it` (in known_) out of the indexes, by the keys of device_read()
+    /// (what it was indexed by), which are returned; when neither holds it, by a walk of each
+    /// index.
+    std::optional<DeviceKeys> unindex_device_raw(std::set<std::string>::iterator it);
     /// The whole host as exported: every device read (those pending taken from `pending_`,
     /// the others as_read() from `inventory`), every netdev, derived.
     HostState derive_all(const Inventory& inventory);
@@ -166,12 +174,13 @@ class Scanner {
     void erase_verbs(const std::string& syspath);
 
     ScanOptions options_;
+    const Inventory& inventory_; ///< holds the devices read and derived (derive_into())
     udev::Udev udev_;
     KernelModules modules_;
     DistroFamily family_ = DistroFamily::unknown;
 
     // What was read, before derivation.
-    std::map<std::string, DeviceKeys> known_; ///< every RDMA device read, by syspath
+    std::set<std::string> known_; ///< every RDMA device read, by syspath
     /// RDMA devices read and not yet derived into the Inventory (and those still retried)
     std::map<std::string, DeviceState> pending_;
     std::map<int32_t, LinkState> links_; ///< by ifindex
@@ -180,7 +189,6 @@ class Scanner {
     /// The auxiliary devices classify_links() reads (is_unbound_rdma_aux()), by syspath: at
     /// 1,024 bound mlx5 functions, keeping every one read was 0.26 MB for nothing.
     std::map<std::string, AuxDevice> aux_;
-    std::set<std::string> aux_paths_; ///< every auxiliary device read (note_aux_under())
     // Indexes of what was read: an event looks its objects up instead of walking them all.
     // They point at the syspath keys of known_ (util/key_ref.hpp): a device leaves them
     // before it leaves known_.
@@ -196,7 +204,6 @@ class Scanner {
     /// an event does not index every netdev of the host again.
     doctor::LinkIndex link_named_;
     std::set<std::pair<std::string, int32_t>> link_names_; ///< (name, ifindex) of links_
-    std::map<std::string, std::string> verbs_of_; ///< ibdev name -> /dev path of its uverbs
     std::string provider_package_; ///< `[daemon] provider_package`, "" for the family's
     HostFacts host_; ///< read by full_scan() and every full refresh() (doctor checks)
 
@@ -206,9 +213,9 @@ class Scanner {
     /// `d` with its provider, verbs device and package filled (not its problems).
     void derive_device(DeviceState& d, std::map<std::string, bool>& installed,
                        const std::map<std::string, std::string>& verbs_by_ibdev) const;
-    /// ibdev name -> /dev path of every uverbs device (with `names`, of those devices only).
-    std::map<std::string, std::string>
-    verbs_by_ibdev(const std::set<std::string>* names = nullptr) const;
+    /// ibdev name -> /dev path of every uverbs device (the last read of verbs_, by syspath,
+    /// when two name one device).
+    std::map<std::string, std::string> verbs_by_ibdev() const;
 
     // Noted by uevents, done by refresh().
     bool structural_ = true; ///< since the last refresh: more than re-reads of known objects
