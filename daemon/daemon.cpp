@@ -414,7 +414,9 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
             if (!o.action.device.empty())
                 scanner_->note_device(o.action.device);
             // A host-wide file (ib_core's options): its state read again, planned again below.
-            if (o.action.device.empty() && o.action.kind == Action::Kind::ib_core_modprobe) {
+            if (o.action.device.empty() &&
+                (o.action.kind == Action::Kind::ib_core_modprobe ||
+                 o.action.kind == Action::Kind::ib_core_modprobe_remove)) {
                 reconciler_->reread_rdma_netns();
                 read_back = true;
             }

@@ -364,7 +364,9 @@ struct RdmaNetnsState {
     std::string now;       ///< /sys/module/ib_core/parameters/netns_mode
     std::string next_load; ///< rdmad's modprobe.d file, taken when ib_core loads
     std::string desired;   ///< `[daemon] rdma_netns_mode`
-    /// The mode asked that the file holds and the loaded ib_core does not run, else "".
+    bool own_file = false; ///< rdmad's file is there with rdmad's header (written_by_rdmad())
+    /// The mode asked that the file holds and the loaded ib_core does not run, else "" (also
+    /// while ib_core is not loaded: nothing runs a mode then).
     std::string pending() const {
         return !desired.empty() && next_load == desired && !now.empty() && now != desired
                    ? desired

@@ -417,6 +417,49 @@ TEST_CASE("rdma netns: exclusive asked while the kernel shares: the modprobe.d f
     r.stop();
 }
 
+TEST_CASE("rdma netns: the key removed: rdmad's file is removed and nothing is pending; an "
+          "admin's file of that name stays",
+          "[netns]") {
+    FwRig r;
+    r.netns_param("Y\n");
+    r.config("", "", "rdma_netns_mode = \"exclusive\"\n");
+    r.start();
+    INFO(r.daemon->log());
+    REQUIRE(r.eventually([&] { return r.manager("PendingRdmaNetnsMode") == "exclusive"; }));
+    REQUIRE(fs::exists(r.ib_core_file()));
+
+    r.config(""); // [daemon] without rdma_netns_mode
+    r.reload();
+    REQUIRE(r.eventually([&] { return !fs::exists(r.ib_core_file()); }));
+    CHECK(r.manager("PendingRdmaNetnsMode") == "");
+    CHECK(r.manager("DesiredRdmaNetnsMode") == "");
+    CHECK(r.manager("RdmaNetnsMode") == "shared"); // ib_core runs on as it was loaded
+    CHECK_FALSE(r.manager_problem("rdma-netns-pending"));
+
+    // A file of that name without rdmad's header is the admin's: kept through a Reload.
+    const std::string admin = "# ours, for the lab's containers\noptions ib_core netns_mode=0\n";
+    write_file(r.ib_core_file(), admin);
+    r.reload();
+    r.reload(); // the second answers after the first's pass has run
+    CHECK(read_file(r.ib_core_file()) == admin);
+    r.stop();
+}
+
+TEST_CASE("rdma netns: ib_core not loaded: the mode asked is written and nothing is pending",
+          "[netns]") {
+    FwRig r; // no /sys/module/ib_core in the testbed
+    r.config("", "", "rdma_netns_mode = \"exclusive\"\n");
+    r.start();
+    INFO(r.daemon->log());
+    REQUIRE(r.eventually([&] { return fs::exists(r.ib_core_file()); }));
+    r.reload();
+    CHECK(r.manager("RdmaNetnsMode") == "");
+    CHECK(r.manager("DesiredRdmaNetnsMode") == "exclusive");
+    CHECK(r.manager("PendingRdmaNetnsMode") == "");
+    CHECK_FALSE(r.manager_problem("rdma-netns-pending"));
+    r.stop();
+}
+
 TEST_CASE("rdma netns: nothing asked writes nothing and shows the kernel's mode", "[netns]") {
     FwRig r;
     r.netns_param("Y\n");
