@@ -246,7 +246,7 @@ std::vector<std::string> lossless_diffs(const json& port) {
 
 } // namespace
 
-std::string sync_text(const json& port, bool skip_port_type) {
+std::string sync_text(const json& port, bool skip_port_type, const json* device) {
     if (!port.is_object() || !port.contains("InSync") || boolean(port, "InSync"))
         return {};
     auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
@@ -272,6 +272,13 @@ std::string sync_text(const json& port, bool skip_port_type) {
     if (pfc != want_pfc && (!want_pfc.empty() || (diffs.empty() && lossless.empty() && type_ok)))
         diffs.push_back(fmt::format("PFCNoDrop {}, desired {}", dash(pfc), dash(want_pfc)));
     diffs.insert(diffs.end(), lossless.begin(), lossless.end());
+    // The SR-IOV VF count is the device's (its PF's ports are out of sync while it differs).
+    if (device) {
+        const std::int64_t want_vfs = integer(*device, "DesiredSRIOVNumVFs", -1);
+        if (want_vfs >= 0 && integer(*device, "SRIOVNumVFs") != want_vfs)
+            diffs.push_back(fmt::format("SRIOVNumVFs {}, desired {}",
+                                        integer(*device, "SRIOVNumVFs"), want_vfs));
+    }
     if (diffs.empty())
         return type_ok || !skip_port_type ? "not in sync" : "";
     return fmt::format("not in sync: {}", fmt::join(diffs, "; "));

@@ -62,8 +62,10 @@ std::string actual_port_type(const json& port);
 /// type from actual_port_type(); "" when InSync is true or
 /// absent (an older daemon). With `skip_port_type` (a problem already tells the port type
 /// story, e.g. the firmware remedy), the port type is left out, and "" is returned when
-/// nothing else differs.
-std::string sync_text(const json& port, bool skip_port_type = false);
+/// nothing else differs. With `device` (the port's Device), an SR-IOV VF count asked and not
+/// held is named too: "SRIOVNumVFs 0, desired 8" (Device.SRIOVNumVFs, DesiredSRIOVNumVFs).
+std::string sync_text(const json& port, bool skip_port_type = false,
+                      const json* device = nullptr);
 
 /// True when `device` has a "port-type-firmware" problem about port `number` ("port 1 is
 /// InfiniBand but eth is asked: ... run mstconfig ..."): the one line that tells the port's

@@ -70,7 +70,7 @@ int verb_status(const std::vector<HostDoc>& docs, const Output& out) {
                 const bool firmware = doc::has_firmware_port_type_problem(*dev, number);
                 if (!doc::boolean(*port, "InSync") && port->contains("InSync"))
                     ++n_unsynced;
-                if (std::string sync = doc::sync_text(*port, firmware); !sync.empty())
+                if (std::string sync = doc::sync_text(*port, firmware, dev); !sync.empty())
                     unsynced.push_back(fmt::format("{}{} port {}: {}", prefix(host), sanitize(name),
                                                    number, sanitize(sync)));
             }

@@ -634,11 +634,26 @@ const WANTS_TEXT = {
     RDMACMToS: v => "ToS " + v,
 };
 
-// "yes", or "no (wants ...)" naming the desired values of the settings that differ.
-function inSyncText(p) {
+// SR-IOV of a PF (org.rdmad1.Device, rdmad 0.4): "<SRIOVNumVFs> of <SRIOVTotalVFs>", with
+// "(desired N)" while DesiredSRIOVNumVFs asks another count; "" on a device that is no PF and
+// is asked nothing.
+function sriovText(d) {
+    const now = d.SRIOVNumVFs || 0, total = d.SRIOVTotalVFs || 0;
+    const want = typeof d.DesiredSRIOVNumVFs === "number" ? d.DesiredSRIOVNumVFs : -1;
+    if (total <= 0 && want < 0)
+        return "";
+    return `${now} of ${total}` + (want >= 0 && want !== now ? ` (desired ${want})` : "");
+}
+
+// "yes", or "no (wants ...)" naming the desired values of the settings that differ (the VF
+// count of the port's device `d` among them).
+function inSyncText(p, d) {
     if (p.InSync)
         return "yes";
     const want = portSettings(p, null).filter(s => s.drift).map(s => WANTS_TEXT[s.field](s.want));
+    if (d && typeof d.DesiredSRIOVNumVFs === "number" && d.DesiredSRIOVNumVFs >= 0 &&
+        d.DesiredSRIOVNumVFs !== (d.SRIOVNumVFs || 0))
+        want.push("SR-IOV VFs " + d.DesiredSRIOVNumVFs);
     return "no" + (want.length ? " (wants " + want.join(", ") + ")" : "");
 }
 
@@ -668,7 +683,7 @@ function portCells(p, d) {
         LinkLayer: p.LinkLayer,
         Netdev: linkName(p.Link) || "—",
         Provider: providerText(d),
-        InSync: inSyncText(p),
+        InSync: inSyncText(p, d),
     };
 }
 
@@ -1034,6 +1049,7 @@ const DEVICE_FIELDS = [
     ["ProviderInstalled", "Provider installed", d => (d.Provider ? (d.ProviderInstalled ? "yes" : "no") : "")],
     ["ProviderPackage", "Provider package"], ["VerbsDevice", "Verbs device"],
     ["PhysicalFunction", "Physical function", d => deviceLink(d.PhysicalFunction) || "—"],
+    ["SRIOVNumVFs", "SR-IOV VFs", sriovText],
     ["Ports", "Ports", d => (d.Ports || []).length],
     ["Links", "Netdevs", d => {
         const list = el("span");

@@ -7,7 +7,6 @@
 #include "inventory/object_path.hpp"
 #include "rdmad_api.hpp"
 #include "sources/mlx4_module_reader.hpp"
-#include "sources/mstconfig.hpp"
 #include "sources/rdma_netns_reader.hpp"
 #include "util/log.hpp"
 #include "util/loop_edge.hpp"
@@ -114,8 +113,10 @@ Daemon::Daemon(DaemonOptions options)
                 if (ev->subsystem == "infiniband" && ev->action == "add" && reconciler_) {
                     reconciler_->forget();
                     // Its firmware is read again too (a firmware reset re-creates the device).
-                    if (auto pci = pci_address_in(ev->syspath); !pci.empty())
+                    if (auto pci = pci_address_in(ev->syspath); !pci.empty()) {
                         inventory_.forget_firmware_port_types(pci);
+                        mstconfig_->forget(pci);
+                    }
                 }
                 // So is a provider install that ended (issue #27: no second attempt until
                 // the next hotplug or Reload).
@@ -191,17 +192,37 @@ Daemon::Daemon(DaemonOptions options)
         const KmodLibrary& lib = kmod_->library();
         return lib.ctx ? &lib : nullptr;
     };
-    reconcile.read_firmware_port_type = [this](const std::string& tool, const std::string& pci,
-                                               uint32_t card_port) {
-        FirmwarePortType read = query_firmware_port_type(tool, pci, card_port);
-        const auto level =
-            read.status == FirmwarePortType::Status::ok ? log::Level::info : log::Level::warning;
-        log::with(level, log::about("", "", pci, 0), "{}: LINK_TYPE_P{} {}", pci, card_port,
+    // mstconfig runs off the loop (issue #26): its reading enters the Inventory as a source's
+    // change and the functions' devices are planned again.
+    MstconfigJobs::Handlers fw;
+    fw.read = [this](const std::string& pci, const FirmwarePortType& read) {
+        const auto level = read.status == FirmwarePortType::Status::ok ? log::Level::info
+                                                                        : log::Level::warning;
+        log::with(level, log::about("", "", pci, 0), "{}: LINK_TYPE_P{} {}", pci, read.card_port,
                   read.status == FirmwarePortType::Status::ok
                       ? fmt::format("current {}, next boot {}", read.current, read.next_boot)
                       : read.message);
         inventory_.set_firmware_port_type(pci, read);
-        return read;
+        note_pci(pci);
+    };
+    fw.written = [this](const Outcome& outcome) {
+        reconciler_->finish(outcome);
+        note_pci(outcome.action.pci_address);
+    };
+    mstconfig_ = std::make_unique<MstconfigJobs>(event, std::move(fw));
+    reconcile.read_firmware_port_type = [this](const std::string& tool, const std::string& pci,
+                                               uint32_t card_port) {
+        // A function read before keeps its reading shown until the new one comes.
+        if (!inventory_.state().firmware_port_types.count(pci)) {
+            FirmwarePortType querying;
+            querying.status = FirmwarePortType::Status::querying;
+            querying.card_port = card_port;
+            inventory_.set_firmware_port_type(pci, querying);
+        }
+        mstconfig_->query(tool, pci, card_port);
+    };
+    reconcile.write_firmware_port_type = [this](const std::string& tool, const Action& a) {
+        mstconfig_->write(tool, a);
     };
     reconcile.read_rdma_netns = [this](const std::string& desired) {
         RdmaNetnsState read = read_rdma_netns(options_.reconcile.modprobe_dir, desired);
@@ -396,7 +417,9 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
             if (!o.action.device.empty())
                 scanner_->note_device(o.action.device);
             // A host-wide file (ib_core's options): its state read again, planned again below.
-            if (o.action.device.empty() && o.action.kind == Action::Kind::ib_core_modprobe) {
+            if (o.action.device.empty() &&
+                (o.action.kind == Action::Kind::ib_core_modprobe ||
+                 o.action.kind == Action::Kind::ib_core_modprobe_remove)) {
                 reconciler_->reread_rdma_netns();
                 read_back = true;
             }
@@ -467,6 +490,13 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
     };
     each_device(inventory_, only, put);
     return changes;
+}
+
+void Daemon::note_pci(const std::string& pci) {
+    for (const auto& [_, d] : inventory_.state().devices)
+        if (d.pci_address == pci)
+            scanner_->note_device(d.name);
+    coalescer_.note(false);
 }
 
 ChangeSet Daemon::provider_installs(const std::set<std::string>* only) {
@@ -558,6 +588,7 @@ void Daemon::take_config(std::optional<Reconciler::Loaded> loaded) {
     if (read) {
         // A Reload reads each adapter's firmware port type again (rdmad.conf(5), mstconfig).
         inventory_.forget_firmware_port_types();
+        mstconfig_->forget();
         err = reconciler_->take(std::move(*loaded));
         kmod_ = std::make_unique<KernelModules>(options_.scan.kmod); // modprobe.d read again
         scanner_->set_memlock_launchers(reconciler_->memlock_launchers());

@@ -12,6 +12,7 @@
 #include "export/export_writer.hpp"
 #include "inventory/inventory.hpp"
 #include "reconcile/config_loader.hpp"
+#include "reconcile/mstconfig_jobs.hpp"
 #include "reconcile/provider_installs.hpp"
 #include "reconcile/reconciler.hpp"
 #include "sources/coalescer.hpp"
@@ -111,6 +112,9 @@ class Daemon final : public Controller {
     /// Manager.Problems: configuration errors, legacy warnings, host-wide action failures and
     /// an export that cannot be written ("export-failed").
     std::vector<Problem> manager_problems() const;
+    /// A source read something of the PCI function `pci` (its firmware port type): its
+    /// devices get a pass.
+    void note_pci(const std::string& pci);
     static int on_timer(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_address_timer(sd_event_source* s, uint64_t usec, void* userdata);
     static int on_watchdog(sd_event_source* s, uint64_t usec, void* userdata);
@@ -164,6 +168,8 @@ class Daemon final : public Controller {
     std::string provider_package_; ///< `[daemon] provider_package` in force
     std::unique_ptr<exports::ExportWriter> exports_;
     std::unique_ptr<dispatch::Dispatcher> dispatcher_; ///< dispatcher scripts, after READY=1
+    /// mstconfig's queries and sets (ConnectX-4+ port type), run off the loop; first to go.
+    std::unique_ptr<MstconfigJobs> mstconfig_;
 };
 
 } // namespace rdmad

@@ -131,6 +131,14 @@ void write_ib_core_modprobe(const std::string& modprobe_dir, bool shared) {
     write_file_atomically(ib_core_modprobe_path(modprobe_dir), ib_core_modprobe_text(shared), 0644);
 }
 
+void remove_ib_core_modprobe(const std::string& modprobe_dir) {
+    remove_file_durably(ib_core_modprobe_path(modprobe_dir));
+}
+
+bool written_by_rdmad(std::string_view text) {
+    return text.rfind("# Written by rdmad", 0) == 0;
+}
+
 std::string mlx4_modprobe_path(const std::string& modprobe_dir) {
     return modprobe_dir + "/rdmad-mlx4.conf";
 }

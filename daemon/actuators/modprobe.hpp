@@ -47,6 +47,14 @@ std::string ib_core_modprobe_path(const std::string& modprobe_dir);
 std::string ib_core_modprobe_text(bool shared);
 /// Write it atomically; throws std::system_error.
 void write_ib_core_modprobe(const std::string& modprobe_dir, bool shared);
+/// Remove it (`[daemon] rdma_netns_mode` is no longer set) and fsync the directory; a missing
+/// file is fine. Throws std::system_error otherwise.
+void remove_ib_core_modprobe(const std::string& modprobe_dir);
+
+/// Whether a modprobe.d text is one rdmad wrote: it begins with the header of
+/// ib_core_modprobe_text() and mlx4_modprobe_text() ("# Written by rdmad"). A file of that
+/// name without it is an admin's, which rdmad never removes.
+bool written_by_rdmad(std::string_view text);
 
 // Reading the files and the loaded modules' values: sources/mlx4_module_reader.hpp,
 // sources/rdma_netns_reader.hpp.

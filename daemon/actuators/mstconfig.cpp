@@ -10,11 +10,22 @@
 
 namespace rdmad {
 
+std::vector<std::string> mstconfig_set_argv(const std::string& tool, const std::string& pci,
+                                            uint32_t card_port, const std::string& type) {
+    return {tool, "-y", "-d", pci, "set",
+            fmt::format("LINK_TYPE_P{}={}", card_port, link_type_number(type))};
+}
+
 WriteResult set_firmware_port_type(const std::string& tool, const std::string& pci,
                                    uint32_t card_port, const std::string& type) {
-    const std::string assignment =
-        fmt::format("LINK_TYPE_P{}={}", card_port, link_type_number(type));
-    const ToolRun run = run_tool({tool, "-y", "-d", pci, "set", assignment}, kMstconfigTimeout);
+    const auto argv = mstconfig_set_argv(tool, pci, card_port, type);
+    return firmware_write_result(run_tool(argv, kMstconfigTimeout), argv);
+}
+
+WriteResult firmware_write_result(const ToolRun& run, const std::vector<std::string>& argv) {
+    const std::string& tool = argv.at(0);
+    const std::string& pci = argv.at(3);
+    const std::string& assignment = argv.at(5);
     WriteResult w;
     if (run.spawn_error != 0) {
         w.error = run.spawn_error;

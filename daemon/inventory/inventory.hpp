@@ -82,13 +82,12 @@ class Inventory {
     }
     /// The RDMA network namespace mode as a full plan last read it (Manager properties).
     void set_rdma_netns(RdmaNetnsState read) { state_.rdma_netns = std::move(read); }
-    /// Forget the reading of `pci` (its device was added again), or every one ("": a Reload),
-    /// so that the next plan reads it again.
+    /// Mark the reading of `pci` (its device was added again), or every one ("": a Reload),
+    /// to be read again by the next plan; it stays shown until then (FirmwarePortType::refresh).
     void forget_firmware_port_types(const std::string& pci = "") {
-        if (pci.empty())
-            state_.firmware_port_types.clear();
-        else
-            state_.firmware_port_types.erase(pci);
+        for (auto& [at, read] : state_.firmware_port_types)
+            if (pci.empty() || at == pci)
+                read.refresh = true;
     }
     ChangeSet put_link(LinkState link);
     ChangeSet remove_link(int32_t ifindex);

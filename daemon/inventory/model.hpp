@@ -345,12 +345,16 @@ struct Mlx4ModuleActual {
 /// (`LINK_TYPE_P<n>`, read with mstflint's `mstconfig -e -d <pci> query`:
 /// sources/mstconfig.hpp).
 struct FirmwarePortType {
-    /// ok: read; missing: no mstconfig to run; failed: the tool refused or said nothing usable
-    enum class Status { ok, missing, failed } status = Status::failed;
+    /// ok: read; missing: no mstconfig to run; failed: the tool refused or said nothing usable;
+    /// querying: a query runs (reconcile/mstconfig_jobs.hpp), its reading comes later
+    enum class Status { ok, missing, failed, querying } status = Status::failed;
     uint32_t card_port = 1; ///< <n> of LINK_TYPE_P<n>: the card's port this function drives
     std::string current;    ///< "ib", "eth", "auto" (VPI(3)) when ok
     std::string next_boot;  ///< likewise, what the firmware takes at its next reset
     std::string message;    ///< why not ok: the tool's stderr, or what is missing
+    /// Asked again (its device added again, a Reload): shown as last read, no write planned
+    /// from it, until the new reading replaces it.
+    bool refresh = false;
     bool operator==(const FirmwarePortType&) const = default;
 };
 
@@ -360,7 +364,9 @@ struct RdmaNetnsState {
     std::string now;       ///< /sys/module/ib_core/parameters/netns_mode
     std::string next_load; ///< rdmad's modprobe.d file, taken when ib_core loads
     std::string desired;   ///< `[daemon] rdma_netns_mode`
-    /// The mode asked that the file holds and the loaded ib_core does not run, else "".
+    bool own_file = false; ///< rdmad's file is there with rdmad's header (written_by_rdmad())
+    /// The mode asked that the file holds and the loaded ib_core does not run, else "" (also
+    /// while ib_core is not loaded: nothing runs a mode then).
     std::string pending() const {
         return !desired.empty() && next_load == desired && !now.empty() && now != desired
                    ? desired

@@ -49,6 +49,7 @@ struct Action {
         modules_load_file_remove,
         firmware_port_type, ///< ConnectX-4+: mstconfig set LINK_TYPE_P<number>=`value`
         ib_core_modprobe,   ///< rdmad-ib_core.conf with netns_mode for `value` (host-wide)
+        ib_core_modprobe_remove, ///< rdmad-ib_core.conf removed (rdma_netns_mode unset)
         sriov_numvfs ///< `number` VFs on the PF `pci_address` (settings/sriov_numvfs.cpp)
     } kind;
     std::string device;      ///< RDMA device name

@@ -609,8 +609,12 @@ void Reconciler::read_firmware_port_types(const HostState& inv,
     for (const auto& [syspath, w] : want) {
         const DeviceState& d = inv.devices.at(syspath);
         if (w.port_type.empty() || d.pci_address.empty() || !d.physical_function.empty() ||
-            driver_capabilities(d.kernel_driver).port_type != PortTypeSwitch::firmware ||
-            inv.firmware_port_types.count(d.pci_address))
+            driver_capabilities(d.kernel_driver).port_type != PortTypeSwitch::firmware)
+            continue;
+        // A reading in hand, not asked again: nothing to run. One asked again is queried
+        // (MstconfigJobs runs one query per function at a time).
+        if (auto fw = inv.firmware_port_types.find(d.pci_address);
+            fw != inv.firmware_port_types.end() && !fw->second.refresh)
             continue;
         options_.read_firmware_port_type(mstconfig_tool(config_.mstconfig), d.pci_address,
                                          card_port_of(d.pci_address));
@@ -632,9 +636,9 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
         }))
         ctx.kmod = options_.kmod();
     ctx.mstconfig = mstconfig_tool(config_.mstconfig);
-    if (options_.read_firmware_port_type)
-        ctx.read_firmware = [this, tool = ctx.mstconfig](const std::string& pci, uint32_t port) {
-            return options_.read_firmware_port_type(tool, pci, port);
+    if (options_.write_firmware_port_type)
+        ctx.write_firmware = [this, tool = ctx.mstconfig](const Action& a) {
+            options_.write_firmware_port_type(tool, a);
         };
     ctx.guard = &guard_;
     guard_.begin_pass();
@@ -654,24 +658,36 @@ std::vector<Reconciler::Outcome> Reconciler::execute(const Plan& plan) {
             continue;
         Outcome o{a, false, 0, "", std::nullopt};
         setting_for(a).execute(a, ctx, o);
-        if (o.ok) {
-            failures_.erase(key);
-            if (a.kind == Action::Kind::module_load &&
-                std::find(loaded_modules_.begin(), loaded_modules_.end(), a.value) ==
-                    loaded_modules_.end())
-                loaded_modules_.push_back(a.value);
-            log::with(log::Level::info, log::about(a.device, a.netdev, a.pci_address, a.port),
-                      "{} {}: {} -> {}", action_subject(a), a.setting,
-                      a.from.empty() ? "(none)" : a.from, a.to);
-        } else {
-            failures_[key] = o;
-            log::with(log::Level::warning, log::about(a.device, a.netdev, a.pci_address, a.port),
-                      "{} {}: {} -> {} failed: {}", action_subject(a), a.setting,
-                      a.from.empty() ? "(none)" : a.from, a.to, o.message);
-        }
+        if (o.deferred)
+            continue; // finish() takes its outcome
+        record(o);
         outcomes.push_back(std::move(o));
     }
     return outcomes;
+}
+
+void Reconciler::finish(const Outcome& o) {
+    record(o);
+}
+
+void Reconciler::record(const Outcome& o) {
+    const Action& a = o.action;
+    const std::string key = action_key(a);
+    if (o.ok) {
+        failures_.erase(key);
+        if (a.kind == Action::Kind::module_load &&
+            std::find(loaded_modules_.begin(), loaded_modules_.end(), a.value) ==
+                loaded_modules_.end())
+            loaded_modules_.push_back(a.value);
+        log::with(log::Level::info, log::about(a.device, a.netdev, a.pci_address, a.port),
+                  "{} {}: {} -> {}", action_subject(a), a.setting,
+                  a.from.empty() ? "(none)" : a.from, a.to);
+    } else {
+        failures_[key] = o;
+        log::with(log::Level::warning, log::about(a.device, a.netdev, a.pci_address, a.port),
+                  "{} {}: {} -> {} failed: {}", action_subject(a), a.setting,
+                  a.from.empty() ? "(none)" : a.from, a.to, o.message);
+    }
 }
 
 std::map<std::string, std::vector<Problem>> Reconciler::unconfirmed_problems(const Plan& plan) const {

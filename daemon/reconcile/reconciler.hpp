@@ -46,14 +46,19 @@ struct ReconcilerOptions {
         read_kernel_modules;
     /// libkmod with its context, for a module load (opened on the first); null or unset: none.
     std::function<const KmodLibrary*()> kmod;
-    /// Reads the firmware port type of a ConnectX-4+ PCI function with `tool` (mstconfig) and
-    /// puts it into the Inventory (HostState::firmware_port_types): the Daemon's, through
-    /// sources/mstconfig.hpp. Called by a plan for a function whose port type is asked and
-    /// that the Inventory has no reading of, and by a firmware write for its read-back.
-    /// Unset: nothing is read, the port type is compared with the link layer.
-    std::function<FirmwarePortType(const std::string& tool, const std::string& pci,
-                                   uint32_t card_port)>
+    /// Starts a query of the firmware port type of a ConnectX-4+ PCI function with `tool`
+    /// (mstconfig): the Daemon's, through reconcile/mstconfig_jobs.hpp, which puts a
+    /// Status::querying entry into the Inventory (HostState::firmware_port_types) at once and
+    /// the reading when the tool answers (an entry it has stays until then). Called by a plan
+    /// for a function whose port type is asked and that the Inventory has no reading of, or
+    /// one to read again (FirmwarePortType::refresh). Unset: nothing is read, the port type
+    /// is compared with the link layer.
+    std::function<void(const std::string& tool, const std::string& pci, uint32_t card_port)>
         read_firmware_port_type;
+    /// Starts a firmware port type write with `tool` and its one read-back (SettingExecContext
+    /// ::write_firmware); the Daemon's, whose jobs hand the outcome to Reconciler::finish().
+    /// Unset: the set runs synchronously, without a read-back.
+    std::function<void(const std::string& tool, const Action& action)> write_firmware_port_type;
     /// Reads the RDMA network namespace mode (sources/rdma_netns_reader.hpp) with the mode
     /// `desired` asks and puts it into the Inventory (HostState::rdma_netns): every full plan
     /// (two small reads), and after rdmad wrote its file. Unset: nothing is read.
@@ -172,8 +177,12 @@ class Reconciler {
 
     using Outcome = rdmad::Outcome;
     /// Run `plan`'s actions not tried since the last forget(); failures are remembered and
-    /// not retried until forget(). Nothing runs when apply is off.
+    /// not retried until forget(). Nothing runs when apply is off. An action that runs on
+    /// (Outcome::deferred: a firmware write) is not among the outcomes; finish() takes it.
     std::vector<Outcome> execute(const Plan& plan);
+    /// The outcome of an action execute() left running: remembered and logged as execute()
+    /// does with its own.
+    void finish(const Outcome& outcome);
     /// Allow every action to be tried again (Reload, Reconcile, a Set*, a device re-added),
     /// contested netdevs included.
     void forget();
@@ -208,6 +217,8 @@ class Reconciler {
     /// `want` that asks one and that `inv` has no reading of.
     void read_firmware_port_types(const HostState& inv,
                                   const std::map<std::string, DeviceDesired>& want);
+    /// Remember and log the outcome `o` of an action run (its failure until forget()).
+    void record(const Outcome& o);
     Rule override_rule(const DeviceState& device) const;
     static void merge_rule(std::vector<Rule>& rules, const Rule& rule);
     void add_override(const Rule& rule, bool persist);

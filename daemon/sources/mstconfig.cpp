@@ -175,10 +175,20 @@ std::string mstconfig_tool(const std::string& configured) {
     return configured.empty() ? std::string("mstconfig") : configured;
 }
 
+std::vector<std::string> mstconfig_query_argv(const std::string& tool, const std::string& pci,
+                                              uint32_t card_port) {
+    return {tool, "-e", "-d", pci, "query", fmt::format("LINK_TYPE_P{}", card_port)};
+}
+
 FirmwarePortType query_firmware_port_type(const std::string& tool, const std::string& pci,
                                           uint32_t card_port, std::chrono::milliseconds timeout) {
-    const ToolRun run = run_tool(
-        {tool, "-e", "-d", pci, "query", fmt::format("LINK_TYPE_P{}", card_port)}, timeout);
+    return firmware_port_type_of(run_tool(mstconfig_query_argv(tool, pci, card_port), timeout),
+                                 tool, pci, card_port, timeout);
+}
+
+FirmwarePortType firmware_port_type_of(const ToolRun& run, const std::string& tool,
+                                       const std::string& pci, uint32_t card_port,
+                                       std::chrono::milliseconds timeout) {
     FirmwarePortType fw;
     fw.card_port = card_port;
     if (run.spawn_error == ENOENT || run.spawn_error == EACCES) {

@@ -31,6 +31,7 @@
 #pragma once
 
 #include "inventory/model.hpp"
+#include "util/run_tool.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -76,9 +77,24 @@ std::string mstconfig_tool(const std::string& configured);
 /// How long one run of mstconfig may take before it is killed.
 inline constexpr std::chrono::milliseconds kMstconfigTimeout{10'000};
 
+/// How many mstconfig runs the daemon lets run at once (queries and sets of different
+/// functions; the others wait): a host of 18 functions whose tool hangs then waits 5 time
+/// limits, not 18, and never holds the loop (reconcile/mstconfig_jobs.hpp).
+inline constexpr size_t kMstconfigAtOnce = 4;
+
+/// The argv of `mstconfig -e -d <pci> query LINK_TYPE_P<card_port>`.
+std::vector<std::string> mstconfig_query_argv(const std::string& tool, const std::string& pci,
+                                              uint32_t card_port);
+
+/// What the run `run` of mstconfig_query_argv() says, as query_firmware_port_type() reads it
+/// (`timeout`: the limit it ran under, for the message).
+FirmwarePortType firmware_port_type_of(const ToolRun& run, const std::string& tool,
+                                       const std::string& pci, uint32_t card_port,
+                                       std::chrono::milliseconds timeout = kMstconfigTimeout);
+
 /// Run `mstconfig -e -d <pci> query LINK_TYPE_P<card_port>` and read it: missing when the tool
 /// cannot be run (ENOENT, EACCES), failed with its stderr when it exits nonzero, is killed at
-/// `timeout` or prints no such row.
+/// `timeout` or prints no such row. Synchronous (tests, one-off reads).
 FirmwarePortType query_firmware_port_type(const std::string& tool, const std::string& pci,
                                           uint32_t card_port,
                                           std::chrono::milliseconds timeout = kMstconfigTimeout);

@@ -5,6 +5,8 @@
 #include "config/file_read.hpp"
 #include "util/sysfs.hpp"
 
+#include <utility>
+
 namespace rdmad {
 
 std::string netns_mode_name(bool shared) {
@@ -23,12 +25,22 @@ std::optional<std::string> mode_of(const std::optional<std::string>& value) {
 
 } // namespace
 
-std::optional<std::string> read_ib_core_modprobe(const std::string& modprobe_dir) {
+namespace {
+
+/// rdmad's file as read: the mode it asks, and whether rdmad wrote it.
+std::pair<std::optional<std::string>, bool> read_file_of(const std::string& modprobe_dir) {
     // rdmad's own file, but in /etc: read it like the admin's files (no FIFO, no huge file).
     const FileRead file = read_config_file(ib_core_modprobe_path(modprobe_dir), 4096);
     if (file.status != FileRead::Status::ok)
-        return std::nullopt;
-    return mode_of(modprobe_option(file.text, "ib_core", "netns_mode"));
+        return {std::nullopt, false};
+    return {mode_of(modprobe_option(file.text, "ib_core", "netns_mode")),
+            written_by_rdmad(file.text)};
+}
+
+} // namespace
+
+std::optional<std::string> read_ib_core_modprobe(const std::string& modprobe_dir) {
+    return read_file_of(modprobe_dir).first;
 }
 
 std::optional<std::string> loaded_netns_mode() {
@@ -38,7 +50,9 @@ std::optional<std::string> loaded_netns_mode() {
 RdmaNetnsState read_rdma_netns(const std::string& modprobe_dir, const std::string& desired) {
     RdmaNetnsState out;
     out.now = loaded_netns_mode().value_or("");
-    out.next_load = read_ib_core_modprobe(modprobe_dir).value_or("");
+    const auto [next_load, own_file] = read_file_of(modprobe_dir);
+    out.next_load = next_load.value_or("");
+    out.own_file = own_file;
     out.desired = desired;
     return out;
 }

@@ -39,7 +39,7 @@ std::optional<std::string> read_ib_core_modprobe(const std::string& modprobe_dir
 /// does not parse.
 std::optional<std::string> loaded_netns_mode();
 
-/// Both, with `desired` (`[daemon] rdma_netns_mode`) as given: what a plan compares.
+/// Both, whether rdmad's file carries its header, with `desired` (`[daemon] rdma_netns_mode`) as given: what a plan compares.
 RdmaNetnsState read_rdma_netns(const std::string& modprobe_dir, const std::string& desired);
 
 } // namespace rdmad

@@ -34,6 +34,8 @@ bool exited(pid_t pid) {
     return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
 }
 
+} // namespace
+
 void make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -41,8 +43,6 @@ void make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
     read_end.reset(fds[0]);
     write_end.reset(fds[1]);
 }
-
-} // namespace
 
 void init_child_spawnattr(posix_spawnattr_t& attr) {
     posix_spawnattr_init(&attr);
@@ -56,6 +56,28 @@ void init_child_spawnattr(posix_spawnattr_t& attr) {
                                         POSIX_SPAWN_SETPGROUP);
 }
 
+int spawn_tool(const std::vector<std::string>& argv, int out_fd, int err_fd, pid_t& pid) {
+    if (argv.empty())
+        return ENOENT;
+    std::vector<std::string> args = argv;
+    std::vector<char*> cargv;
+    for (auto& a : args)
+        cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    posix_spawnattr_t attr;
+    init_child_spawnattr(attr);
+    const int rc = posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
+}
+
 ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                  size_t max_output) {
     ToolRun run;
@@ -66,24 +88,8 @@ ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds
     UniqueFd out_r, out_w, err_r, err_w;
     make_pipe(out_r, out_w);
     make_pipe(err_r, err_w);
-    std::vector<std::string> args = argv;
-    std::vector<char*> cargv;
-    for (auto& a : args)
-        cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out_w.get(), 1);
-    posix_spawn_file_actions_adddup2(&fa, err_w.get(), 2);
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-    posix_spawnattr_t attr;
-    init_child_spawnattr(attr);
     pid_t pid = -1;
-    run.spawn_error = posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), environ);
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&fa);
+    run.spawn_error = spawn_tool(argv, out_w.get(), err_w.get(), pid);
     out_w.reset();
     err_w.reset();
     if (run.spawn_error != 0)

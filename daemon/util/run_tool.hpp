@@ -3,10 +3,11 @@
 // Running an outside tool (mstflint's mstconfig) the way a daemon must: without a shell (argv
 // as given, posix_spawnp(3)), with stdin on /dev/null, its stdout and stderr captured up to a
 // bound, signals back at their defaults in the child (rdmad blocks SIGTERM, SIGCHLD, ...), and a
-// time limit after which the tool's process group is killed. Synchronous: the caller's loop
-// waits at most `timeout` (the tool runs once per adapter at start, add or Reload, and after a
-// write; never per event).
+// time limit after which the tool's process group is killed. run_tool() is synchronous (for
+// tests and one-off reads); the daemon's loop runs tools with util/tool_runner.hpp.
 #pragma once
+
+#include "util/unique_fd.hpp"
 
 #include <chrono>
 #include <spawn.h>
@@ -33,6 +34,15 @@ struct ToolRun {
 /// its children may inherit that) and a process group of its own (a time limit kills the
 /// whole group). The caller destroys it (posix_spawnattr_destroy()).
 void init_child_spawnattr(posix_spawnattr_t& attr);
+
+/// A pipe for a tool's output, both ends close-on-exec; throws std::system_error.
+void make_pipe(UniqueFd& read_end, UniqueFd& write_end);
+
+/// Start `argv` (argv[0] a path, or a name looked up on PATH) with this process's environment,
+/// stdin on /dev/null, stdout on `out_fd` and stderr on `err_fd`, the attributes of
+/// init_child_spawnattr() and no other descriptor; `pid` gets its pid. Returns
+/// posix_spawnp(3)'s error (0 when it runs; ENOENT for an empty argv).
+int spawn_tool(const std::vector<std::string>& argv, int out_fd, int err_fd, pid_t& pid);
 
 /// Run `argv` (argv[0] a path, or a name looked up on PATH) with this process's environment.
 /// Kills it after `timeout`; keeps at most `max_output` bytes of each stream (the rest is read

@@ -11,7 +11,8 @@ its fixture file; a uevent that takes a port down changes the page without a rel
 type set through the page lands in the testbed's mlx4_port<n> file (and an invalid one shows
 its D-Bus error); Reconcile previews and applies a difference; polkit denying shows
 AccessDenied; a restart of rdmad is followed; without administrative access the controls are
-disabled with the reason; the netdevs view shows another host's netdevs and hints; the
+disabled with the reason; a PF's SR-IOV VF count shows with its total and the count a rule
+asks; the netdevs view shows another host's netdevs and hints; the
 lossless-RoCE settings of a RoCE host (DCB emulated by tests/integration/fake_dcbnl.c) show
 drifting with apply = false, then as profile lossless-roce asks once applied, each with the
 rule or profile it came from, and the page's trust, DSCP and RDMA-CM controls set them; the manifest names the menu entry and its condition; the dark theme
@@ -62,7 +63,8 @@ PAGE_FILES = ("index.html", "rdmad.js", "rdmad.css")
 
 # procfs-hfi1-mlx4-mlx5: the device directories (tests/fixtures/hosts/*.umockdev P: lines).
 MLX4_PCI = "/sys/devices/pci0000:02/0000:02:00.0/0000:03:00.0"
-MLX5_IB = "/sys/devices/pci0000:03/0000:03:00.0/0000:04:00.0/infiniband/mlx5_0"
+MLX5_PCI = "/sys/devices/pci0000:03/0000:03:00.0/0000:04:00.0"
+MLX5_IB = MLX5_PCI + "/infiniband/mlx5_0"
 
 
 def eventually(pred, timeout=15.0, step=0.05):
@@ -396,6 +398,37 @@ def check_reconcile(rig, page):
     log("ok: Reload with apply on wrote eth to mlx4_port2; the page shows it in sync")
 
 
+def check_sriov(rig, page):
+    """The SR-IOV VF count of a PF (Device.SRIOVNumVFs, SRIOVTotalVFs, DesiredSRIOVNumVFs): the
+    testbed makes mlx5_0's function a PF with sriov_totalvfs 16 and sriov_numvfs 0, a rule asks
+    17 (more than the total: rdmad writes nothing), and the page shows the count, the total
+    and the count asked on the device page and in the overview's In sync column."""
+    rig.testbed.set_attribute(MLX5_PCI, "sriov_totalvfs", "16\n")
+    rig.testbed.set_attribute(MLX5_PCI, "sriov_numvfs", "0\n")
+    rig.write("config/rdmad.conf", '[[rule]]\npci_address = "0000:04:00.0"\nsriov_numvfs = 17\n')
+    page.go("daemon")
+    check(click_result(page, "reload", "#reconcile-result", "Reloaded the configuration"),
+          "Reload: %r" % page.text("#reconcile-result"))
+    sender = RawSender(rig.tbroot)
+    sender.send(MLX5_IB, "change")
+    sender.close()
+    check(eventually(lambda: page.row("mlx5_0", 1)["InSync"] == "no (wants SR-IOV VFs 17)"),
+          "the VF count asked did not show: %s" % page.row("mlx5_0", 1))
+    page.go("device/mlx5_0")
+    check(eventually(lambda: page.text("#device-props [data-field=SRIOVNumVFs]") ==
+                     "0 of 16 (desired 17)"),
+          "SR-IOV VFs: %r" % page.text("#device-props [data-field=SRIOVNumVFs]"))
+    check(open(rig.tbroot + MLX5_PCI + "/sriov_numvfs").read() == "0\n", "sriov_numvfs written")
+    log("ok: mlx5_0 shows SR-IOV VFs 0 of 16 (desired 17), and wants SR-IOV VFs 17")
+    rig.write("config/rdmad.conf", "")
+    page.go("daemon")
+    check(click_result(page, "reload", "#reconcile-result", "Reloaded the configuration"),
+          "Reload: %r" % page.text("#reconcile-result"))
+    page.go("device/mlx5_0")
+    check(eventually(lambda: page.text("#device-props [data-field=SRIOVNumVFs]") == "0 of 16"),
+          "SR-IOV VFs after the rule went: %r" % page.text("#device-props [data-field=SRIOVNumVFs]"))
+
+
 def check_denied(rig, page, work):
     polkitd = Proc(["/usr/bin/python3", "-m", "dbusmock", "--template", "polkitd"],
                    clean_env(DBUS_SYSTEM_BUS_ADDRESS=rig.address), os.path.join(work, "polkitd.log"))
@@ -717,6 +750,7 @@ def run_tests(args):
         check_reconcile(rig, page)
         check_denied(rig, page, work)
         check_restart(rig, page)
+        check_sriov(rig, page)
         check_no_admin(page)
         check_theme(page, ws.url())
         if args.host_netdevs:

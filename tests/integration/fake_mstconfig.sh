@@ -17,6 +17,8 @@
 # $FAKE_MSTCONFIG_DIR/<pci>.fail holds a text the tool prints on stderr before exiting 1 (as
 # the real one does for a function it cannot open: "-E- Failed to open device"). Every call
 # is appended to $FAKE_MSTCONFIG_DIR/calls.log as its arguments joined by spaces.
+# $FAKE_MSTCONFIG_DIR/<pci>.hang makes every call for <pci> hang without an answer (as the
+# real tool does on a wedged PCI config access) until it is killed.
 set -u
 dir=${FAKE_MSTCONFIG_DIR:?FAKE_MSTCONFIG_DIR is not set}
 printf '%s\n' "$*" >> "$dir/calls.log"
@@ -36,6 +38,9 @@ done
 cmd=$1
 shift
 [ -n "$pci" ] || { echo "-E- Device not specified" >&2; exit 1; }
+if [ -f "$dir/$pci.hang" ]; then
+    exec sleep 3600
+fi
 if [ -f "$dir/$pci.fail" ]; then
     cat "$dir/$pci.fail" >&2
     exit 1

@@ -29,6 +29,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 #include <sys/stat.h>
 #include <thread>
@@ -320,6 +322,67 @@ TEST_CASE("firmware port type: no mstconfig is mstconfig-missing naming mstflint
     r.stop();
 }
 
+TEST_CASE("firmware port type: a function whose mstconfig hangs holds neither D-Bus nor the "
+          "other functions, and ends as mstconfig-failed at the time limit",
+          "[firmware]") {
+    // gcm-dgx-a100: eight ConnectX-6 PFs (mlx5_0 ... mlx5_9 without 4 and 5), each function 0
+    // of its card (LINK_TYPE_P1), each port InfiniBand.
+    FwRig r("gcm-dgx-a100");
+    const std::map<std::string, std::string> pcis = {
+        {"mlx5_0", "0000:0c:00.0"}, {"mlx5_1", "0000:12:00.0"}, {"mlx5_2", "0000:4b:00.0"},
+        {"mlx5_3", "0000:54:00.0"}, {"mlx5_6", "0000:8d:00.0"}, {"mlx5_7", "0000:94:00.0"},
+        {"mlx5_8", "0000:ba:00.0"}, {"mlx5_9", "0000:cc:00.0"}};
+    for (const auto& [_, pci] : pcis)
+        write_file(r.fw_dir() + "/" + pci + ".LINK_TYPE_P1", "1 1 1\n");
+    write_file(r.fw_dir() + "/0000:0c:00.0.hang", "");
+    r.config("[[rule]]\ndriver = \"mlx5_core\"\nport_type = [\"ib\"]\n");
+    r.start();
+    INFO(r.daemon->log());
+    const std::string hung = "-e -d 0000:0c:00.0 query LINK_TYPE_P1";
+    REQUIRE(r.eventually([&] {
+        const auto calls = r.calls();
+        return std::find(calls.begin(), calls.end(), hung) != calls.end();
+    }));
+    const auto hang_began = Clock::now(); // the tool was started before this
+    const auto next_boot = [&](const std::string& name) {
+        for (auto& p : r.device(name).value("Ports", json::array()))
+            if (p.value("Number", 0u) == 1)
+                return p.value("NextBootPortType", std::string("?"));
+        return std::string("?");
+    };
+    // The seven others are read while mlx5_0's tool hangs (its time limit is 10 s).
+    REQUIRE(r.eventually([&] {
+        for (const auto& [name, _] : pcis)
+            if (name != "mlx5_0" && next_boot(name) != "ib")
+                return false;
+        return true;
+    }));
+    // D-Bus is answered while it hangs: each Get well under a second.
+    for (int i = 0; i < 5; ++i) {
+        const auto asked = Clock::now();
+        CHECK(r.manager("State") != "");
+        CHECK(Clock::now() - asked < 500ms);
+    }
+    // ... and it still hangs: no reading of mlx5_0, no problem yet.
+    CHECK(Clock::now() - hang_began < 9s);
+    CHECK(next_boot("mlx5_0") == "");
+    CHECK_FALSE(r.problem("mstconfig-failed").is_object());
+    // At the time limit its tool is killed and the function reported, with the reason.
+    REQUIRE(r.eventually([&] { return r.problem("mstconfig-failed").is_object(); }, 20s));
+    CHECK(Clock::now() - hang_began >= 9s);
+    const std::string text = r.problem("mstconfig-failed")["Text"];
+    CHECK(text.find("0000:0c:00.0 query did not answer within 10 s (killed)") != std::string::npos);
+    // One query per function, none set (next boot holds ib everywhere).
+    auto calls = r.calls();
+    std::sort(calls.begin(), calls.end());
+    std::vector<std::string> expected;
+    for (const auto& [_, pci] : pcis)
+        expected.push_back("-e -d " + pci + " query LINK_TYPE_P1");
+    std::sort(expected.begin(), expected.end());
+    CHECK(calls == expected);
+    r.stop();
+}
+
 TEST_CASE("rdma netns: exclusive asked while the kernel shares: the modprobe.d file is written "
           "once, the mode pending until ib_core runs it",
           "[netns]") {
@@ -350,6 +413,49 @@ TEST_CASE("rdma netns: exclusive asked while the kernel shares: the modprobe.d f
     r.reload();
     REQUIRE(r.eventually([&] { return r.manager("PendingRdmaNetnsMode") == ""; }));
     CHECK(r.manager("RdmaNetnsMode") == "exclusive");
+    CHECK_FALSE(r.manager_problem("rdma-netns-pending"));
+    r.stop();
+}
+
+TEST_CASE("rdma netns: the key removed: rdmad's file is removed and nothing is pending; an "
+          "admin's file of that name stays",
+          "[netns]") {
+    FwRig r;
+    r.netns_param("Y\n");
+    r.config("", "", "rdma_netns_mode = \"exclusive\"\n");
+    r.start();
+    INFO(r.daemon->log());
+    REQUIRE(r.eventually([&] { return r.manager("PendingRdmaNetnsMode") == "exclusive"; }));
+    REQUIRE(fs::exists(r.ib_core_file()));
+
+    r.config(""); // [daemon] without rdma_netns_mode
+    r.reload();
+    REQUIRE(r.eventually([&] { return !fs::exists(r.ib_core_file()); }));
+    CHECK(r.manager("PendingRdmaNetnsMode") == "");
+    CHECK(r.manager("DesiredRdmaNetnsMode") == "");
+    CHECK(r.manager("RdmaNetnsMode") == "shared"); // ib_core runs on as it was loaded
+    CHECK_FALSE(r.manager_problem("rdma-netns-pending"));
+
+    // A file of that name without rdmad's header is the admin's: kept through a Reload.
+    const std::string admin = "# ours, for the lab's containers\noptions ib_core netns_mode=0\n";
+    write_file(r.ib_core_file(), admin);
+    r.reload();
+    r.reload(); // the second answers after the first's pass has run
+    CHECK(read_file(r.ib_core_file()) == admin);
+    r.stop();
+}
+
+TEST_CASE("rdma netns: ib_core not loaded: the mode asked is written and nothing is pending",
+          "[netns]") {
+    FwRig r; // no /sys/module/ib_core in the testbed
+    r.config("", "", "rdma_netns_mode = \"exclusive\"\n");
+    r.start();
+    INFO(r.daemon->log());
+    REQUIRE(r.eventually([&] { return fs::exists(r.ib_core_file()); }));
+    r.reload();
+    CHECK(r.manager("RdmaNetnsMode") == "");
+    CHECK(r.manager("DesiredRdmaNetnsMode") == "exclusive");
+    CHECK(r.manager("PendingRdmaNetnsMode") == "");
     CHECK_FALSE(r.manager_problem("rdma-netns-pending"));
     r.stop();
 }

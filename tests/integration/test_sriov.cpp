@@ -290,6 +290,42 @@ TEST_CASE("sriov: more VFs than sriov_totalvfs is sriov-numvfs-too-many and noth
     r.stop();
 }
 
+TEST_CASE("sriov: the VF count, total and desired count show in rdmad.prom, rdmactl show and "
+          "rdmactl status",
+          "[sriov][export]") {
+    SriovRig r;
+    const std::string prom_dir = (r.cfg.path() / "prom").string();
+    fs::create_directories(prom_dir);
+    // 17 > sriov_totalvfs (16): nothing is written, so the counts stay as the testbed has them.
+    r.config("[export]\nprometheus_dir = \"" + prom_dir + "\"\nnfd_dir = \"\"\n\n" +
+             "[[rule]]\npci_address = \"0000:0c:00.0\"\nsriov_numvfs = 17\n");
+    r.start();
+    INFO(r.daemon->log());
+    const std::string prom = prom_dir + "/rdmad.prom";
+    // The families of daemon/export/prometheus.cpp with the PF's sysfs counts (0 enabled of 16)
+    // and the 17 asked; a VF-less device (mlx5_10 is no PF) has none of them.
+    REQUIRE(r.eventually([&] {
+        return fs::exists(prom) &&
+               read_file(prom).find("rdmad_device_desired_sriov_numvfs{device=\"mlx5_0\"} 17\n") !=
+                   std::string::npos;
+    }));
+    const std::string text = read_file(prom);
+    CHECK(text.find("rdmad_device_sriov_numvfs{device=\"mlx5_0\"} 0\n") != std::string::npos);
+    CHECK(text.find("rdmad_device_sriov_totalvfs{device=\"mlx5_0\"} 16\n") != std::string::npos);
+    CHECK(text.find("sriov_numvfs{device=\"mlx5_10\"}") == std::string::npos);
+    const std::string ctl = env_or_fail("RDMACTL");
+    const RunResult show = run_program({ctl, "show", "mlx5_0"});
+    INFO(show.out << show.err);
+    CHECK(show.out.find("SRIOVNumVFs: 0\n") != std::string::npos);
+    CHECK(show.out.find("SRIOVTotalVFs: 16\n") != std::string::npos);
+    CHECK(show.out.find("DesiredSRIOVNumVFs: 17") != std::string::npos);
+    const RunResult status = run_program({ctl, "status"});
+    INFO(status.out << status.err);
+    CHECK(status.out.find("mlx5_0 port 1: not in sync: SRIOVNumVFs 0, desired 17\n") !=
+          std::string::npos);
+    r.stop();
+}
+
 TEST_CASE("sriov: a write the driver refuses (ENOMEM) is sriov-numvfs-failed with the errno text, "
           "tried once per add or Reload",
           "[sriov][reconcile]") {

@@ -143,26 +143,18 @@ class PortTypeSetting final : public Setting {
     }
 
     static void execute_firmware(const Action& a, SettingExecContext& ctx, Outcome& o) {
-        const uint32_t card_port = static_cast<uint32_t>(a.number);
-        const WriteResult w =
-            set_firmware_port_type(ctx.mstconfig, a.pci_address, card_port, a.value);
-        o.error = w.error;
-        o.message = w.message;
-        if (!w.ok() || !ctx.read_firmware) {
-            o.ok = w.ok();
+        if (ctx.write_firmware) {
+            // The set and its one query back run off the loop (the tool may hang for its
+            // whole time limit); the read-back goes into the Inventory either way.
+            ctx.write_firmware(a);
+            o.deferred = true;
             return;
         }
-        // One query back; what it reads goes into the Inventory either way.
-        const FirmwarePortType back = ctx.read_firmware(a.pci_address, card_port);
-        o.ok = back.status == FirmwarePortType::Status::ok && back.next_boot == a.value;
-        if (!o.ok) {
-            o.error = EIO;
-            o.message = back.status == FirmwarePortType::Status::ok
-                            ? fmt::format("mstconfig set LINK_TYPE_P{}={} exited 0, but next "
-                                          "boot reads back {}",
-                                          card_port, link_type_number(a.value), back.next_boot)
-                            : "the query after the write failed: " + back.message;
-        }
+        const WriteResult w = set_firmware_port_type(ctx.mstconfig, a.pci_address,
+                                                     static_cast<uint32_t>(a.number), a.value);
+        o.ok = w.ok();
+        o.error = w.error;
+        o.message = w.message;
     }
 
     std::string failure_code(const Outcome& o) const override {
@@ -183,6 +175,11 @@ void PortTypeSetting::plan_firmware(SettingPlanContext& ctx, const PortState& po
     const std::string param = fmt::format("LINK_TYPE_P{}", fw.card_port);
     Problem p;
     p.port = port.number;
+    if (fw.status == FirmwarePortType::Status::querying) {
+        // Its query runs: the link layer says what the port is now, until it answers.
+        pp.in_sync = pp.in_sync && link_layer_satisfies(type, port.link_layer);
+        return;
+    }
     if (fw.status != FirmwarePortType::Status::ok) {
         // Not read: the link layer says what the port is now; next boot stays unknown.
         pp.in_sync = pp.in_sync && link_layer_satisfies(type, port.link_layer);
@@ -213,6 +210,11 @@ void PortTypeSetting::plan_firmware(SettingPlanContext& ctx, const PortState& po
                                                                                       : "auto")
                                                  : fw.current;
     pp.next_boot_port_type = fw.next_boot;
+    if (fw.next_boot != type && fw.refresh) {
+        // Compare before writing: never from a reading that is being read again.
+        pp.in_sync = false;
+        return;
+    }
     if (fw.next_boot != type) {
         // One write; the query back makes next boot what is asked, then it is pending.
         pp.in_sync = false;

@@ -11,7 +11,10 @@
 //   mode asked; read back once. rdmad never unloads ib_core: the mode asked is pending
 //   ("rdma-netns-pending", Manager.PendingRdmaNetnsMode) until ib_core is loaded again or the
 //   host reboots. (sriov-network-operator issue 959: a reboot loop when the mode was already
-//   the one asked; here a file that already says it is never written.)
+//   the one asked; here a file that already says it is never written.) With the key removed,
+//   rdmad removes its file when it carries rdmad's header (an admin's file of that name
+//   stays), as it removes rdmad-mlx4.conf and modules-load.d's rdmad.conf once nothing asks
+//   them; nothing is pending then.
 // - Properties: Manager.RdmaNetnsMode, Manager.DesiredRdmaNetnsMode,
 //   Manager.PendingRdmaNetnsMode (bus/manager_state.cpp).
 #include "reconcile/settings/setting.hpp"
@@ -43,8 +46,14 @@ class RdmaNetnsSetting final : public Setting {
     void plan_host(const HostState& actual, const std::map<std::string, DeviceDesired>&,
                    const Mlx4ModuleState&, Plan& plan) const override {
         const RdmaNetnsState& n = actual.rdma_netns;
-        if (n.desired.empty())
+        if (n.desired.empty()) {
+            if (n.own_file)
+                plan.actions.push_back({Action::Kind::ib_core_modprobe_remove, "", "", 0, "", "",
+                                        "", 0, "RdmaNetnsMode",
+                                        n.next_load.empty() ? "(no option)" : n.next_load,
+                                        "(removed)"});
             return;
+        }
         if (n.next_load != n.desired) {
             Action a{Action::Kind::ib_core_modprobe,
                      "",
@@ -75,9 +84,22 @@ class RdmaNetnsSetting final : public Setting {
                          n.desired)});
     }
 
-    bool owns(const Action& a) const override { return a.kind == Action::Kind::ib_core_modprobe; }
+    bool owns(const Action& a) const override {
+        return a.kind == Action::Kind::ib_core_modprobe ||
+               a.kind == Action::Kind::ib_core_modprobe_remove;
+    }
 
     void execute(const Action& a, SettingExecContext& ctx, Outcome& o) const override {
+        if (a.kind == Action::Kind::ib_core_modprobe_remove) {
+            try {
+                remove_ib_core_modprobe(ctx.modprobe_dir);
+                o.ok = true;
+            } catch (const std::system_error& e) {
+                o.error = e.code().value();
+                o.message = e.what();
+            }
+            return;
+        }
         try {
             write_ib_core_modprobe(ctx.modprobe_dir, a.value == "shared");
         } catch (const std::system_error& e) {

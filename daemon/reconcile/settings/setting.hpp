@@ -68,9 +68,10 @@ struct SettingExecContext {
     std::string modules_load_dir;  ///< /etc/modules-load.d
     const KmodLibrary* kmod = nullptr; ///< null: no module can be loaded
     std::string mstconfig;         ///< the mstconfig to run (`[daemon] mstconfig`)
-    /// Query a function's firmware port type again and put it into the Inventory (the read-back
-    /// of a firmware write); unset: no read-back.
-    std::function<FirmwarePortType(const std::string& pci, uint32_t card_port)> read_firmware;
+    /// Start a firmware port type write (Action::Kind::firmware_port_type) and its one
+    /// read-back off the loop (reconcile/mstconfig_jobs.hpp); its outcome comes later, through
+    /// Reconciler::finish(). Unset: the set runs here, without a read-back.
+    std::function<void(const Action&)> write_firmware;
     ContestGuard* guard = nullptr;
     const Plan* plan = nullptr; ///< the plan the action comes from
     /// Devices (syspaths) an earlier action of this run failed on: the next write of a card
@@ -87,6 +88,9 @@ struct Outcome {
     /// The DCB state read back after a DCB write (PFC, APP table), when there was one: the
     /// netdev's actual state now, for the Inventory.
     std::optional<dcb::DcbResult> read_back;
+    /// The write runs on (ctx.write_firmware): neither done nor failed yet; its outcome comes
+    /// through Reconciler::finish().
+    bool deferred = false;
 };
 
 class Setting {
