@@ -3,7 +3,8 @@
 # rdmad SR-IOV re-creation benchmark (issue #26): after a driver reload, rdmad writes
 # `sriov_numvfs = N` to the PF again and the N VFs (PCI function, RDMA device, uverbs device,
 # netdev each) arrive as a burst; against bench-sysfs-read, the bare read of the same tree's
-# files in the same run. Builds nothing: run `ninja -C build` first. Usage and columns:
+# files in the same run; with the VFs' InfiniBand GUIDs set (vf_guids, issue #26) unless
+# --no-guids. Builds nothing: run `ninja -C build` first. Usage and columns:
 # bench/README.md.
 #
 #   bench/sriov.sh [--vfs 64] [--reps 10] [--work DIR] [--json FILE]
@@ -29,4 +30,5 @@ bench_bus rdmad-bench-bus
 umockdev-wrapper /usr/bin/python3 "$here/sriov.py" \
   --rdmad "$build/daemon/rdmad" \
   --sysfs-read "$build/bench/bench-sysfs-read" \
-  --fake-sriov "$build/tests/integration/fake-sriov.so" "$@"
+  --fake-sriov "$build/tests/integration/fake-sriov.so" \
+  --fake-vfguid "$build/tests/integration/fake-vfguid.so" "$@"

@@ -42,6 +42,8 @@ constexpr std::array kDeviceKeys = {"Path",
                                     "SRIOVNumVFs",
                                     "SRIOVTotalVFs",
                                     "DesiredSRIOVNumVFs",
+                                    "VFIndex",
+                                    "DesiredVFGUIDs",
                                     "Links",
                                     "DesiredOrigin",
                                     "Problems"};
@@ -153,6 +155,14 @@ std::vector<std::string> value_lines(const json& doc, std::string_view key, cons
         return problem_lines(v);
     if (key == "DesiredOrigin")
         return v.is_array() ? origin_lines(v) : std::vector<std::string>{};
+    if (key == "DesiredVFGUIDs") {
+        // One line a VF: "vf 0: node 0011:2233:4455:6600 port 0011:2233:4455:6700".
+        std::vector<std::string> lines;
+        for (const auto& g : v.is_array() ? v : json::array())
+            lines.push_back(fmt::format("vf {}: node {} port {}", doc::integer(g, "VF"),
+                                        doc::str(g, "NodeGUID"), doc::str(g, "PortGUID")));
+        return lines;
+    }
     if (key == "DSCPPriority" || key == "DesiredDSCPPriority") {
         std::string text = doc::dscp_map_text(json{{"v", v}}, "v");
         return text.empty() ? std::vector<std::string>{} : std::vector<std::string>{text};
@@ -229,6 +239,11 @@ void print_device(const json& doc, const json& dev, const Output& out) {
             shown_dev.erase(key);
     else if (doc::integer(dev, "DesiredSRIOVNumVFs", -1) < 0)
         shown_dev.erase("DesiredSRIOVNumVFs");
+    // VF GUIDs (rdmad 0.4): a VF's index on its PF, the GUIDs asked of a PF's VFs when any.
+    if (doc::integer(dev, "VFIndex", -1) < 0)
+        shown_dev.erase("VFIndex");
+    if (!dev.contains("DesiredVFGUIDs") || dev.at("DesiredVFGUIDs").empty())
+        shown_dev.erase("DesiredVFGUIDs");
     std::vector<Fields> sections{fields_of(doc, shown_dev, kDeviceKeys, {"Ports"})};
     for (const auto* port : doc::ports(dev)) {
         // A port type asked of an adapter that sets it in firmware (PortType ""): the type

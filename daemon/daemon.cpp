@@ -416,6 +416,12 @@ ChangeList Daemon::reconcile_into(ChangeSet* cs, bool dry_run, const std::set<st
             // its work (an RDMA-CM group made, one of its two files written).
             if (!o.action.device.empty())
                 scanner_->note_device(o.action.device);
+            // An action on another device than the one that planned it (a VF's GUIDs, planned
+            // on its PF): that one is read and planned again too, with what the action did.
+            if (auto planner = inventory_.state().devices.find(o.action.syspath);
+                planner != inventory_.state().devices.end() &&
+                planner->second.name != o.action.device)
+                scanner_->note_device(planner->second.name);
             // A host-wide file (ib_core's options): its state read again, planned again below.
             if (o.action.device.empty() &&
                 (o.action.kind == Action::Kind::ib_core_modprobe ||

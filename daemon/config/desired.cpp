@@ -84,3 +84,22 @@ DeviceDesired resolve(const DesiredConfig& config, const DeviceState& device,
 }
 
 } // namespace rdmad
+
+namespace rdmad {
+
+std::optional<VfGuid> VfGuids::of(uint32_t vf) const {
+    if (base) {
+        // No wrap: a GUID past ff:ff:ff:ff:ff:ff:ff:ff is none (the config check refuses a range
+        // that passes it within the VFs the rule can ask, reconcile/settings/vf_guids.cpp).
+        if (base->node > UINT64_MAX - vf || base->port > UINT64_MAX - vf)
+            return std::nullopt;
+        return VfGuid{vf, base->node + vf, base->port + vf};
+    }
+    const auto it = std::lower_bound(list.begin(), list.end(), vf,
+                                     [](const VfGuid& g, uint32_t n) { return g.vf < n; });
+    if (it == list.end() || it->vf != vf)
+        return std::nullopt;
+    return *it;
+}
+
+} // namespace rdmad

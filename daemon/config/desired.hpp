@@ -31,6 +31,17 @@ struct Match {
     bool operator==(const Match&) const = default;
 };
 
+/// `vf_guids` of a rule (reconcile/settings/vf_guids.cpp): a static list of VF GUIDs, or a
+/// range where VF n gets base + n (node and port alike).
+struct VfGuids {
+    std::vector<VfGuid> list; ///< a list: sorted by VF, each VF once; empty for a range
+    std::optional<VfGuid> base; ///< a range: VF 0's GUIDs (base->vf is 0)
+    /// What VF `vf` is asked: its list entry, or base + vf for a range (nullopt when the list
+    /// has no entry for it, or base + vf would pass ff:ff:ff:ff:ff:ff:ff:ff).
+    std::optional<VfGuid> of(uint32_t vf) const;
+    bool operator==(const VfGuids&) const = default;
+};
+
 /// One `[[rule]]` table (or one mlx4.conf line). Unset keys leave what earlier rules set.
 struct Rule {
     std::string file; ///< where it was written, for `from` and for diagnostics
@@ -47,6 +58,7 @@ struct Rule {
     std::optional<std::string> rdma_cm_roce_mode; ///< "RoCE v2" | "IB/RoCE v1"
     std::optional<uint8_t> rdma_cm_tos;           ///< 0-255
     std::optional<uint32_t> sriov_numvfs; ///< VFs of the PF (reconcile/settings/sriov_numvfs.cpp)
+    std::optional<VfGuids> vf_guids; ///< its VFs' GUIDs (reconcile/settings/vf_guids.cpp)
     std::optional<bool> require_provider;
     /// Expectations, checked and reported, never acted on: every ACTIVE port at least this
     /// rate in Gb/s (> 0, at most 10000), and at least this many ACTIVE ports (1-64).
@@ -130,6 +142,7 @@ struct DeviceDesired {
     std::string rdma_cm_roce_mode;      ///< "": leave alone
     std::optional<uint8_t> rdma_cm_tos; ///< nullopt: leave alone
     std::optional<uint32_t> sriov_numvfs; ///< nullopt: leave alone
+    std::optional<VfGuids> vf_guids;      ///< nullopt: leave alone
     /// Where each key in force came from, by key ("pfc_no_drop" -> "/etc/rdmad/rdmad.conf:3",
     /// or "profile lossless-roce (/etc/rdmad/rdmad.conf:3)" for a value a profile gave)
     std::map<std::string, std::string> origin;

@@ -200,6 +200,16 @@ struct SriovActual {
     bool operator==(const SriovActual&) const = default;
 };
 
+/// The node and port GUID of one SR-IOV VF of an InfiniBand PF (reconcile/settings/vf_guids.cpp),
+/// as host-order u64: the first byte of the text most significant, as iproute2's get_guid()
+/// and the kernel's `struct ifla_vf_guid` (include/uapi/linux/if_link.h) hold it.
+struct VfGuid {
+    uint32_t vf = 0; ///< the VF's index on its PF (`virtfn<vf>`)
+    uint64_t node = 0;
+    uint64_t port = 0;
+    bool operator==(const VfGuid&) const = default;
+};
+
 /// One RDMA device (`/sys/class/infiniband/<dev>`).
 struct DeviceState {
     std::string name;
@@ -230,6 +240,12 @@ struct DeviceState {
     /// Filled by the reconciler, not read (reconcile/settings/sriov_numvfs.cpp): the VF count
     /// asked, -1 when nothing asked
     int32_t desired_sriov_numvfs = -1;
+    /// A VF's index on its PF: the n of the PF's `virtfn<n>` link that names its PCI function
+    /// (sources/vf_guid_reader.hpp), -1 unless a VF
+    int32_t vf_index = -1;
+    /// Filled by the reconciler, not read (reconcile/settings/vf_guids.cpp): on a PF, the GUIDs
+    /// `vf_guids` asks of its VFs (a range: each VF it has now), by VF; empty when none asked
+    std::vector<VfGuid> desired_vf_guids;
     /// Filled by the reconciler, not read: each setting key the desired state asks of the
     /// device and where its value comes from ("pfc_no_drop", "/etc/rdmad/rdmad.conf:3" or
     /// "profile lossless-roce (/etc/rdmad/rdmad.conf:3)"), sorted by key

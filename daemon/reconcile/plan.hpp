@@ -50,7 +50,11 @@ struct Action {
         firmware_port_type, ///< ConnectX-4+: mstconfig set LINK_TYPE_P<number>=`value`
         ib_core_modprobe,   ///< rdmad-ib_core.conf with netns_mode for `value` (host-wide)
         ib_core_modprobe_remove, ///< rdmad-ib_core.conf removed (rdma_netns_mode unset)
-        sriov_numvfs ///< `number` VFs on the PF `pci_address` (settings/sriov_numvfs.cpp)
+        sriov_numvfs, ///< `number` VFs on the PF `pci_address` (settings/sriov_numvfs.cpp)
+        /// VF `number` (PCI function `pci_address`, RDMA device `device`) of the PF whose
+        /// IPoIB netdev is `netdev` (`ifindex`) gets node and port GUIDs `value`
+        /// ("<node> <port>", sysfs form) (settings/vf_guids.cpp)
+        vf_guids
     } kind;
     std::string device;      ///< RDMA device name
     std::string syspath;     ///< its syspath (identity across the pass)
@@ -67,6 +71,7 @@ struct Action {
     bool exclusive = false;  ///< dscp_app: entries not in dscp_map go
     int32_t number = -1;     ///< rdma_cm: the ToS, -1 to leave it; firmware_port_type: <n>
     std::vector<std::string> modules{}; ///< modules_load_file: the names, sorted
+    int32_t ifindex = 0;                ///< vf_guids: the PF's IPoIB netdev
     bool operator==(const Action&) const = default;
 };
 

@@ -7,6 +7,7 @@
 #include "sources/rdma_cm_reader.hpp"
 #include "sources/device_paths.hpp"
 #include "sources/sriov_reader.hpp"
+#include "sources/vf_guid_reader.hpp"
 #include "util/sysfs.hpp"
 
 #include <algorithm>
@@ -126,6 +127,7 @@ DeviceState as_read(DeviceState d) {
     d.link_indexes.clear();
     d.pf_id = read.pf_id;
     d.desired_sriov_numvfs = read.desired_sriov_numvfs;
+    d.desired_vf_guids = read.desired_vf_guids;
     const PortState port_read;
     for (auto& port : d.ports) {
         port.netdev.clear();
@@ -187,10 +189,12 @@ DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
         d.pcie_path = pci_reads.pcie_path(pci_syspath);
     if (!pci_syspath.empty()) {
         std::string pf = sysfs::link_basename(pci_syspath, "physfn");
-        if (is_pci_address(pf))
+        if (is_pci_address(pf)) {
             d.physical_function = pf;
-        else
+            d.vf_index = read_vf_index(pci_syspath, d.pci_address); // settings/vf_guids.cpp
+        } else {
             d.sriov = read_sriov(pci_syspath); // a PF's (reconcile/settings/sriov_numvfs.cpp)
+        }
     }
     if (parent_name.empty() && d.pci_address.empty()) {
         // Software RDMA: rxe has a `parent` attribute naming its netdev; siw is an RNIC.

@@ -1108,7 +1108,7 @@ TEST_CASE("reconcile: a bad rdmad.conf is refused with file:line:column, keeps t
          "3:13: port_type must be a list of strings, not a string"},
         {"unknown key", "[[rule]]\ndevice = \"mlx5_0\"\nport_types = [\"eth\"]\n",
          "3:1: unknown key \"port_types\" in [[rule]] (expected pci_address, driver, node_guid, "
-         "device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, rdma_cm_roce_mode, rdma_cm_tos, sriov_numvfs, require_provider, min_rate_gbps or "
+         "device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, rdma_cm_roce_mode, rdma_cm_tos, sriov_numvfs, vf_guids, require_provider, min_rate_gbps or "
          "min_active_ports)"},
         {"priority 8", "[[rule]]\ndriver = \"mlx5_core\"\npfc_no_drop = [3, 8]\n",
          "3:19: priority 8 is outside 0-7"},

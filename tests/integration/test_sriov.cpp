@@ -15,6 +15,13 @@
 // SRIOV_EN=1 NUM_OF_VFS=16` and a reset, before any VF is enabled. Its VFs are 15b3:101c
 // (ConnectX-6 Virtual Function, pci.ids), at routing IDs PF + 1 + i (the VF offset and
 // stride of 1 that ConnectX cards report).
+//
+// vf_guids (rdmad.conf(5); Device.DesiredVFGUIDs, Device.VFIndex): fake_vfguid.c answers
+// rdmad's RTM_SETLINK requests on the PF's IPoIB netdev ib0 (ifindex 1008 in the recording) as
+// net/core/rtnetlink.c does and logs each one; playing the VF's driver it writes the GUIDs into
+// the VF's node_guid and GID 0, or leaves them (FAKE_VFGUID_BOUND, mlx5 with a bound VF).
+// Each VF comes with node GUID 0000:0000:0000:01<n> and port GUID (GID 0) 0000:0000:0000:02<n>
+// of its own.
 #include "harness.hpp"
 
 #include <catch2/catch.hpp>
@@ -51,6 +58,13 @@ std::string vf_name(unsigned i) {
     return "mlx5_" + std::to_string(10 + i);
 }
 
+/// The last group of VF `i`'s port GUID as it comes (0x200 + i).
+std::string port_guid_low(unsigned i) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%04x", 0x200 + i);
+    return text;
+}
+
 /// What mlx5_core makes for VF `i` of the PF: the PCI function, its RDMA device (one
 /// InfiniBand port, as the PF's) and its IPoIB netdev.
 std::string vf_text(unsigned i) {
@@ -73,7 +87,9 @@ std::string vf_text(unsigned i) {
            "A: node_guid=" +
            guid +
            "\\n\nA: node_type=1: CA\\n\n"
-           "A: ports/1/link_layer=InfiniBand\\n\nA: ports/1/phys_state=5: LinkUp\\n\n"
+           "A: ports/1/gids/0=fe80:0000:0000:0000:0000:0000:0000:" +
+           port_guid_low(i) +
+           "\\n\nA: ports/1/link_layer=InfiniBand\\n\nA: ports/1/phys_state=5: LinkUp\\n\n"
            "A: ports/1/rate=200 Gb/sec (4X HDR)\\n\nA: ports/1/state=4: ACTIVE\\n\n\n"
            "P: " +
            pci + "/net/" + net + "\nE: SUBSYSTEM=net\nE: INTERFACE=" + net +
@@ -102,6 +118,7 @@ struct SriovRig {
     unsigned vfs = 0; // the VFs in the testbed now
 
     std::string log_path() const { return (cfg.path() / "sriov.log").string(); }
+    std::string guid_log_path() const { return (cfg.path() / "vfguid.log").string(); }
     void config(const std::string& text) { write_file(cfg.path() / "etc" / "rdmad.conf", text); }
     std::string tb(const std::string& syspath) const { return testbed.root() + syspath; }
 
@@ -110,8 +127,10 @@ struct SriovRig {
         o.args = {"--legacy-mlx4-conf=" + (cfg.path() / "no-mlx4.conf").string(),
                   "--modprobe-dir=" + (cfg.path() / "modprobe.d").string()};
         auto e = env;
-        e["LD_PRELOAD"] = preload_ahead(env_or_fail("FAKE_SRIOV"));
+        e["LD_PRELOAD"] = preload_ahead({env_or_fail("FAKE_SRIOV"), env_or_fail("FAKE_VFGUID")});
         e["FAKE_SRIOV_LOG"] = log_path();
+        e["FAKE_VFGUID_LOG"] = guid_log_path();
+        e["FAKE_VFGUID_PF"] = "1008=" + tb("/sys" + kPfPci); // ib0's IFINDEX in the recording
         e["CONFIGURATION_DIRECTORY"] = (cfg.path() / "etc").string();
         e["STATE_DIRECTORY"] = (cfg.path() / "state").string();
         daemon =
@@ -124,21 +143,31 @@ struct SriovRig {
         daemon.reset();
     }
 
-    /// Every write rdmad made to sriov_numvfs: "<PCI address> <value> <errno>".
-    std::vector<std::string> writes() const {
+    /// The lines of a shim's log, none when it is not there yet.
+    static std::vector<std::string> lines_of(const std::string& path) {
         std::vector<std::string> out;
-        if (!fs::exists(log_path()))
+        if (!fs::exists(path))
             return out;
-        std::istringstream in(read_file(log_path()));
+        std::istringstream in(read_file(path));
         for (std::string line; std::getline(in, line);)
             out.push_back(line);
         return out;
     }
+    /// Every write rdmad made to sriov_numvfs: "<PCI address> <value> <errno>".
+    std::vector<std::string> writes() const { return lines_of(log_path()); }
     bool wait_writes(size_t n, std::chrono::milliseconds timeout = 10s) {
         const auto deadline = Clock::now() + timeout;
         while (writes().size() < n && Clock::now() < deadline)
             std::this_thread::sleep_for(10ms);
         return writes().size() >= n;
+    }
+
+    /// Every RTM_SETLINK rdmad sent for VF GUIDs, sorted: "<ifindex> vf <n> node <guid> port
+    /// <guid> <errno>".
+    std::vector<std::string> guid_writes() const {
+        std::vector<std::string> out = lines_of(guid_log_path());
+        std::sort(out.begin(), out.end());
+        return out;
     }
 
     /// The kernel's side of an accepted write: the VFs go (0) or come (n), with their uevents.
@@ -158,10 +187,26 @@ struct SriovRig {
             return;
         }
         for (unsigned i = 0; i < n; ++i) {
-            testbed.add(vf_text(i)); // umockdev sends each device's "add"
+            // pci_iov_add_virtfn(): the PF's virtfn<i> link, then the VF's driver probes it.
             testbed.set_link("/sys" + kPfPci, "virtfn" + std::to_string(i), "../" + vf_address(i));
+            testbed.add(vf_text(i)); // umockdev sends each device's "add"
         }
         vfs = n;
+    }
+
+    /// A driver reload (mlx5_core removed and loaded again): the PF's RDMA device goes, its VFs
+    /// with it (mlx5_core disables SR-IOV when it unbinds: sriov_numvfs reads 0), then the
+    /// PF's device comes back. False when rdmad did not see the PF go.
+    bool reload_driver() {
+        const std::string dir = tb(kPfIb), gone = dir + ".gone";
+        testbed.uevent(kPfIb, "remove");
+        fs::rename(dir, gone);
+        kernel_sets(0);
+        write_file(tb("/sys" + kPfPci + "/sriov_numvfs"), "0\n");
+        const bool went = eventually([&] { return device("mlx5_0").is_null(); });
+        fs::rename(gone, dir);
+        testbed.uevent(kPfIb, "add");
+        return went;
     }
 
     json describe() { return client->describe(); }
@@ -250,14 +295,7 @@ TEST_CASE("sriov: 0 -> 8 -> 4 writes 8, then 0 and 4; a driver reload re-creates
     // A driver reload (mlx5_core removed and loaded again): the PF's RDMA device goes, its VFs
     // with it (mlx5_core disables SR-IOV when it unbinds: sriov_numvfs reads 0), then the PF's
     // device comes back. rdmad writes 4 again, once.
-    const std::string dir = r.tb(kPfIb), gone = dir + ".gone";
-    r.testbed.uevent(kPfIb, "remove");
-    fs::rename(dir, gone);
-    r.kernel_sets(0);
-    write_file(r.tb("/sys" + kPfPci + "/sriov_numvfs"), "0\n");
-    REQUIRE(r.eventually([&] { return r.device("mlx5_0").is_null(); }));
-    fs::rename(gone, dir);
-    r.testbed.uevent(kPfIb, "add");
+    REQUIRE(r.reload_driver());
     REQUIRE(r.wait_writes(4));
     r.kernel_sets(4);
     REQUIRE(r.eventually([&] { return r.settled(4); }));
@@ -355,5 +393,160 @@ TEST_CASE("sriov: a write the driver refuses (ENOMEM) is sriov-numvfs-failed wit
     REQUIRE(r.wait_writes(2));
     std::this_thread::sleep_for(500ms);
     CHECK(r.writes().size() == 2);
+    r.stop();
+}
+
+namespace {
+
+const std::string kGuidRule = "[[rule]]\npci_address = \"0000:0c:00.0\"\nsriov_numvfs = 4\n"
+                              "vf_guids = { node = \"00:11:22:33:44:55:66:00\", "
+                              "port = \"0011:2233:4455:6700\" }\n";
+
+/// The requests for VFs 0-3 of kGuidRule: VF n gets node 0x0011223344556600 + n and port
+/// 0x0011223344556700 + n, on ib0 (ifindex 1008); `error` the kernel's answer.
+std::vector<std::string> guid_requests(int error = 0) {
+    std::vector<std::string> out;
+    for (unsigned n = 0; n < 4; ++n)
+        out.push_back("1008 vf " + std::to_string(n) + " node 0011:2233:4455:660" +
+                      std::to_string(n) + " port 0011:2233:4455:670" + std::to_string(n) + " " +
+                      std::to_string(error));
+    return out;
+}
+
+/// VFs 0-3 read back the GUIDs of kGuidRule, and the PF asks them.
+bool guids_in_place(SriovRig& r) {
+    const json all = r.describe();
+    unsigned good = 0;
+    for (auto& d : all["Devices"])
+        for (unsigned n = 0; n < 4; ++n)
+            if (d.value("Name", "") == vf_name(n) &&
+                d.value("NodeGUID", "") == "0011:2233:4455:660" + std::to_string(n) &&
+                d.value("VFIndex", -1) == static_cast<int>(n))
+                ++good;
+    const json pf = r.device("mlx5_0");
+    return good == 4 && pf.is_object() && pf["DesiredVFGUIDs"].size() == 4 &&
+           pf["Ports"][0].value("InSync", false);
+}
+
+std::vector<std::string> vf_guid_codes(const json& device) {
+    std::vector<std::string> out;
+    for (const auto& c : problem_codes(device))
+        if (c.rfind("vf-guid-", 0) == 0)
+            out.push_back(c);
+    return out;
+}
+
+std::string problem_text(const json& device, const std::string& code) {
+    for (auto& p : device["Problems"])
+        if (p.value("Code", "") == code)
+            return p.value("Text", "");
+    return "";
+}
+
+} // namespace
+
+TEST_CASE("vf_guids: the VFs sriov_numvfs makes get the range's GUIDs, again after a driver "
+          "reload; VFs that hold them are not written",
+          "[sriov][vf_guids][reconcile]") {
+    SriovRig r;
+    r.config(kGuidRule);
+    r.start();
+    REQUIRE(r.wait_writes(1));
+    r.kernel_sets(4);
+    REQUIRE(r.eventually([&] { return guids_in_place(r); }));
+    CHECK(r.guid_writes() == guid_requests());
+    const json pf = r.device("mlx5_0");
+    CHECK(pf["DesiredVFGUIDs"][3] == json{{"VF", 3},
+                                          {"NodeGUID", "0011:2233:4455:6603"},
+                                          {"PortGUID", "0011:2233:4455:6703"}});
+    CHECK(pf["VFIndex"] == -1);
+    // The port GUID read back: the interface ID of the VF port's GID 0.
+    CHECK(r.device(vf_name(2))["Ports"][0]["GIDs"][0]["GID"] ==
+          "fe80:0000:0000:0000:0011:2233:4455:6702");
+
+    // A driver reload: the VFs come back with the GUIDs the driver gives them, and get the
+    // range's again, once each.
+    REQUIRE(r.reload_driver());
+    REQUIRE(r.wait_writes(2));
+    r.kernel_sets(4);
+    REQUIRE(r.eventually([&] { return r.guid_writes().size() == 8 && guids_in_place(r); }));
+    auto twice = guid_requests();
+    for (const auto& line : guid_requests())
+        twice.push_back(line);
+    std::sort(twice.begin(), twice.end());
+    CHECK(r.guid_writes() == twice);
+
+    // rdmad starts again on VFs that hold their GUIDs: compared, none written.
+    r.stop();
+    r.start();
+    REQUIRE(r.eventually([&] { return guids_in_place(r); }));
+    std::this_thread::sleep_for(500ms);
+    CHECK(r.guid_writes().size() == 8);
+    CHECK(vf_guid_codes(r.device("mlx5_0")).empty());
+    r.stop();
+}
+
+TEST_CASE("vf_guids: a kernel that refuses them (EOPNOTSUPP) is vf-guid-failed with its text, "
+          "written once per add or Reload",
+          "[sriov][vf_guids][reconcile]") {
+    SriovRig r({{"FAKE_VFGUID_ERRNO", std::to_string(EOPNOTSUPP)}});
+    r.config(kGuidRule);
+    r.start();
+    REQUIRE(r.wait_writes(1));
+    r.kernel_sets(4);
+    REQUIRE(r.eventually([&] { return r.guid_writes().size() == 4; }));
+    REQUIRE(r.eventually([&] { return has_code(r.device("mlx5_0"), "vf-guid-failed"); }));
+    CHECK(r.guid_writes() == guid_requests(EOPNOTSUPP));
+    const json pf = r.device("mlx5_0");
+    CHECK(problem_text(pf, "vf-guid-failed") ==
+          "DesiredVFGUIDs vf 0: 0000:0000:0000:0100 0000:0000:0000:0200 -> vf 0: "
+          "0011:2233:4455:6600 0011:2233:4455:6700: RTM_SETLINK ib0 (ifindex 1008) vf 0 "
+          "node_guid 0011:2233:4455:6600 port_guid 0011:2233:4455:6700: Operation not supported");
+    CHECK(pf["Ports"][0]["InSync"] == false);
+    CHECK(r.device(vf_name(0))["NodeGUID"] == "0000:0000:0000:0100");
+    // Another event on the PF plans again, but does not write again.
+    r.testbed.uevent(kPfNet, "change");
+    std::this_thread::sleep_for(500ms);
+    CHECK(r.guid_writes().size() == 4);
+    // A Reload tries once more.
+    r.daemon->signal(SIGHUP);
+    REQUIRE(r.eventually([&] { return r.guid_writes().size() == 8; }));
+    std::this_thread::sleep_for(500ms);
+    CHECK(r.guid_writes().size() == 8);
+    r.stop();
+}
+
+TEST_CASE("vf_guids: a bound VF that keeps its old GUIDs (mlx5) is vf-guid-pending naming the "
+          "rebind; its rebind brings them and clears it",
+          "[sriov][vf_guids][reconcile]") {
+    SriovRig r(std::map<std::string, std::string>{{"FAKE_VFGUID_BOUND", "1"}});
+    r.config(kGuidRule);
+    r.start();
+    REQUIRE(r.wait_writes(1));
+    r.kernel_sets(4);
+    REQUIRE(r.eventually([&] { return has_code(r.device("mlx5_0"), "vf-guid-pending"); }));
+    REQUIRE(r.eventually([&] { return r.guid_writes().size() == 4; }));
+    CHECK(r.guid_writes() == guid_requests());
+    const std::string text = problem_text(r.device("mlx5_0"), "vf-guid-pending");
+    CHECK(text.find("mlx5_10 (0000:0c:00.1) reads node_guid 0000:0000:0000:0100 and port GUID "
+                    "0000:0000:0000:0200") != std::string::npos);
+    CHECK(text.find("echo 0000:0c:00.1 > /sys/bus/pci/drivers/mlx5_core/unbind") !=
+          std::string::npos);
+    std::this_thread::sleep_for(500ms);
+    CHECK(r.guid_writes().size() == 4); // never a loop
+
+    // The admin rebinds the VFs: mlx5 gives each its vport's GUIDs when it binds (the test
+    // plays it by writing them, then the VF's RDMA device goes and comes).
+    for (unsigned n = 0; n < 4; ++n) {
+        const std::string ib = "/sys" + vf_pci(n) + "/infiniband/" + vf_name(n);
+        r.testbed.uevent(ib, "remove");
+        write_file(r.tb(ib) + "/node_guid", "0011:2233:4455:660" + std::to_string(n) + "\n");
+        write_file(r.tb(ib) + "/ports/1/gids/0",
+                   "fe80:0000:0000:0000:0011:2233:4455:670" + std::to_string(n) + "\n");
+        r.testbed.uevent(ib, "add");
+    }
+    REQUIRE(r.eventually([&] { return guids_in_place(r); }));
+    CHECK(vf_guid_codes(r.device("mlx5_0")).empty());
+    CHECK(r.guid_writes().size() == 4);
     r.stop();
 }

@@ -102,7 +102,7 @@ TEST_CASE("each kind of broken config file names its file, line, column and reas
         {"misspelt key in a rule", "[[rule]]\ndevice = \"mlx5_0\"\nport_types = [\"eth\"]\n",
          "f.conf:3:1: unknown key \"port_types\" in [[rule]] (expected pci_address, driver, "
          "node_guid, device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, "
-         "exclusive, rdma_cm_roce_mode, rdma_cm_tos, sriov_numvfs, require_provider, min_rate_gbps or "
+         "exclusive, rdma_cm_roce_mode, rdma_cm_tos, sriov_numvfs, vf_guids, require_provider, min_rate_gbps or "
          "min_active_ports)"},
         {"min_rate_gbps as a string", "[[rule]]\ndevice = \"x\"\nmin_rate_gbps = \"100\"\n",
          "f.conf:3:17: min_rate_gbps must be a number, not a string"},
@@ -314,7 +314,7 @@ TEST_CASE("a bad key or value is quoted with at most 64 bytes, and the reason is
     CHECK(error_of("[[rule]]\n" + key + " = 1\n") ==
           "f.conf:2:1: unknown key \"" + std::string(64, 'k') +
               "...\" in [[rule]] (expected pci_address, driver, node_guid, device, netdev, "
-              "profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, rdma_cm_roce_mode, rdma_cm_tos, sriov_numvfs, require_provider, min_rate_gbps or min_active_ports)");
+              "profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, rdma_cm_roce_mode, rdma_cm_tos, sriov_numvfs, vf_guids, require_provider, min_rate_gbps or min_active_ports)");
     const std::string value(500000, 'Z');
     CHECK(error_of("[[rule]]\npci_address = \"" + value + "\"\n") ==
           "f.conf:2:15: invalid PCI address \"" + std::string(64, 'Z') +
@@ -368,7 +368,7 @@ TEST_CASE("with two mistakes the one earlier in the file is reported, not the fi
           "f.conf:2:14: unknown port type \"bogus\" (expected \"ib\", \"eth\" or \"auto\")");
     CHECK(error_of("[[rule]]\nzzz = 1\n[daemon]\naaa = 1\n") ==
           "f.conf:2:1: unknown key \"zzz\" in [[rule]] (expected pci_address, driver, node_guid, "
-          "device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, rdma_cm_roce_mode, rdma_cm_tos, sriov_numvfs, require_provider, min_rate_gbps or "
+          "device, netdev, profile, port_type, pfc_no_drop, trust, dscp_priority, exclusive, rdma_cm_roce_mode, rdma_cm_tos, sriov_numvfs, vf_guids, require_provider, min_rate_gbps or "
           "min_active_ports)");
 }
 

@@ -199,6 +199,9 @@ TEST_CASE("a change of each Device member names that property alone, in the chan
         {"SRIOVNumVFs", [](DeviceState& d) { d.sriov.numvfs = 4; }},
         {"SRIOVTotalVFs", [](DeviceState& d) { d.sriov.totalvfs = 16; }},
         {"DesiredSRIOVNumVFs", [](DeviceState& d) { d.desired_sriov_numvfs = 8; }},
+        {"VFIndex", [](DeviceState& d) { d.vf_index = 3; }},
+        {"DesiredVFGUIDs",
+         [](DeviceState& d) { d.desired_vf_guids = {{0, 0x0011223344556600u, 0x0011223344556700u}}; }},
         {"ProblemDetails",
          [](DeviceState& d) {
              Problem p{"pcie-unknown", "info", "unknown"};

@@ -437,3 +437,68 @@ TEST_CASE("a function without SR-IOV is sriov-unsupported; a VF matched by drive
     CHECK(plan.actions.empty());
     CHECK(codes_of(plan).empty());
 }
+
+// ---- vf_guids -------------------------------------------------------------------------------
+
+TEST_CASE("vf_guids reads a range and a list, the list sorted by VF") {
+    const Rule r = rule_of("[[rule]]\npci_address = \"0000:0c:00.0\"\n"
+                           "vf_guids = { node = \"00:11:22:33:44:55:66:00\", "
+                           "port = \"0011:2233:4455:6700\" }\n");
+    REQUIRE(r.vf_guids);
+    CHECK(r.vf_guids->base == VfGuid{0, 0x0011223344556600u, 0x0011223344556700u});
+    CHECK(r.vf_guids->of(3) == VfGuid{3, 0x0011223344556603u, 0x0011223344556703u});
+    const Rule l = rule_of("[[rule]]\ndriver = \"mlx5_core\"\nvf_guids = [\n"
+                           "  { vf = 2, node = \"0011:2233:4455:6602\", port = \"0011:2233:4455:6702\" },\n"
+                           "  { vf = 0, node = \"0011:2233:4455:6600\", port = \"0011:2233:4455:6700\" },\n"
+                           "]\n");
+    REQUIRE(l.vf_guids);
+    CHECK(l.vf_guids->list ==
+          std::vector<VfGuid>{{0, 0x0011223344556600u, 0x0011223344556700u},
+                              {2, 0x0011223344556602u, 0x0011223344556702u}});
+    CHECK(l.vf_guids->of(1) == std::nullopt);
+    CHECK(l.vf_guids->of(2) == VfGuid{2, 0x0011223344556602u, 0x0011223344556702u});
+}
+
+TEST_CASE("vf_guids says where it is wrong: a bad or zero GUID, a duplicate VF, an unknown "
+          "key, a range that overflows") {
+    const std::string head = "[[rule]]\ndriver = \"x\"\n";
+    CHECK(error_of(head + "vf_guids = { node = \"zz\", port = \"00:11:22:33:44:55:66:77\" }\n") ==
+          "f.conf:3:21: vf_guids node must be a GUID as ip link or node_guid writes it "
+          "(\"00:11:22:33:44:55:66:77\" or \"0011:2233:4455:6677\"), not \"zz\"");
+    CHECK(error_of(head + "vf_guids = { node = \"0000:0000:0000:0000\", port = "
+                          "\"00:11:22:33:44:55:66:77\" }\n") ==
+          "f.conf:3:21: vf_guids node must not be zero (no GUID)");
+    CHECK(error_of(head + "vf_guids = [\n"
+                          "  { vf = 1, node = \"0011:2233:4455:6601\", port = \"0011:2233:4455:6701\" },\n"
+                          "  { vf = 1, node = \"0011:2233:4455:6602\", port = \"0011:2233:4455:6702\" },\n"
+                          "]\n") == "f.conf:5:10: vf_guids: VF 1 is listed twice (first on line 4)");
+    CHECK(error_of(head + "vf_guids = { node = \"0011:2233:4455:6600\", prot = "
+                          "\"0011:2233:4455:6700\" }\n") ==
+          "f.conf:3:44: unknown key \"prot\" in vf_guids (expected node, port)");
+    CHECK(error_of(head + "sriov_numvfs = 16\nvf_guids = { node = \"ffff:ffff:ffff:fff8\", port = "
+                          "\"0011:2233:4455:6700\" }\n") ==
+          "f.conf:4:12: vf_guids: the range passes ff:ff:ff:ff:ff:ff:ff:ff before VF 15 (the "
+          "last of 16 asked by sriov_numvfs); start it lower");
+    // Without sriov_numvfs the range must hold the most VFs a PF can have (65535).
+    CHECK(error_of(head + "vf_guids = { node = \"0011:2233:4455:6600\", port = "
+                          "\"ffff:ffff:ffff:0002\" }\n") ==
+          "f.conf:3:12: vf_guids: the range passes ff:ff:ff:ff:ff:ff:ff:ff before VF 65534 (the "
+          "last of 65535 a PF can have); start it lower");
+    CHECK(error_of(head + "vf_guids = 3\n") ==
+          "f.conf:3:12: vf_guids must be a list of tables { vf, node, port }, not an integer");
+}
+
+TEST_CASE("vf_guids survives the state file: format then parse gives the same rule") {
+    for (const VfGuids& g : {VfGuids{{}, VfGuid{0, 0x0011223344556600u, 0x0011223344556700u}},
+                             VfGuids{{{0, 1, 2}, {5, 0xffu, 0x100u}}, std::nullopt}}) {
+        Rule r;
+        r.file = "D-Bus";
+        r.match.pci_address = "0000:0c:00.0";
+        r.vf_guids = g;
+        Rule back = rule_of(format_rules({r}));
+        back.file = r.file;
+        back.line = r.line;
+        CHECK(back == r);
+    }
+}
+

@@ -17,13 +17,14 @@ const Setting& rdma_cm_setting();
 const Setting& kernel_modules_setting();
 const Setting& rdma_netns_setting();
 const Setting& sriov_numvfs_setting();
+const Setting& vf_guids_setting();
 
 std::span<const Setting* const> all_settings() {
     // A profile first: a rule's own keys override the values it gives.
-    static const std::array<const Setting*, 8> settings = {
+    static const std::array<const Setting*, 9> settings = {
         &profile_setting(),    &port_type_setting(),      &pfc_no_drop_setting(),
         &dscp_setting(),       &rdma_cm_setting(),        &kernel_modules_setting(),
-        &rdma_netns_setting(), &sriov_numvfs_setting(),
+        &rdma_netns_setting(), &sriov_numvfs_setting(), &vf_guids_setting(),
     };
     return settings;
 }
