@@ -159,9 +159,10 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
         k.pci_address = d->pci_address;
         if (!d->ports.empty())
             k.transport = d->ports.front().transport;
-        auto names_of = [&](uint32_t n) -> const std::set<std::string>& {
-            auto p = named.ports.find(n);
-            return p == named.ports.end() ? kNothing : *p->second;
+        // An init-capture: clang before 16 cannot capture a structured binding (P1091R3).
+        auto names_of = [&ports = named.ports](uint32_t n) -> const std::set<std::string>& {
+            auto p = ports.find(n);
+            return p == ports.end() ? kNothing : *p->second;
         };
         std::set<uint32_t> went_down;
         for (bool up : {false, true})
