@@ -165,7 +165,7 @@ tmp=$(mktemp -d -p "$TMPDIR" rdmad-demo.XXXXXX)
 trap 'stop_tree; stop_private_bus; rm -rf "$tmp"' EXIT
 start_private_bus "$tmp"
 mkdir -p "$tmp/etc/conf.d" "$tmp/state" "$tmp/modprobe.d" "$tmp/prometheus" "$tmp/nfd" \
-  "$tmp/dispatcher.d"
+  "$tmp/dispatcher.d" "$tmp/modules-load.d" "$tmp/modules"
 export CONFIGURATION_DIRECTORY="$tmp/etc" STATE_DIRECTORY="$tmp/state"
 # The exports go to the demo's own directories, never to this machine's node-exporter or
 # Kubernetes directories (rdmad.conf(5), [export]).
@@ -199,15 +199,15 @@ run='
     # Interactive on a terminal; commands piped in are read as a script (an interactive bash
     # without a terminal complains about job control).
     if [ -t 0 ]; then
-      PATH="$(dirname "$RDMACTL"):$top/build/wait-online:$PATH" PS1="rdmad-demo# " bash --norc -i; rc=0
+      PATH="$(dirname "$RDMACTL"):$WAIT_ONLINE_DIR:$PATH" PS1="rdmad-demo# " bash --norc -i; rc=0
     else
-      PATH="$(dirname "$RDMACTL"):$top/build/wait-online:$PATH" bash --norc -s; rc=0
+      PATH="$(dirname "$RDMACTL"):$WAIT_ONLINE_DIR:$PATH" bash --norc -s; rc=0
     fi
   fi
   kill -TERM $pid; wait $pid; drc=$?
   if [ $drc != 0 ]; then echo "rdmad exited with status $drc; its log:" >&2; cat "$DEMO_DIR/rdmad.log" >&2; fi
   exit $(( rc ? rc : drc ))'
-export RDMAD RDMACTL DEMO_DIR="$tmp" DEMO_SHELL="$shell"
+export RDMAD RDMACTL DEMO_DIR="$tmp" DEMO_SHELL="$shell" WAIT_ONLINE_DIR="$top/build/wait-online"
 if ((real)); then
   echo "== starting rdmad on a private bus over this machine's /sys (about 3 s), then rdmactl status"
   bash -c "$run"

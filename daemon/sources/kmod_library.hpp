@@ -31,6 +31,7 @@ struct KmodLibrary {
     kmod_ctx* ctx = nullptr;
     decltype(&kmod_new) new_ctx = nullptr;
     decltype(&kmod_unref) unref_ctx = nullptr;
+    decltype(&kmod_get_dirname) get_dirname = nullptr;
     decltype(&kmod_load_resources) load_resources = nullptr;
     decltype(&kmod_module_new_from_lookup) new_from_lookup = nullptr;
     decltype(&kmod_module_new_from_name) new_from_name = nullptr;

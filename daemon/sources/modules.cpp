@@ -24,6 +24,7 @@ KmodLibrary::KmodLibrary(const KmodPaths& paths) {
     }
     const bool all =
         bind(new_ctx, "kmod_new") && bind(unref_ctx, "kmod_unref") &&
+        bind(get_dirname, "kmod_get_dirname") &&
         bind(load_resources, "kmod_load_resources") &&
         bind(new_from_lookup, "kmod_module_new_from_lookup") &&
         bind(new_from_name, "kmod_module_new_from_name") &&

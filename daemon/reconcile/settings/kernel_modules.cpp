@@ -69,10 +69,14 @@ class KernelModulesSetting final : public Setting {
             } else if (!o.ok) {
                 o.error = l.error;
                 o.message = std::strerror(l.error); // the kernel's refusal, as modprobe says it
-                if (l.error == ENOENT)              // not in the index, or a sandbox that hides it
-                    o.message += " (not in the module directory's index; rdmad.service hides "
-                                 "/usr/lib/modules unless load_modules' drop-in in "
-                                 "rdmad.conf(5) is added)";
+                if (l.error == ENOENT) { // not in the index, or a sandbox that hides it
+                    const char* dir = ctx.kmod->get_dirname(ctx.kmod->ctx);
+                    o.message += fmt::format(
+                        " (not in the index of the module directory {}: is the package of "
+                        "this kernel's modules installed? Under rdmad.service, /usr/lib/modules "
+                        "is hidden unless load_modules' drop-in in rdmad.conf(5) is added)",
+                        dir ? dir : "(unknown)");
+                }
                 if (l.error == EPERM) // no CAP_SYS_MODULE: rdmad.service's sandbox by default
                     o.message += " (rdmad needs CAP_SYS_MODULE: see load_modules in "
                                  "rdmad.conf(5) for the unit's drop-in)";
