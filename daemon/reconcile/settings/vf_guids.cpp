@@ -35,6 +35,7 @@
 #include "sources/vf_guid_reader.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <fmt/format.h>
 #include <sstream>
 
@@ -232,7 +233,7 @@ class VfGuidsSetting final : public Setting {
     void plan(SettingPlanContext& ctx) const override;
 
     bool owns(const Action& a) const override { return a.kind == Action::Kind::vf_guids; }
-    void execute(const Action& a, SettingExecContext&, Outcome& o) const override {
+    void execute(const Action& a, SettingExecContext& ctx, Outcome& o) const override {
         VfGuidRequest r;
         r.ifindex = a.ifindex;
         r.netdev = a.netdev;
@@ -245,12 +246,22 @@ class VfGuidsSetting final : public Setting {
         r.vf_pci = a.pci_address;
         r.vf_device = a.device;
         VfGuidWrite w;
-        try {
-            dcb::MnlTransport transport;
-            w = set_vf_guids(transport, r);
-        } catch (const std::system_error& e) {
-            w.error = e.code().value();
-            w.message = e.what();
+        if (ctx.unanswered_ifindexes.count(r.ifindex)) {
+            w.error = ETIMEDOUT;
+            w.message = fmt::format("RTM_SETLINK {} (ifindex {}) vf {} node_guid {} port_guid {}: "
+                                    "not sent, an earlier request on {} got no answer",
+                                    r.netdev, r.ifindex, r.vf, guid_text(r.node), guid_text(r.port),
+                                    r.netdev);
+        } else {
+            try {
+                dcb::MnlTransport transport;
+                w = set_vf_guids(transport, r);
+            } catch (const std::system_error& e) {
+                w.error = e.code().value();
+                w.message = e.what();
+            }
+            if (w.error == ETIMEDOUT)
+                ctx.unanswered_ifindexes.insert(r.ifindex);
         }
         o.ok = w.ok();
         o.error = w.error;
