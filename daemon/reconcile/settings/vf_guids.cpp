@@ -38,6 +38,7 @@
 #include <cerrno>
 #include <fmt/format.h>
 #include <sstream>
+#include <tuple>
 
 namespace rdmad {
 namespace {
@@ -125,6 +126,8 @@ class VfGuidsSetting final : public Setting {
         } else if (const auto* list = read_list(v.node, key, "tables { vf, node, port }",
                                                 problems)) {
             std::map<uint32_t, int> line_of; // VF -> the line of its entry
+            // A GUID names one node (one port) in the whole subnet (IBA): GUID -> its VF.
+            std::map<uint64_t, uint32_t> vf_of_node, vf_of_port;
             for (const auto& e : *list) {
                 const auto* t = e.as_table();
                 if (!t) {
@@ -156,6 +159,16 @@ class VfGuidsSetting final : public Setting {
                 const auto port = node ? read_guid(*t, "port", problems) : std::nullopt;
                 if (!port)
                     return false;
+                for (const auto& [what, guid, seen] : {std::tuple{"node", *node, &vf_of_node},
+                                                       std::tuple{"port", *port, &vf_of_port}})
+                    if (const auto [it, fresh] = seen->emplace(guid, n); !fresh) {
+                        problems.add(t->get(what)->source(),
+                                     fmt::format("vf_guids: {} GUID {} of VF {} is VF {}'s too "
+                                                 "(line {})",
+                                                 what, guid_text(guid), n, it->second,
+                                                 line_of.at(it->second)));
+                        return false;
+                    }
                 out.list.push_back({n, *node, *port});
             }
             std::sort(out.list.begin(), out.list.end(),
