@@ -120,3 +120,26 @@ TEST_CASE("tool runner: a missing tool is ENOENT from the loop; a tool that exit
         CHECK(left->err == "e\n");
     }
 }
+
+TEST_CASE("tool runner: a tool that exits leaving a child in a session of its own flooding its "
+          "stdout answers at once, and the loop goes on",
+          "[tool]") {
+    // The escaped children (setsid: out of the group the runner kills) write without end into
+    // the pipe the tool's stdout was, three at once: the read of what is left in the pipes
+    // after the tool's exit must still end, and the pipe's close ends them (SIGPIPE).
+    Loop loop;
+    ToolRunner runner(loop.event, 4, 4096);
+    std::optional<ToolRun> left;
+    const auto begin = std::chrono::steady_clock::now();
+    runner.run({"/bin/sh", "-c",
+                "echo 'LINK_TYPE_P1 ETH(2)'; "
+                "setsid sh -c 'cat /dev/zero & cat /dev/zero & exec cat /dev/zero' & "
+                "sleep 0.3; exit 0"},
+               20s, [&](ToolRun r) { left = r; });
+    REQUIRE(loop.run_until([&] { return left.has_value(); }));
+    CHECK(std::chrono::steady_clock::now() - begin < 3s);
+    CHECK_FALSE(left->timed_out);
+    CHECK(left->exit_status == 0);
+    CHECK(left->out.rfind("LINK_TYPE_P1 ETH(2)\n", 0) == 0);
+    CHECK(left->out.size() <= 4096);
+}
