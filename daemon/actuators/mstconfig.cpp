@@ -41,8 +41,12 @@ WriteResult firmware_write_result(const ToolRun& run, const std::vector<std::str
             err.pop_back();
         if (err.size() > 300)
             err = err.substr(0, 300) + "...";
-        w.message = fmt::format("{} -d {} set {} exited with {}{}{}", tool, pci, assignment,
-                                run.exit_status, err.empty() ? "" : ": ", err);
+        // exit_status is -1 for a tool a signal ended (ToolRun): it has no exit status.
+        const std::string ended = run.exit_status < 0
+                                      ? std::string("was killed by a signal")
+                                      : fmt::format("exited with {}", run.exit_status);
+        w.message = fmt::format("{} -d {} set {} {}{}{}", tool, pci, assignment, ended,
+                                err.empty() ? "" : ": ", err);
     }
     return w;
 }

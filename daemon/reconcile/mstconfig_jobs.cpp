@@ -17,16 +17,23 @@ void MstconfigJobs::query(const std::string& tool, const std::string& pci, uint3
     if (auto q = querying_.find(pci); q != querying_.end() && q->second == generation_)
         return;
     querying_[pci] = generation_;
-    runner_.run(mstconfig_query_argv(tool, pci, card_port), timeout_,
-                [this, tool, pci, card_port, asked = generation_](ToolRun run) {
-                    auto q = querying_.find(pci);
-                    if (q == querying_.end() || q->second != asked)
-                        return; // forgotten since, and a newer query runs: that one counts
-                    querying_.erase(q);
-                    if (asked != generation_)
-                        return; // forgotten since (a Reload): the next plan asks again
-                    handlers_.read(pci, firmware_port_type_of(run, tool, pci, card_port, timeout_));
-                });
+    runner_.run(
+        mstconfig_query_argv(tool, pci, card_port), timeout_,
+        [this, tool, pci, card_port, asked = generation_](ToolRun run) {
+            auto q = querying_.find(pci);
+            if (q == querying_.end() || q->second != asked)
+                return; // forgotten since, and a newer query runs: that one counts
+            querying_.erase(q);
+            if (asked != generation_)
+                return; // forgotten since (a Reload): the next plan asks again
+            handlers_.read(pci, firmware_port_type_of(run, tool, pci, card_port, timeout_));
+        },
+        // Forgotten before its turn (a Reload, the device added again): a newer query
+        // of the function, if any, waits behind it and counts.
+        [this, pci, asked = generation_] {
+            auto q = querying_.find(pci);
+            return q != querying_.end() && q->second == asked && asked == generation_;
+        });
 }
 
 bool MstconfigJobs::write(const std::string& tool, const Action& a) {

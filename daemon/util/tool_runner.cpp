@@ -31,14 +31,18 @@ ToolRunner::~ToolRunner() {
     }
 }
 
-void ToolRunner::run(std::vector<std::string> argv, std::chrono::milliseconds timeout,
-                     Done done) {
-    waiting_.push_back(Request{std::move(argv), timeout, std::move(done)});
+void ToolRunner::run(std::vector<std::string> argv, std::chrono::milliseconds timeout, Done done,
+                     std::function<bool()> wanted) {
+    waiting_.push_back(Request{std::move(argv), timeout, std::move(done), std::move(wanted)});
     start_waiting();
 }
 
 void ToolRunner::start_waiting() {
     while (running_.size() < at_once_ && !waiting_.empty()) {
+        if (waiting_.front().wanted && !waiting_.front().wanted()) {
+            waiting_.pop_front();
+            continue;
+        }
         running_.emplace_back();
         auto job = std::prev(running_.end());
         job->request = std::move(waiting_.front());

@@ -39,8 +39,11 @@ class ToolRunner {
     /// became of it: a spawn error (ENOENT, EACCES), its exit status and output, or timed_out
     /// when it ran longer than `timeout` (its process group is then killed). Once the tool
     /// itself has exited, what is left in its group is killed and the output already in the
-    /// pipes is taken: a process it left behind never delays its answer.
-    void run(std::vector<std::string> argv, std::chrono::milliseconds timeout, Done done);
+    /// pipes is taken: a process it left behind never delays its answer. `wanted`, when set,
+    /// is asked when the run's slot comes: false drops it unstarted, its Done never called (an
+    /// answer that would be thrown away must not hold a slot for up to `timeout`).
+    void run(std::vector<std::string> argv, std::chrono::milliseconds timeout, Done done,
+             std::function<bool()> wanted = {});
 
     size_t running() const { return running_.size(); } ///< tools running now
     size_t waiting() const { return waiting_.size(); } ///< runs waiting for a slot
@@ -50,6 +53,7 @@ class ToolRunner {
         std::vector<std::string> argv;
         std::chrono::milliseconds timeout{0};
         Done done;
+        std::function<bool()> wanted;
     };
     struct Job {
         Request request;

@@ -16,6 +16,8 @@
 //                                  for a VF whose driver is bound (ib_virt.c writes the
 //                                  firmware's vport context; the VF's device reads it when it
 //                                  binds)
+// FAKE_VFGUID_NOACK=1              take the request and never answer it (no ACK, no error): a
+//                                  request lost on its way; rdmad's receive times out
 //
 // A request (sendto on a netlink socket: RTM_SETLINK naming the emulated ifindex and carrying
 // IFLA_VFINFO_LIST) is answered as do_setlink() answers it: each IFLA_VF_INFO of the list is one
@@ -157,7 +159,8 @@ ssize_t sendto(int fd, const void* buf, size_t len, int flags, const struct sock
             vf = v.vf;
             guid_text(v.guid, type == IFLA_VF_IB_NODE_GUID ? node : port, sizeof node);
             char dev[1200];
-            if (!error && !getenv("FAKE_VFGUID_BOUND") && vf_device(pf, v.vf, dev, sizeof dev) == 0) {
+            if (!error && !getenv("FAKE_VFGUID_BOUND") && !getenv("FAKE_VFGUID_NOACK") &&
+                vf_device(pf, v.vf, dev, sizeof dev) == 0) {
                 char text[64];
                 if (type == IFLA_VF_IB_NODE_GUID) {
                     snprintf(text, sizeof text, "%s\n", node);
@@ -177,7 +180,7 @@ ssize_t sendto(int fd, const void* buf, size_t len, int flags, const struct sock
                 error);
         fclose(f);
     }
-    if (h.nlmsg_flags & NLM_F_ACK || error)
+    if ((h.nlmsg_flags & NLM_F_ACK || error) && !getenv("FAKE_VFGUID_NOACK"))
         queue_ack(fd, &h, error);
     return (ssize_t)len;
 }

@@ -550,3 +550,45 @@ TEST_CASE("vf_guids: a bound VF that keeps its old GUIDs (mlx5) is vf-guid-pendi
     CHECK(r.guid_writes().size() == 4);
     r.stop();
 }
+
+TEST_CASE("vf_guids: a request the kernel never answers fails once after the receive time "
+          "limit; the PF's other VFs are not sent in that pass, so the loop waits once",
+          "[sriov][vf_guids][reconcile]") {
+    // rtnetlink answers a request within the sender's sendmsg() (netlink_unicast_kernel() runs
+    // rtnetlink_rcv(), whose netlink_rcv_skb() queues the ACK): a request that has none after
+    // the time limit will not get one, nor will the next on the same netdev.
+    SriovRig r(std::map<std::string, std::string>{{"FAKE_VFGUID_NOACK", "1"}});
+    r.config("[[rule]]\npci_address = \"0000:0c:00.0\"\n"
+             "vf_guids = { node = \"00:11:22:33:44:55:66:00\", port = \"0011:2233:4455:6700\" }\n");
+    r.testbed.set_attr("/sys" + kPfPci, "sriov_numvfs", "4\n");
+    r.kernel_sets(4); // before rdmad starts: its first plan has all four
+    const auto begin = Clock::now();
+    r.start();
+    REQUIRE(r.eventually(
+        [&] {
+            const json pf = r.device("mlx5_0");
+            size_t n = 0;
+            for (auto& p : pf["Problems"])
+                n += p.value("Code", "") == "vf-guid-failed";
+            return n == 4;
+        },
+        30s));
+    // One 5 s receive time limit (MnlTransport's), not one per VF.
+    CHECK(Clock::now() - begin < 12s);
+    CHECK(r.guid_writes().size() == 1);
+    std::vector<std::string> texts;
+    const json pf = r.device("mlx5_0");
+    for (auto& p : pf["Problems"])
+        if (p.value("Code", "") == "vf-guid-failed")
+            texts.push_back(p.value("Text", ""));
+    std::sort(texts.begin(), texts.end());
+    CHECK(texts[0].find("vf 0 node_guid 0011:2233:4455:6600 port_guid 0011:2233:4455:6700: "
+                        "Connection timed out") != std::string::npos);
+    for (unsigned n = 1; n < 4; ++n)
+        CHECK(texts[n].find("vf " + std::to_string(n) + " node_guid") != std::string::npos);
+    // No retry: another event on the PF plans again, but sends nothing.
+    r.testbed.uevent(kPfNet, "change");
+    std::this_thread::sleep_for(1s);
+    CHECK(r.guid_writes().size() == 1);
+    r.stop();
+}

@@ -6,6 +6,7 @@
 // port_type setting for a firmware reading (daemon/reconcile/settings/port_type.cpp): compare
 // next boot first, one write for a difference, pending without a write, and the named
 // problems of a missing or refusing tool.
+#include "actuators/mstconfig.hpp"
 #include "reconcile/plan.hpp"
 #include "sources/mstconfig.hpp"
 #include "util/run_tool.hpp"
@@ -275,4 +276,17 @@ TEST_CASE("firmware plan: a refused query is mstconfig-failed with the tool's wo
     REQUIRE(codes(plan) == std::vector<std::string>{"mstconfig-failed"});
     CHECK(contains(plan.problems.at(kPath)[0].text, "-E- Failed to open device"));
     CHECK(plan.ports.at(kPath).at(1).in_sync); // the link layer is what is asked
+}
+
+TEST_CASE("mstconfig: a set killed by a signal says so, not \"exited with -1\"") {
+    // A tool that dies of a signal (SIGSEGV on a wedged device, the OOM killer's SIGKILL) has
+    // no exit status: ToolRun::exit_status is -1 then.
+    test::TempDir dir;
+    const std::string tool = dir.write("mstconfig", "#!/bin/sh\necho 'partial' >&2\n"
+                                                    "kill -KILL $$\n");
+    std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+    const WriteResult w = set_firmware_port_type(tool, "0000:3b:00.0", 1, "eth");
+    CHECK(w.error == EIO);
+    CHECK(w.message ==
+          tool + " -d 0000:3b:00.0 set LINK_TYPE_P1=2 was killed by a signal: partial");
 }

@@ -502,3 +502,28 @@ TEST_CASE("vf_guids survives the state file: format then parse gives the same ru
     }
 }
 
+TEST_CASE("vf_guids: a list that gives two VFs the same node or port GUID says where, since an "
+          "InfiniBand subnet takes each GUID once") {
+    // IBA: a node GUID names one node, a port GUID one port, in the whole subnet; the subnet
+    // manager sees two VFs that share one as a single node (or port) seen twice.
+    const std::string head = "[[rule]]\ndriver = \"x\"\n";
+    CHECK(error_of(
+              head +
+              "vf_guids = [\n"
+              "  { vf = 0, node = \"0011:2233:4455:6601\", port = \"0011:2233:4455:6701\" },\n"
+              "  { vf = 1, node = \"00:11:22:33:44:55:66:01\", port = \"0011:2233:4455:6702\" },\n"
+              "]\n") ==
+          "f.conf:5:20: vf_guids: node GUID 0011:2233:4455:6601 of VF 1 is VF 0's too (line 4)");
+    CHECK(error_of(head +
+                   "vf_guids = [\n"
+                   "  { vf = 3, node = \"0011:2233:4455:6601\", port = \"0011:2233:4455:6701\" },\n"
+                   "  { vf = 2, node = \"0011:2233:4455:6602\", port = \"0011:2233:4455:6701\" },\n"
+                   "]\n") ==
+          "f.conf:5:50: vf_guids: port GUID 0011:2233:4455:6701 of VF 2 is VF 3's too (line 4)");
+    // A VF's node and port GUID may be one value (a single-port node, as many firmwares give).
+    CHECK(rule_of(head +
+                  "vf_guids = [\n"
+                  "  { vf = 0, node = \"0011:2233:4455:6601\", port = \"0011:2233:4455:6601\" },\n"
+                  "]\n")
+              .vf_guids.has_value());
+}

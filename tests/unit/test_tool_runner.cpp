@@ -5,13 +5,19 @@
 // #26: a hanging mstconfig held rdmad's loop for 10 s per function).
 #include "util/tool_runner.hpp"
 
+#include "reconcile/mstconfig_jobs.hpp"
+#include "temp_dir.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <systemd/sd-event.h>
+#include <thread>
 #include <vector>
 
 using namespace rdmad;
@@ -119,4 +125,65 @@ TEST_CASE("tool runner: a missing tool is ENOENT from the loop; a tool that exit
         CHECK(left->out == "LINK_TYPE_P1 ETH(2)\n");
         CHECK(left->err == "e\n");
     }
+}
+
+TEST_CASE("tool runner: a tool that exits leaving a child in a session of its own flooding its "
+          "stdout answers at once, and the loop goes on",
+          "[tool]") {
+    // The escaped children (setsid: out of the group the runner kills) write without end into
+    // the pipe the tool's stdout was, three at once: the read of what is left in the pipes
+    // after the tool's exit must still end, and the pipe's close ends them (SIGPIPE).
+    Loop loop;
+    ToolRunner runner(loop.event, 4, 4096);
+    std::optional<ToolRun> left;
+    const auto begin = std::chrono::steady_clock::now();
+    runner.run({"/bin/sh", "-c",
+                "echo 'LINK_TYPE_P1 ETH(2)'; "
+                "setsid sh -c 'cat /dev/zero & cat /dev/zero & exec cat /dev/zero' & "
+                "sleep 0.3; exit 0"},
+               20s, [&](ToolRun r) { left = r; });
+    REQUIRE(loop.run_until([&] { return left.has_value(); }));
+    CHECK(std::chrono::steady_clock::now() - begin < 3s);
+    CHECK_FALSE(left->timed_out);
+    CHECK(left->exit_status == 0);
+    CHECK(left->out.rfind("LINK_TYPE_P1 ETH(2)\n", 0) == 0);
+    CHECK(left->out.size() <= 4096);
+}
+
+TEST_CASE("mstconfig jobs: queries a Reload made stale are not started when their turn comes; "
+          "the newest one runs next",
+          "[tool]") {
+    // Five Reloads while a function's query runs (a slow or hanging tool): each asks the
+    // function again. The reading of every query but the newest is dropped, so running the
+    // stale ones only delays the newest by their whole time (with a hanging tool: a time
+    // limit each, kMstconfigAtOnce at a time).
+    test::TempDir dir;
+    const std::string log = (dir.path / "calls.log").string();
+    const std::string tool = dir.write("mstconfig", "#!/bin/sh\necho \"$*\" >> " + log +
+                                                        "\nsleep 0.5\nexit 1\n");
+    std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+    Loop loop;
+    std::vector<std::string> read;
+    MstconfigJobs jobs(loop.event,
+                       {[&](const std::string& pci, const FirmwarePortType&) {
+                            read.push_back(pci);
+                        },
+                        [](Outcome) {}},
+                       1, 5s);
+    jobs.query(tool, "0000:3b:00.0", 1);
+    for (int i = 0; i < 5; ++i) {
+        jobs.forget();
+        jobs.query(tool, "0000:3b:00.0", 1);
+    }
+    REQUIRE(loop.run_until([&] { return !read.empty(); }));
+    // Let a stale run that was (wrongly) started end before counting.
+    std::this_thread::sleep_for(700ms);
+    loop.run_until([] { return false; }, 1s);
+    CHECK(read == std::vector<std::string>{"0000:3b:00.0"});
+    // The first (already running at the Reloads) and the newest: two runs, not six.
+    std::ifstream in(log);
+    size_t runs = 0;
+    for (std::string line; std::getline(in, line);)
+        ++runs;
+    CHECK(runs == 2);
 }

@@ -77,6 +77,10 @@ struct SettingExecContext {
     /// Devices (syspaths) an earlier action of this run failed on: the next write of a card
     /// could otherwise make a pair the card refuses.
     std::set<std::string> failed_devices;
+    /// Netdevs (ifindex) whose rtnetlink request of this run got no answer in its time limit
+    /// (vf_guids): rtnetlink answers within the sender's sendmsg(), so the next would not get
+    /// one either, and each would hold the loop as long.
+    std::set<int32_t> unanswered_ifindexes;
 };
 
 /// The outcome of running one action.

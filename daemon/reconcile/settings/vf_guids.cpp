@@ -35,8 +35,10 @@
 #include "sources/vf_guid_reader.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <fmt/format.h>
 #include <sstream>
+#include <tuple>
 
 namespace rdmad {
 namespace {
@@ -124,6 +126,8 @@ class VfGuidsSetting final : public Setting {
         } else if (const auto* list = read_list(v.node, key, "tables { vf, node, port }",
                                                 problems)) {
             std::map<uint32_t, int> line_of; // VF -> the line of its entry
+            // A GUID names one node (one port) in the whole subnet (IBA): GUID -> its VF.
+            std::map<uint64_t, uint32_t> vf_of_node, vf_of_port;
             for (const auto& e : *list) {
                 const auto* t = e.as_table();
                 if (!t) {
@@ -155,6 +159,16 @@ class VfGuidsSetting final : public Setting {
                 const auto port = node ? read_guid(*t, "port", problems) : std::nullopt;
                 if (!port)
                     return false;
+                for (const auto& [what, guid, seen] : {std::tuple{"node", *node, &vf_of_node},
+                                                       std::tuple{"port", *port, &vf_of_port}})
+                    if (const auto [it, fresh] = seen->emplace(guid, n); !fresh) {
+                        problems.add(t->get(what)->source(),
+                                     fmt::format("vf_guids: {} GUID {} of VF {} is VF {}'s too "
+                                                 "(line {})",
+                                                 what, guid_text(guid), n, it->second,
+                                                 line_of.at(it->second)));
+                        return false;
+                    }
                 out.list.push_back({n, *node, *port});
             }
             std::sort(out.list.begin(), out.list.end(),
@@ -232,7 +246,7 @@ class VfGuidsSetting final : public Setting {
     void plan(SettingPlanContext& ctx) const override;
 
     bool owns(const Action& a) const override { return a.kind == Action::Kind::vf_guids; }
-    void execute(const Action& a, SettingExecContext&, Outcome& o) const override {
+    void execute(const Action& a, SettingExecContext& ctx, Outcome& o) const override {
         VfGuidRequest r;
         r.ifindex = a.ifindex;
         r.netdev = a.netdev;
@@ -245,12 +259,22 @@ class VfGuidsSetting final : public Setting {
         r.vf_pci = a.pci_address;
         r.vf_device = a.device;
         VfGuidWrite w;
-        try {
-            dcb::MnlTransport transport;
-            w = set_vf_guids(transport, r);
-        } catch (const std::system_error& e) {
-            w.error = e.code().value();
-            w.message = e.what();
+        if (ctx.unanswered_ifindexes.count(r.ifindex)) {
+            w.error = ETIMEDOUT;
+            w.message = fmt::format("RTM_SETLINK {} (ifindex {}) vf {} node_guid {} port_guid {}: "
+                                    "not sent, an earlier request on {} got no answer",
+                                    r.netdev, r.ifindex, r.vf, guid_text(r.node), guid_text(r.port),
+                                    r.netdev);
+        } else {
+            try {
+                dcb::MnlTransport transport;
+                w = set_vf_guids(transport, r);
+            } catch (const std::system_error& e) {
+                w.error = e.code().value();
+                w.message = e.what();
+            }
+            if (w.error == ETIMEDOUT)
+                ctx.unanswered_ifindexes.insert(r.ifindex);
         }
         o.ok = w.ok();
         o.error = w.error;
