@@ -342,6 +342,10 @@ struct KernelModulesActual {
     bool read = false;                 ///< false: nothing was read, and the plan does nothing
     std::set<std::string> loaded;      ///< of the modules asked about, those /sys/module names
     std::set<std::string> blacklisted; ///< modules a modprobe.d `blacklist` line names
+    /// of the modules asked about, those not loaded that the module directory's index does
+    /// not know (libkmod's lookup finds nothing): never listed in the modules-load.d file,
+    /// where systemd-modules-load would fail on them at boot
+    std::set<std::string> absent;
     /// rdmad's modules-load.d file, its module names; nullopt when there is no such file
     std::optional<std::vector<std::string>> file;
     bool operator==(const KernelModulesActual&) const = default;

@@ -127,9 +127,13 @@ KernelModulesActual read_kernel_modules(const KernelModules& modules,
         out.file.emplace();
     if (!full)
         return out;
-    for (const auto& name : names)
+    const bool indexed = modules.library().ctx != nullptr; // else nothing is known absent
+    for (const auto& name : names) {
         if (KernelModules::loaded(name))
             out.loaded.insert(name);
+        else if (indexed && modules.resolve(name).empty()) // a name looks up as itself
+            out.absent.insert(name);
+    }
     if (out.file)
         for (const auto& name : *out.file)
             if (KernelModules::loaded(name))

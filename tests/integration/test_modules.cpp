@@ -287,3 +287,15 @@ TEST_CASE("modules: a NIC that goes and comes back gets its module tried once mo
     CHECK(rig.problem("module-load-failed").is_object());
     CHECK(rig.daemon->stop() == 0);
 }
+
+TEST_CASE("modules: persist_modules does not list a module the module directory does not have",
+          "[modules]") {
+    // irdma is not in the rig's module directory: tried, module-not-found, and not written to
+    // rdmad's modules-load.d file, where systemd-modules-load would fail on it at every boot.
+    ModulesRig rig("constructed-irdma-unbound", {},
+                   "[daemon]\nload_modules = true\npersist_modules = true\n");
+    INFO(rig.daemon->log());
+    REQUIRE(rig.problem("module-not-found").is_object());
+    CHECK_FALSE(fs::exists(rig.dir / "modules-load.d" / "rdmad.conf"));
+    CHECK(rig.daemon->stop() == 0);
+}

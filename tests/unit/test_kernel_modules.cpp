@@ -172,6 +172,20 @@ TEST_CASE("persist_modules writes the modules to load, and not again when the fi
     CHECK(file_action(plan_for(host, in)) == nullptr);
 }
 
+TEST_CASE("persist_modules does not list a module the module directory does not have (it is "
+          "still tried, and module-not-found says why)") {
+    ModulePlanInput in = loading();
+    in.persist = true;
+    in.actual.absent = {"bnxt_re"}; // this kernel's modules have no bnxt_re
+    const Plan plan = plan_for(two_nics_without_rdma(), in);
+    const Action* write = file_action(plan);
+    REQUIRE(write);
+    CHECK(write->modules == std::vector<std::string>{"irdma"});
+    CHECK(loads(plan) == std::vector<std::string>{"bnxt_re@ens3f0np0", "irdma@enp59s0f0"});
+    in.actual.absent = {"bnxt_re", "irdma"}; // neither: no file at all
+    CHECK(file_action(plan_for(two_nics_without_rdma(), in)) == nullptr);
+}
+
 TEST_CASE("a module the file lists stays there once loaded (its NIC is then served), and goes "
           "when it is neither loaded nor needed") {
     ModulePlanInput in = loading();

@@ -173,7 +173,9 @@ void KernelModulesSetting::plan_modules(const HostState& host, const ModulePlanI
     // stays loaded (the NIC's module, once loaded, serves it and is no longer "wanted").
     std::vector<std::string> listed;
     if (in.load && in.persist) {
-        listed = wanted;
+        for (const auto& m : wanted)
+            if (!actual.absent.count(m)) // module-not-found already says why it is not there
+                listed.push_back(m);
         if (actual.file)
             for (const auto& m : *actual.file)
                 if (actual.loaded.count(m) && !actual.blacklisted.count(m))
