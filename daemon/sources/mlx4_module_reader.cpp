@@ -10,7 +10,9 @@ namespace rdmad {
 std::optional<uint8_t> read_mlx4_modprobe(const std::string& modprobe_dir) {
     // rdmad's own file, but in /etc: read it like the admin's files (no FIFO, no huge file).
     const FileRead file = read_config_file(mlx4_modprobe_path(modprobe_dir), 4096);
-    if (file.status != FileRead::Status::ok)
+    // A file of that name without rdmad's header is an admin's: not rdmad's to compare,
+    // nor to remove when nothing asks for PFC (debian/rdmad.postrm keeps it too).
+    if (file.status != FileRead::Status::ok || !written_by_rdmad(file.text))
         return std::nullopt;
     return parse_mlx4_modprobe_text(file.text);
 }

@@ -494,6 +494,17 @@ DaemonProcess::DaemonProcess(DaemonOptions opts, std::function<void()> while_sta
     argv.push_back(rdmad);
     for (auto& a : opts.args)
         argv.push_back(a);
+    // rdmad's own files in /etc (modprobe.d, modules-load.d) go to the test's directory unless
+    // the test names one: a test never writes or removes this machine's files.
+    for (const char* option : {"--modprobe-dir", "--modules-load-dir"}) {
+        const std::string prefix = std::string(option) + "=";
+        if (std::none_of(opts.args.begin(), opts.args.end(),
+                         [&](const std::string& a) { return a.rfind(prefix, 0) == 0; })) {
+            const auto d = dir_ / (std::string(option).substr(2));
+            fs::create_directories(d);
+            argv.push_back(prefix + d.string());
+        }
+    }
     std::map<std::string, std::string> set_env = {
         {"NOTIFY_SOCKET", notify.string()},
         {"STATE_DIRECTORY", (dir_ / "state").string()},

@@ -2516,3 +2516,22 @@ TEST_CASE("lossless-roce: with apply = false the profile is only reported: no DC
     CHECK_FALSE(fs::exists(r.testbed.root() + "/sys/kernel/config/rdma_cm/mlx5_9"));
     r.stop();
 }
+
+TEST_CASE("reconcile: an admin's rdmad-mlx4.conf (no rdmad header) is not removed when nothing "
+          "asks for PFC on an mlx4 host",
+          "[reconcile][pfc]") {
+    // rdmad removes its own mlx4_en options file once nothing asks for it (settings/
+    // pfc_no_drop.cpp); a file of that name an admin wrote is not rdmad's to remove, as
+    // debian/rdmad.postrm keeps it on purge.
+    RRig r(kHost); // procfs-hfi1-mlx4-mlx5: an mlx4 device is present
+    fs::create_directories(r.modprobe_dir());
+    const std::string modprobe = r.modprobe_dir() + "/rdmad-mlx4.conf";
+    const std::string admin = "options mlx4_en pfctx=0x18 pfcrx=0x18 # the admin's\n";
+    write_file(modprobe, admin);
+    r.config("");
+    r.start();
+    r.reload();
+    REQUIRE(r.eventually([&] { return r.manager_state() == "running"; }));
+    CHECK(read_file(modprobe) == admin);
+    r.stop();
+}
