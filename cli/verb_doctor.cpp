@@ -62,7 +62,7 @@ json doctor_list(const json& doc, const std::string& device) {
         if (!device.empty() && name != device)
             continue;
         found = true;
-        // ProblemDetails since rdmad 0.2; an older daemon has Problems only.
+        // An rdmad without ProblemDetails has Problems only.
         const bool details = dev->contains("ProblemDetails");
         for (const auto& p : doc::array(*dev, details ? "ProblemDetails" : "Problems"))
             list.push_back(entry(name, doc::str(*dev, "Path"), p));

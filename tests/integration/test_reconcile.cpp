@@ -1962,7 +1962,7 @@ TEST_CASE("rdmactl show and status: RDMA-CM defaults and DesiredOrigin as Descri
     PrivateBus bus;
     // A stand-in rdmad: Manager.Describe() and GetDeviceByName() with a fixed document,
     // keyed as org.rdmad1(5) documents it (DesiredOrigin entries {"Key", "Origin"}). mlx4_0
-    // is what a daemon older than 0.3 sends: no DesiredOrigin, no RDMA-CM or trust keys.
+    // is what an rdmad without these properties sends: no DesiredOrigin, no RDMA-CM or trust keys.
     Child rdmad({"/usr/bin/python3", "-m", "dbusmock", "--system", "org.rdmad1", "/org/rdmad1",
                  "org.rdmad1.Manager"});
     const auto call = [&](const std::vector<std::string>& args) {
