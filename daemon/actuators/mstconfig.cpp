@@ -24,16 +24,15 @@ WriteResult set_firmware_port_type(const std::string& tool, const std::string& p
 
 WriteResult firmware_write_result(const ToolRun& run, const std::vector<std::string>& argv) {
     const std::string& tool = argv.at(0);
-    const std::string& pci = argv.at(3);
-    const std::string& assignment = argv.at(5);
+    const std::string command = fmt::format("{}", fmt::join(argv, " ")); // as the admin types it
     WriteResult w;
     if (run.spawn_error != 0) {
         w.error = run.spawn_error;
         w.message = fmt::format("{}: {}", tool, std::strerror(run.spawn_error));
     } else if (run.timed_out) {
         w.error = ETIMEDOUT;
-        w.message = fmt::format("{} -d {} set {} did not finish within {} s (killed)", tool, pci,
-                                assignment, kMstconfigTimeout.count() / 1000);
+        w.message = fmt::format("{} did not finish within {} s (killed)", command,
+                                kMstconfigTimeout.count() / 1000);
     } else if (run.exit_status != 0) {
         w.error = EIO;
         std::string err = run.err.empty() ? run.out : run.err;
@@ -41,8 +40,8 @@ WriteResult firmware_write_result(const ToolRun& run, const std::vector<std::str
             err.pop_back();
         if (err.size() > 300)
             err = err.substr(0, 300) + "...";
-        w.message = fmt::format("{} -d {} set {} exited with {}{}{}", tool, pci, assignment,
-                                run.exit_status, err.empty() ? "" : ": ", err);
+        w.message = fmt::format("{} exited with {}{}{}", command, run.exit_status,
+                                err.empty() ? "" : ": ", err);
     }
     return w;
 }
