@@ -185,8 +185,8 @@ std::string actual_port_type(const json& port) {
 
 bool has_firmware_port_type_problem(const json& device, std::int64_t number) {
     // daemon/reconcile/settings/port_type.cpp: "port <n> is <link layer> but <type> is
-    // asked..." of a port type in firmware that rdmad cannot read (rdmad 0.4: no mstconfig,
-    // or a function that refuses it) or, before 0.4, only reports.
+    // asked..." of a port type in firmware that rdmad cannot read (no mstconfig, or a
+    // function that refuses it), or from an rdmad that only reports it.
     const std::string prefix = fmt::format("port {} is ", number);
     for (const auto& p : array(device, "Problems")) {
         const std::string code = str(p, "Code");
@@ -209,7 +209,7 @@ std::string dscp_map_text(const json& obj, const char* key) {
 
 namespace {
 
-// The differences of the settings beside port type and PFC (rdmad 0.3) where something is
+// The differences of the settings beside port type and PFC where something is
 // asked: "Trust pcp, desired dscp", "DSCPPriority 26:0, desired 26:3", "RDMACMToS -, desired
 // 106". A DSCP map differs when an entry asked is missing (without `exclusive`, rdmad leaves
 // the others), or, when nothing else differs, when the maps differ at all (`exclusive`, which
@@ -257,7 +257,7 @@ std::string sync_text(const json& port, bool skip_port_type, const json* device)
     const bool firmware = str(port, "PortType").empty();
     const bool type_ok = want_type.empty() || type == want_type ||
                          (want_type == "auto" && (firmware || type.rfind("auto", 0) == 0));
-    // ConnectX-4+ (rdmad 0.4): the firmware holds the type asked for its next boot.
+    // ConnectX-4+: the firmware holds the type asked for its next boot.
     const std::string pending = str(port, "PendingPortType");
     if (!pending.empty())
         diffs.push_back(

@@ -37,7 +37,9 @@ const std::vector<VerbHelp>& verb_table() {
          "status 3 on a difference"},
         {"set-port-type", "DEVICE PORT TYPE",
          "ask port type TYPE (ib, eth or auto) for port\n"
-         "PORT of DEVICE (ConnectX-3 VPI)"},
+         "PORT of DEVICE: ConnectX-3 switches at once;\n"
+         "ConnectX-4+ writes the firmware with mstconfig,\n"
+         "pending until a firmware reset or reboot"},
         {"set-pfc", "DEVICE PRIORITIES",
          "ask PFC no-drop priorities for DEVICE: a comma\n"
          "list of 0-7 (\"3,4\")"},

@@ -62,7 +62,7 @@ json doctor_list(const json& doc, const std::string& device) {
         if (!device.empty() && name != device)
             continue;
         found = true;
-        // ProblemDetails since rdmad 0.2; an older daemon has Problems only.
+        // An rdmad without ProblemDetails has Problems only.
         const bool details = dev->contains("ProblemDetails");
         for (const auto& p : doc::array(*dev, details ? "ProblemDetails" : "Problems"))
             list.push_back(entry(name, doc::str(*dev, "Path"), p));
@@ -145,8 +145,9 @@ int verb_doctor(const json& list, const Output& out) {
                 fmt::print("{}  read: {}\n", indent, sanitize(e.get<std::string>()));
     }
     if (out.legend)
-        fmt::print("\n{} {}: {} {}, {} {}, {} info.\n", list.size(),
-                   list.size() == 1 ? "problem" : "problems", errors,
+        // Info entries are no problems (they leave the exit status 0), as in status's summary.
+        fmt::print("\n{} {} ({} {}, {} {}), {} info.\n", errors + warnings,
+                   errors + warnings == 1 ? "problem" : "problems", errors,
                    errors == 1 ? "error" : "errors", warnings,
                    warnings == 1 ? "warning" : "warnings", infos);
     return status;

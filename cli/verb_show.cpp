@@ -76,8 +76,8 @@ constexpr std::array kPortKeys = {"Number",
                                   "InSync",
                                   "RecommendedGID",
                                   "GIDs"};
-// The lossless-RoCE settings besides PFC (org.rdmad1(5), rdmad 0.3): shown for a port when one
-// of them is known or asked, left out of InfiniBand ports and older daemons.
+// The lossless-RoCE settings besides PFC (org.rdmad1(5)): shown for a port when one
+// of them is known or asked, left out of InfiniBand ports and an rdmad without these keys.
 constexpr std::array kLosslessKeys = {
     "Trust",          "DesiredTrust",          "DSCPPriority", "DesiredDSCPPriority",
     "RDMACMRoCEMode", "DesiredRDMACMRoCEMode", "RDMACMToS",    "DesiredRDMACMToS"};
@@ -231,7 +231,7 @@ void paint_fields(Fields& fields) {
 }
 
 void print_device(const json& doc, const json& dev, const Output& out) {
-    // SR-IOV (org.rdmad1(5), rdmad 0.4): shown for a PF (SRIOVTotalVFs > 0) or when a count is
+    // SR-IOV (org.rdmad1(5)): shown for a PF (SRIOVTotalVFs > 0) or when a count is
     // asked, left out of every other device.
     json shown_dev = dev;
     if (doc::integer(dev, "SRIOVTotalVFs") <= 0 && doc::integer(dev, "DesiredSRIOVNumVFs", -1) < 0)
@@ -239,7 +239,7 @@ void print_device(const json& doc, const json& dev, const Output& out) {
             shown_dev.erase(key);
     else if (doc::integer(dev, "DesiredSRIOVNumVFs", -1) < 0)
         shown_dev.erase("DesiredSRIOVNumVFs");
-    // VF GUIDs (rdmad 0.4): a VF's index on its PF, the GUIDs asked of a PF's VFs when any.
+    // VF GUIDs: a VF's index on its PF, the GUIDs asked of a PF's VFs when any.
     if (doc::integer(dev, "VFIndex", -1) < 0)
         shown_dev.erase("VFIndex");
     if (!dev.contains("DesiredVFGUIDs") || dev.at("DesiredVFGUIDs").empty())
@@ -252,7 +252,7 @@ void print_device(const json& doc, const json& dev, const Output& out) {
         if (doc::str(*port, "PortType").empty() && !doc::str(*port, "DesiredPortType").empty())
             if (std::string type = doc::actual_port_type(*port); !type.empty())
                 shown["PortType"] = type + " (from LinkLayer; set in firmware)";
-        // ConnectX-4+ firmware port type (rdmad 0.4): shown where rdmad read it; a pending
+        // ConnectX-4+ firmware port type: shown where rdmad read it; a pending
         // type says what applies it.
         if (doc::str(*port, "NextBootPortType").empty())
             shown.erase("NextBootPortType");

@@ -33,6 +33,15 @@ int verb_status(const std::vector<HostDoc>& docs, const Output& out) {
                                  sanitize(text)));
     };
     std::vector<std::string> problems;
+    // The summary counts errors and warnings as problems; "info" entries (a D-Bus request
+    // overriding a rule, a provider being installed) are shown and counted apart, as doctor
+    // counts them (they do not make its exit status 3).
+    std::size_t n_infos = 0;
+    auto add_problem = [&](const std::string& host, const std::string& object,
+                           const std::string& severity, const std::string& text) {
+        n_infos += severity != "error" && severity != "warning";
+        problems.push_back(problem_line(host, object, severity, text));
+    };
     std::vector<std::string> unsynced;
     std::vector<std::string> hints;
     std::size_t n_devices = 0;
@@ -43,8 +52,7 @@ int verb_status(const std::vector<HostDoc>& docs, const Output& out) {
         // below is the last good one.
         const std::size_t own_from = problems.size();
         for (const auto& p : doc::array(doc, "Problems"))
-            problems.push_back(
-                problem_line(host, "rdmad", doc::str(p, "Severity"), doc::str(p, "Text")));
+            add_problem(host, "rdmad", doc::str(p, "Severity"), doc::str(p, "Text"));
         if (doc::str(doc, "State") == "degraded" && problems.size() == own_from)
             problems.push_back(problem_line(host, "rdmad", "warning",
                                             "degraded, running on a partial view of the hardware"));
@@ -75,8 +83,7 @@ int verb_status(const std::vector<HostDoc>& docs, const Output& out) {
                                                    number, sanitize(sync)));
             }
             for (const auto& p : doc::array(*dev, "Problems"))
-                problems.push_back(
-                    problem_line(host, name, doc::str(p, "Severity"), doc::str(p, "Text")));
+                add_problem(host, name, doc::str(p, "Severity"), doc::str(p, "Text"));
         }
         // Hardware that can do RDMA but has no RDMA device because its driver is not loaded.
         for (const auto* link : doc::links(doc)) {
@@ -121,7 +128,10 @@ int verb_status(const std::vector<HostDoc>& docs, const Output& out) {
         if (out.fleet)
             fmt::print("{}, ", count(docs.size(), "host", "hosts"));
         fmt::print("{}, {}, {}", count(n_devices, "RDMA device", "RDMA devices"),
-                   count(n_ports, "port", "ports"), count(problems.size(), "problem", "problems"));
+                   count(n_ports, "port", "ports"),
+                   count(problems.size() - n_infos, "problem", "problems"));
+        if (n_infos > 0)
+            fmt::print(", {} info", n_infos);
         if (n_unsynced > 0)
             fmt::print(", {} not in sync", count(n_unsynced, "port", "ports"));
         fmt::print(".\n");

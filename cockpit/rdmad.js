@@ -597,7 +597,7 @@ function portSettings(p, d) {
     const out = [];
     const add = (label, key, field, desiredField, now, want, asked, drift) =>
         out.push({ label, key, field, desiredField, now, want: asked ? want : "", drift: asked && drift, origin: asked ? originOf(d, key) : "" });
-    // ConnectX-4+ (rdmad 0.4): a type the firmware holds for its next boot is pending.
+    // ConnectX-4+: a type the firmware holds for its next boot is pending.
     const pendingType = p.PendingPortType ? ` (${p.PendingPortType} after a firmware reset or reboot)` : "";
     if (p.PortType || p.DesiredPortType)
         add("Port type", "port_type", "PortType", "DesiredPortType", (p.PortType || "") + pendingType, p.DesiredPortType,
@@ -634,7 +634,7 @@ const WANTS_TEXT = {
     RDMACMToS: v => "ToS " + v,
 };
 
-// SR-IOV of a PF (org.rdmad1.Device, rdmad 0.4): "<SRIOVNumVFs> of <SRIOVTotalVFs>", with
+// SR-IOV of a PF (org.rdmad1.Device): "<SRIOVNumVFs> of <SRIOVTotalVFs>", with
 // "(desired N)" while DesiredSRIOVNumVFs asks another count; "" on a device that is no PF and
 // is asked nothing.
 function sriovText(d) {

@@ -5,6 +5,7 @@
 #include "inventory/attributes.hpp"
 #include "inventory/driver_capabilities.hpp"
 #include "inventory/object_path.hpp"
+#include "inventory/provider.hpp"
 #include "rdmad_api.hpp"
 #include "sources/mlx4_module_reader.hpp"
 #include "sources/rdma_netns_reader.hpp"
@@ -542,18 +543,31 @@ void Daemon::take_install_config() {
     installs_->forget();
 }
 
+std::vector<const DeviceState*> Daemon::all_devices() const {
+    std::vector<const DeviceState*> all;
+    for (const auto& [_, d] : inventory_.state().devices)
+        all.push_back(&d);
+    return all;
+}
+
 void Daemon::check_install_providers() {
-    if (installs_->mode() == InstallProviders::never)
-        throw MethodError(api::kNotSupported,
-                          "install_providers is \"never\" in rdmad.conf: rdmad installs no "
-                          "package");
+    if (installs_->mode() != InstallProviders::never)
+        return;
+    // The refusal names the file, the setting that allows it and the command by hand.
+    std::string text = "install_providers is \"never\" (rdmad.conf): set \"ask\" or \"auto\" to "
+                       "allow this";
+    const auto packages = ProviderInstalls::missing_packages(all_devices());
+    if (packages.empty())
+        text += "; no verbs provider is missing now";
+    else
+        text += ", or run " +
+                install_command(scanner_->family(), fmt::format("{}", fmt::join(packages, " ")));
+    throw MethodError(api::kNotSupported, text);
 }
 
 std::vector<std::string> Daemon::install_providers() {
     check_install_providers(); // the configuration may have changed while polkit was asked
-    std::vector<const DeviceState*> all;
-    for (const auto& [_, d] : inventory_.state().devices)
-        all.push_back(&d);
+    const auto all = all_devices();
     auto installing = installs_->install(all);
     show_provider_installs(); // the reply comes after the bus shows "provider-installing"
     return installing;

@@ -71,6 +71,8 @@ class Daemon final : public Controller {
     std::vector<std::string> install_providers() override;
 
   private:
+    /// Every RDMA device the Inventory holds now.
+    std::vector<const DeviceState*> all_devices() const;
     /// Plan against the Inventory, run the plan (unless `dry_run`), take the executor's
     /// verified read-backs into the Inventory and put the desired-state parts of each device
     /// there (port Desired*, PFCNoDrop, InSync, problems), merging what that changed into

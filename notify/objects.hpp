@@ -34,7 +34,7 @@ std::optional<std::vector<Problem>> problems_from(const Properties& props);
 /// PropertiesChanged names only what changed); whether `props` had one.
 bool update_port_settings(const Properties& props, PortSettings& settings);
 /// Device.DesiredOrigin (a(ss)) of `props` as key -> origin; nullopt when it is not there with
-/// its declared type (an rdmad older than 0.3).
+/// its declared type (an rdmad without this property).
 std::optional<std::map<std::string, std::string>> origin_from(const Properties& props);
 /// Takes Device.ProviderInstalled and Device.ProviderPackage found in `props` into `installed`
 /// and `package`, leaving the others as they are; whether `props` had one.

@@ -12,8 +12,8 @@ namespace rdmad {
 
 std::vector<std::string> mstconfig_set_argv(const std::string& tool, const std::string& pci,
                                             uint32_t card_port, const std::string& type) {
-    return {tool, "-y", "-d", pci, "set",
-            fmt::format("LINK_TYPE_P{}={}", card_port, link_type_number(type))};
+    return {tool, "-y",  "-d",
+            pci,  "set", fmt::format("LINK_TYPE_P{}={}", card_port, link_type_number(type))};
 }
 
 WriteResult set_firmware_port_type(const std::string& tool, const std::string& pci,
@@ -24,16 +24,15 @@ WriteResult set_firmware_port_type(const std::string& tool, const std::string& p
 
 WriteResult firmware_write_result(const ToolRun& run, const std::vector<std::string>& argv) {
     const std::string& tool = argv.at(0);
-    const std::string& pci = argv.at(3);
-    const std::string& assignment = argv.at(5);
+    const std::string command = fmt::format("{}", fmt::join(argv, " ")); // as the admin types it
     WriteResult w;
     if (run.spawn_error != 0) {
         w.error = run.spawn_error;
         w.message = fmt::format("{}: {}", tool, std::strerror(run.spawn_error));
     } else if (run.timed_out) {
         w.error = ETIMEDOUT;
-        w.message = fmt::format("{} -d {} set {} did not finish within {} s (killed)", tool, pci,
-                                assignment, kMstconfigTimeout.count() / 1000);
+        w.message = fmt::format("{} did not finish within {} s (killed)", command,
+                                kMstconfigTimeout.count() / 1000);
     } else if (run.exit_status != 0) {
         w.error = EIO;
         std::string err = run.err.empty() ? run.out : run.err;
@@ -45,8 +44,7 @@ WriteResult firmware_write_result(const ToolRun& run, const std::vector<std::str
         const std::string ended = run.exit_status < 0
                                       ? std::string("was killed by a signal")
                                       : fmt::format("exited with {}", run.exit_status);
-        w.message = fmt::format("{} -d {} set {} {}{}{}", tool, pci, assignment, ended,
-                                err.empty() ? "" : ": ", err);
+        w.message = fmt::format("{} {}{}{}", command, ended, err.empty() ? "" : ": ", err);
     }
     return w;
 }

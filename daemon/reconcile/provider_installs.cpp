@@ -92,6 +92,15 @@ std::vector<std::string> ProviderInstalls::install(const std::vector<const Devic
     return {installing.begin(), installing.end()};
 }
 
+std::vector<std::string>
+ProviderInstalls::missing_packages(const std::vector<const DeviceState*>& devices) {
+    std::set<std::string> packages;
+    for (const DeviceState* d : devices)
+        if (provider_missing(*d))
+            packages.insert(d->provider_package);
+    return {packages.begin(), packages.end()};
+}
+
 void ProviderInstalls::forget() {
     // A running install stays: one per package at a time.
     std::erase_if(attempts_,

@@ -41,6 +41,10 @@ class ProviderInstalls {
     /// whose provider is missing, tried before or not, except those installing now. Returns
     /// every package installing when it returns, sorted.
     std::vector<std::string> install(const std::vector<const DeviceState*>& devices);
+    /// The packages of the devices in `devices` whose provider is missing, as install() would
+    /// start them, sorted and each once; installs nothing (the refusal of "never" names them).
+    static std::vector<std::string>
+    missing_packages(const std::vector<const DeviceState*>& devices);
     /// A hotplug or Reload: every ended attempt may be made again.
     void forget();
 

@@ -191,29 +191,36 @@ FirmwarePortType firmware_port_type_of(const ToolRun& run, const std::string& to
                                        std::chrono::milliseconds timeout) {
     FirmwarePortType fw;
     fw.card_port = card_port;
+    // A failure's message starts with the exact command, so that the admin can run it to see
+    // the tool's error (tool paths and PCI addresses have no blanks to quote).
+    const auto argv = mstconfig_query_argv(tool, pci, card_port);
+    const std::string command = fmt::format("{}", fmt::join(argv, " "));
     if (run.spawn_error == ENOENT || run.spawn_error == EACCES) {
         fw.status = FirmwarePortType::Status::missing;
         fw.message = fmt::format("{}: {}", tool, std::strerror(run.spawn_error));
         return fw;
     }
     if (run.spawn_error != 0) {
-        fw.message = fmt::format("{}: {}", tool, std::strerror(run.spawn_error));
+        fw.message = fmt::format("{}: {}", command, std::strerror(run.spawn_error));
         return fw;
     }
     if (run.timed_out) {
-        fw.message = fmt::format("{} -d {} query did not answer within {} s (killed)", tool, pci,
-                                 timeout.count() / 1000);
+        fw.message =
+            fmt::format("{} did not answer within {} s (killed)", command, timeout.count() / 1000);
         return fw;
     }
     if (run.exit_status != 0) {
         const std::string text = error_text(run.err.empty() ? run.out : run.err);
         fw.message = run.exit_status < 0
-                         ? fmt::format("{} -d {} query was killed by a signal", tool, pci)
-                         : fmt::format("{} -d {} query exited with {}{}{}", tool, pci,
-                                       run.exit_status, text.empty() ? "" : ": ", text);
+                         ? fmt::format("{} was killed by a signal", command)
+                         : fmt::format("{} exited with {}{}{}", command, run.exit_status,
+                                       text.empty() ? "" : ": ", text);
         return fw;
     }
-    return firmware_port_type_from(run.out, card_port);
+    fw = firmware_port_type_from(run.out, card_port);
+    if (fw.status != FirmwarePortType::Status::ok)
+        fw.message = command + ": " + fw.message;
+    return fw;
 }
 
 } // namespace rdmad

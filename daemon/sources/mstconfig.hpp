@@ -87,7 +87,9 @@ std::vector<std::string> mstconfig_query_argv(const std::string& tool, const std
                                               uint32_t card_port);
 
 /// What the run `run` of mstconfig_query_argv() says, as query_firmware_port_type() reads it
-/// (`timeout`: the limit it ran under, for the message).
+/// (`timeout`: the limit it ran under, for the message). A failure's message starts with the
+/// command run, as one types it ("mstconfig -e -d 0000:3b:00.0 query LINK_TYPE_P1 exited with
+/// 1: -E- ..."); a missing tool's is "<tool>: <strerror>".
 FirmwarePortType firmware_port_type_of(const ToolRun& run, const std::string& tool,
                                        const std::string& pci, uint32_t card_port,
                                        std::chrono::milliseconds timeout = kMstconfigTimeout);

@@ -123,8 +123,9 @@ struct FwRig {
                 return p;
         return json();
     }
-    json problem(const std::string& code) {
-        for (auto& p : device("mlx5_0").value("Problems", json::array()))
+    /// mlx5_0's entry `code` of `property` (Problems, or ProblemDetails for its remedy).
+    json problem(const std::string& code, const char* property = "Problems") {
+        for (auto& p : device("mlx5_0").value(property, json::array()))
             if (p.value("Code", "") == code)
                 return p;
         return json();
@@ -276,6 +277,12 @@ TEST_CASE("firmware port type: a function that refuses the query is reported onc
     REQUIRE(r.eventually([&] { return r.problem("mstconfig-failed").is_object(); }));
     const std::string text = r.problem("mstconfig-failed")["Text"];
     CHECK(text.find("-E- Failed to open device: 0000:04:00.0") != std::string::npos);
+    // The exact command rdmad ran (kQuery), so that the admin can run it, and the remedy.
+    const std::string command = env_or_fail("FAKE_MSTCONFIG") + " " + kQuery;
+    CHECK(text.find(command + " exited with 1: -E- Failed to open device") != std::string::npos);
+    CHECK(r.problem("mstconfig-failed", "ProblemDetails")["Remedy"] ==
+          "run the mstconfig command above as root to see the tool's error; if it works there, "
+          "give rdmad.service CAP_SYS_ADMIN (the drop-in in rdmad.conf(5)), then rdmactl reload");
     CHECK(r.port1()["NextBootPortType"] == "");
     CHECK(r.port1()["PendingPortType"] == "");
     CHECK(r.port1()["InSync"] == false); // the link layer is InfiniBand, eth is asked
@@ -371,7 +378,9 @@ TEST_CASE("firmware port type: a function whose mstconfig hangs holds neither D-
     REQUIRE(r.eventually([&] { return r.problem("mstconfig-failed").is_object(); }, 20s));
     CHECK(Clock::now() - hang_began >= 9s);
     const std::string text = r.problem("mstconfig-failed")["Text"];
-    CHECK(text.find("0000:0c:00.0 query did not answer within 10 s (killed)") != std::string::npos);
+    CHECK(text.find(env_or_fail("FAKE_MSTCONFIG") +
+                    " -e -d 0000:0c:00.0 query LINK_TYPE_P1 did not answer within 10 s (killed)") !=
+          std::string::npos);
     // One query per function, none set (next boot holds ib everywhere).
     auto calls = r.calls();
     std::sort(calls.begin(), calls.end());

@@ -1955,31 +1955,53 @@ TEST_CASE("rdmactl show: a RoCE port's trust and DSCP map as they are and as ask
     r.stop();
 }
 
+// A stand-in rdmad on `bus` (dbusmock): Manager.Describe() returns `document`, a fixed JSON
+// keyed as org.rdmad1(5) documents it, and GetDeviceByName(name) the device's path.
+class StandInRdmad {
+  public:
+    StandInRdmad(PrivateBus& bus, const std::string& document) : bus_(bus) {
+        bool owned = false;
+        for (int i = 0; i < 200 && !owned; ++i) {
+            owned = call({"--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                          "org.freedesktop.DBus.NameHasOwner", "string:org.rdmad1"})
+                        .out.find("boolean true") != std::string::npos;
+            if (!owned)
+                std::this_thread::sleep_for(50ms);
+        }
+        INFO(mock_.log());
+        REQUIRE(owned);
+        add_method("Describe", "", "s", "ret = '''" + document + "'''");
+        add_method("GetDeviceByName", "s", "o",
+                   "ret = dbus.ObjectPath('/org/rdmad1/device/' + args[0])");
+    }
+
+  private:
+    RunResult call(const std::vector<std::string>& args) {
+        std::vector<std::string> argv{"dbus-send", "--bus=" + bus_.address(), "--print-reply"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run_program(argv);
+    }
+    void add_method(const std::string& name, const std::string& in, const std::string& out,
+                    const std::string& code) {
+        auto res = call({"--dest=org.rdmad1", "/org/rdmad1", "org.freedesktop.DBus.Mock.AddMethod",
+                         "string:org.rdmad1.Manager", "string:" + name, "string:" + in,
+                         "string:" + out, "string:" + code});
+        INFO(res.err);
+        REQUIRE(res.status == 0);
+    }
+
+    PrivateBus& bus_;
+    Child mock_{{"/usr/bin/python3", "-m", "dbusmock", "--system", "org.rdmad1", "/org/rdmad1",
+                 "org.rdmad1.Manager"}};
+};
+
 TEST_CASE("rdmactl show and status: RDMA-CM defaults and DesiredOrigin as Describe() gives "
-          "them; keys an older daemon lacks print nothing",
+          "them; keys the document lacks print nothing",
           "[reconcile][rdmactl][lossless]") {
     const std::string ctl = env_or_fail("RDMACTL"); // meson sets it: a failure, not a skip
     PrivateBus bus;
-    // A stand-in rdmad: Manager.Describe() and GetDeviceByName() with a fixed document,
-    // keyed as org.rdmad1(5) documents it (DesiredOrigin entries {"Key", "Origin"}). mlx4_0
-    // is what a daemon older than 0.3 sends: no DesiredOrigin, no RDMA-CM or trust keys.
-    Child rdmad({"/usr/bin/python3", "-m", "dbusmock", "--system", "org.rdmad1", "/org/rdmad1",
-                 "org.rdmad1.Manager"});
-    const auto call = [&](const std::vector<std::string>& args) {
-        std::vector<std::string> argv{"dbus-send", "--bus=" + bus.address(), "--print-reply"};
-        argv.insert(argv.end(), args.begin(), args.end());
-        return run_program(argv);
-    };
-    bool owned = false;
-    for (int i = 0; i < 200 && !owned; ++i) {
-        owned = call({"--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
-                      "org.freedesktop.DBus.NameHasOwner", "string:org.rdmad1"})
-                    .out.find("boolean true") != std::string::npos;
-        if (!owned)
-            std::this_thread::sleep_for(50ms);
-    }
-    INFO(rdmad.log());
-    REQUIRE(owned);
+    // DesiredOrigin entries are {"Key", "Origin"} (org.rdmad1(5)). mlx4_0 is what an rdmad
+    // without these properties sends: no DesiredOrigin, no RDMA-CM or trust keys.
     const std::string document = R"json({"Devices": [
       {"Path": "/org/rdmad1/device/mlx5_0", "Name": "mlx5_0",
        "DesiredOrigin": [
@@ -1992,17 +2014,7 @@ TEST_CASE("rdmactl show and status: RDMA-CM defaults and DesiredOrigin as Descri
       {"Path": "/org/rdmad1/device/mlx4_0", "Name": "mlx4_0",
        "Ports": [{"Number": 1, "Path": "/org/rdmad1/device/mlx4_0/port/1"}]}],
      "Links": []})json";
-    const auto add_method = [&](const std::string& name, const std::string& in,
-                                const std::string& out, const std::string& code) {
-        auto res = call({"--dest=org.rdmad1", "/org/rdmad1", "org.freedesktop.DBus.Mock.AddMethod",
-                         "string:org.rdmad1.Manager", "string:" + name, "string:" + in,
-                         "string:" + out, "string:" + code});
-        INFO(res.err);
-        REQUIRE(res.status == 0);
-    };
-    add_method("Describe", "", "s", "ret = '''" + document + "'''");
-    add_method("GetDeviceByName", "s", "o",
-               "ret = dbus.ObjectPath('/org/rdmad1/device/' + args[0])");
+    StandInRdmad rdmad(bus, document);
 
     auto res = run_program({ctl, "--no-pager", "show", "mlx5_0"});
     INFO(res.out << res.err);
@@ -2037,6 +2049,47 @@ TEST_CASE("rdmactl show and status: RDMA-CM defaults and DesiredOrigin as Descri
     CHECK(res.status == 0);
     CHECK(res.out.find("mlx5_0 port 1: not in sync: RDMACMRoCEMode IB/RoCE v1, desired RoCE v2; "
                        "RDMACMToS -, desired 106\n") != std::string::npos);
+}
+
+TEST_CASE("rdmactl status and doctor count the same problems: info entries are no problems",
+          "[reconcile][rdmactl]") {
+    const std::string ctl = env_or_fail("RDMACTL"); // meson sets it: a failure, not a skip
+    PrivateBus bus;
+    // mlx5_0's Problems: one error, one warning and the info "dbus-override" (severities as
+    // org.rdmad1(5) gives them); ProblemDetails adds the doctor's info "roce-mtu-unknown",
+    // which Problems leaves out. So 2 problems for both verbs; status shows 1 info, doctor 2.
+    const std::string document = R"json({"Problems": [], "Devices": [
+      {"Path": "/org/rdmad1/device/mlx5_0", "Name": "mlx5_0",
+       "Problems": [
+         {"Code": "provider-missing", "Severity": "error",
+          "Text": "verbs provider mlx5 is not installed: install ibverbs-providers"},
+         {"Code": "pfc-off", "Severity": "warning", "Text": "PFC is off on every priority"},
+         {"Code": "dbus-override", "Severity": "info", "Text": "PFCNoDrop asked over D-Bus"}],
+       "ProblemDetails": [
+         {"Code": "provider-missing", "Severity": "error",
+          "Text": "verbs provider mlx5 is not installed: install ibverbs-providers",
+          "Evidence": [], "Remedy": "install ibverbs-providers", "Port": 0},
+         {"Code": "pfc-off", "Severity": "warning", "Text": "PFC is off on every priority",
+          "Evidence": [], "Remedy": "", "Port": 1},
+         {"Code": "dbus-override", "Severity": "info", "Text": "PFCNoDrop asked over D-Bus",
+          "Evidence": [], "Remedy": "rdmactl revert mlx5_0 1", "Port": 1},
+         {"Code": "roce-mtu-unknown", "Severity": "info", "Text": "MTU unknown",
+          "Evidence": [], "Remedy": "", "Port": 1}],
+       "Ports": [{"Number": 1, "Path": "/org/rdmad1/device/mlx5_0/port/1",
+                  "LinkLayer": "Ethernet", "InSync": true}]}],
+     "Links": []})json";
+    StandInRdmad rdmad(bus, document);
+
+    auto status = run_program({ctl, "--no-pager", "status"});
+    INFO(status.out << status.err);
+    CHECK(status.status == 0);
+    CHECK(status.out.find("mlx5_0: info: PFCNoDrop asked over D-Bus\n") != std::string::npos);
+    CHECK(status.out.find("\n1 RDMA device, 1 port, 2 problems, 1 info.\n") != std::string::npos);
+
+    auto doctor = run_program({ctl, "--no-pager", "doctor"});
+    INFO(doctor.out << doctor.err);
+    CHECK(doctor.status == 3); // kExitProblems: an error or a warning
+    CHECK(doctor.out.find("\n2 problems (1 error, 1 warning), 2 info.\n") != std::string::npos);
 }
 
 TEST_CASE("lossless: PFC off on every priority with nothing asked is a pfc-off warning",

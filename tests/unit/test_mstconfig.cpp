@@ -270,11 +270,17 @@ TEST_CASE("firmware plan: no mstconfig is mstconfig-missing naming mstflint, nev
 
 TEST_CASE("firmware plan: a refused query is mstconfig-failed with the tool's words") {
     FirmwarePortType fw;
-    fw.message = "mstconfig -d 0000:3b:00.0 query exited with 1: -E- Failed to open device";
+    fw.message = "mstconfig -e -d 0000:3b:00.0 query LINK_TYPE_P1 exited with 1: -E- Failed to "
+                 "open device";
     const Plan plan = plan_eth(cx4_host(fw, "Ethernet"));
     CHECK(plan.actions.empty());
     REQUIRE(codes(plan) == std::vector<std::string>{"mstconfig-failed"});
     CHECK(contains(plan.problems.at(kPath)[0].text, "-E- Failed to open device"));
+    CHECK(contains(plan.problems.at(kPath)[0].text,
+                   "mstconfig -e -d 0000:3b:00.0 query LINK_TYPE_P1 exited with 1"));
+    CHECK(contains(plan.problems.at(kPath)[0].remedy,
+                   "run the mstconfig command above as root to see the tool's error"));
+    CHECK(contains(plan.problems.at(kPath)[0].remedy, "CAP_SYS_ADMIN"));
     CHECK(plan.ports.at(kPath).at(1).in_sync); // the link layer is what is asked
 }
 
@@ -288,5 +294,5 @@ TEST_CASE("mstconfig: a set killed by a signal says so, not \"exited with -1\"")
     const WriteResult w = set_firmware_port_type(tool, "0000:3b:00.0", 1, "eth");
     CHECK(w.error == EIO);
     CHECK(w.message ==
-          tool + " -d 0000:3b:00.0 set LINK_TYPE_P1=2 was killed by a signal: partial");
+          tool + " -y -d 0000:3b:00.0 set LINK_TYPE_P1=2 was killed by a signal: partial");
 }

@@ -134,6 +134,27 @@ TEST_CASE("a PF without an IPoIB netdev is vf-guid-no-ipoib, and nothing is writ
     CHECK(plan.problems.at(kPfPath)[0].severity == "warning");
 }
 
+TEST_CASE("a RoCE PF asked vf_guids is vf-guid-not-infiniband, without a modprobe remedy") {
+    DeviceState roce = pf(1, false);
+    roce.ports[0].link_layer = "Ethernet";
+    roce.ports[0].transport = "RoCE";
+    roce.ports[0].netdev = "enp12s0f0np0";
+    roce.ports[0].link_index = 7;
+    const Plan plan = plan_of({roce, vf(0, "0000:0000:0000:0100", "0000:0000:0000:0200")},
+                              range(0x0011223344556600u, 0x0011223344556700u));
+    CHECK(plan.actions.empty());
+    REQUIRE(plan.problems.at(kPfPath).size() == 1);
+    const Problem& p = plan.problems.at(kPfPath)[0];
+    CHECK(p.code == "vf-guid-not-infiniband");
+    CHECK(p.severity == "warning");
+    CHECK(p.text == "VF GUIDs cannot be set: vf_guids applies to InfiniBand PFs; mlx5_0 port 1 "
+                    "is Ethernet");
+    REQUIRE(p.evidence.size() == 1);
+    CHECK(p.evidence[0] == kPfPath + "/ports/1/link_layer = Ethernet");
+    CHECK(p.remedy.find("modprobe") == std::string::npos);
+    CHECK(p.remedy.find("ib_ipoib") == std::string::npos);
+}
+
 namespace {
 
 /// The kernel's side of one RTM_SETLINK: keeps the request, answers netlink_ack() with `error`.

@@ -201,6 +201,13 @@ void PortTypeSetting::plan_firmware(SettingPlanContext& ctx, const PortState& po
                                  "rdmactl reload)",
                                  port.number, port.link_layer, type, param, dev.pci_address,
                                  fw.message);
+            // mstflint needs the configuration space past its header, which the kernel gives
+            // only to CAP_SYS_ADMIN (drivers/pci/pci-sysfs.c, pci_read_config()): the unit
+            // withholds it unless the drop-in of rdmad.conf(5) gives it.
+            // The message starts with the command run (sources/mstconfig.hpp).
+            p.remedy = "run the mstconfig command above as root to see the tool's error; if it "
+                       "works there, give rdmad.service CAP_SYS_ADMIN (the drop-in in "
+                       "rdmad.conf(5)), then rdmactl reload";
         }
         ctx.problems.push_back(std::move(p));
         return;

@@ -316,6 +316,19 @@ void VfGuidsSetting::plan(SettingPlanContext& ctx) const {
         if (node == g->node && (!has_port || port_now == g->port))
             continue; // compared before writing: this VF has its GUIDs
         out_of_sync();
+        if (!ipoib && !d.ports.empty() && d.ports.front().link_layer == "Ethernet") {
+            // A RoCE PF: no IPoIB module makes it take VF GUIDs (its VFs take their MAC).
+            const PortState& eth = d.ports.front();
+            ctx.problems.push_back(
+                {"vf-guid-not-infiniband",
+                 "warning",
+                 fmt::format("VF GUIDs cannot be set: vf_guids applies to InfiniBand PFs; {} "
+                             "port {} is Ethernet",
+                             d.name, eth.number),
+                 {fmt::format("{}/ports/{}/link_layer = Ethernet", d.syspath, eth.number)},
+                 "remove vf_guids from the rule that matches this device"});
+            return;
+        }
         if (!ipoib) {
             ctx.problems.push_back(
                 {"vf-guid-no-ipoib", "warning",
