@@ -140,7 +140,7 @@ std::vector<Problem> check_gid(const DeviceState& d, const PortState& port) {
             continue;
         pr.evidence.push_back(evidence(fmt::format("{}/gids/{}", dir, e.index), e.gid.text()));
         pr.evidence.push_back(evidence(fmt::format("{}/gid_attrs/ndevs/{}", dir, e.index),
-                                       e.netdev.empty() ? std::string("none") : e.netdev));
+                                       e.netdev.empty() ? std::string("none") : e.netdev.str()));
         if (pr.evidence.size() >= 16) // the whole table is in GIDs; a few entries tell it
             break;
     }
