@@ -155,8 +155,10 @@ class VfGuidsSetting final : public Setting {
                                              n, it->second));
                     return false;
                 }
-                const auto node = read_guid(*t, "node", problems);
-                const auto port = node ? read_guid(*t, "port", problems) : std::nullopt;
+                const std::optional<uint64_t> node = read_guid(*t, "node", problems);
+                if (!node)
+                    return false;
+                const std::optional<uint64_t> port = read_guid(*t, "port", problems);
                 if (!port)
                     return false;
                 for (const auto& [what, guid, seen] : {std::tuple{"node", *node, &vf_of_node},
