@@ -465,14 +465,14 @@ void Scanner::note_device(const std::string& name) {
     device_named_.for_each(name, [&](KeyRef d) { dirty_devices_.insert(*d); });
 }
 
-std::set<std::string> Scanner::devices_with_verbs() const {
-    std::set<std::string> ibdevs, names;
-    for (const auto& [_, v] : verbs_)
-        ibdevs.insert(v.first);
+std::map<std::string, std::string> Scanner::devices_with_verbs() const {
+    const auto by_ibdev = verbs_by_ibdev();
+    std::map<std::string, std::string> out;
     for (const auto& syspath : known_)
-        if (const DeviceState* d = device_read(syspath); d && ibdevs.count(d->name))
-            names.insert(d->name);
-    return names;
+        if (const DeviceState* d = device_read(syspath))
+            if (auto v = by_ibdev.find(d->name); v != by_ibdev.end())
+                out.emplace(d->name, v->second);
+    return out;
 }
 
 bool Scanner::note_pfc(const dcb::DcbNotification& n) {

@@ -109,8 +109,9 @@ class Scanner {
     /// a netdev; other ports unknown.
     void fill_pfc(DeviceState& d) const;
 
-    /// Names of the RDMA devices that have a verbs char device (for verbs async events).
-    std::set<std::string> devices_with_verbs() const;
+    /// The RDMA devices that have a verbs char device (for verbs async events): device name
+    /// -> the char device's path ("/dev/infiniband/uverbs0", from the uverbs device's DEVNAME).
+    std::map<std::string, std::string> devices_with_verbs() const;
 
     /// Re-read everything noted since the last refresh. `incomplete` is set when some device
     /// was incomplete (an attribute not there yet right after "add"): call again later.
