@@ -15,12 +15,16 @@
 namespace rdmad::exports {
 namespace {
 
-/// Append `key="value"` (the value escaped) to a label list, with a comma when not first.
+/// Append `key="value"` (the value escaped).
 void append_label(std::string& out, const char* key, std::string_view value) {
-    if (!out.empty())
-        out += ',';
     out += key;
     out += "=\"";
+    // Nearly every value needs no escape: copied whole.
+    if (value.find_first_of("\\\"\n") == std::string_view::npos) {
+        out += value;
+        out += '"';
+        return;
+    }
     for (char c : value) {
         if (c == '\\')
             out += "\\\\";
@@ -34,20 +38,8 @@ void append_label(std::string& out, const char* key, std::string_view value) {
     out += '"';
 }
 
-/// The text between the braces of a sample, from (name, value) pairs.
-std::string labels(std::initializer_list<std::pair<const char*, std::string_view>> pairs) {
-    std::string out;
-    for (const auto& [k, v] : pairs)
-        append_label(out, k, v);
-    return out;
-}
-
-/// `base` and one more label.
-std::string with(const std::string& base, const char* key, std::string_view value) {
-    std::string out = base;
-    append_label(out, key, value);
-    return out;
-}
+/// Extra labels of a sample, after its object's: (name, value) pairs.
+using Labels = std::initializer_list<std::pair<const char*, std::string_view>>;
 
 /// The families of rdmad.prom, in the order the file has them (render_prometheus()).
 enum FamilyId : size_t {
@@ -167,7 +159,9 @@ class Sampler {
         header_ = false;
     }
     FamilyId family() const { return family_; }
-    void add(FamilyId f, std::string_view labels, double value) {
+    /// A sample of family `f`: `base` (the object's labels, `device="mlx5_0",port="1"`,
+    /// or "") and `extra`, then `value`.
+    void add(FamilyId f, std::string_view base, Labels extra, double value) {
         if (f != family_)
             return;
         const std::string_view name = kFamilies[f].name;
@@ -182,9 +176,16 @@ class Sampler {
             out_ += " gauge\n";
         }
         out_ += name;
-        if (!labels.empty()) {
+        if (!base.empty() || extra.size()) {
             out_ += '{';
-            out_ += labels;
+            out_ += base;
+            bool comma = !base.empty();
+            for (const auto& [key, v] : extra) {
+                if (comma)
+                    out_ += ',';
+                comma = true;
+                append_label(out_, key, v);
+            }
             out_ += '}';
         }
         // The shortest text that reads back as `value` (1, 0, 1764590400.5), no exponent for
@@ -195,14 +196,19 @@ class Sampler {
         *r.ptr = '\n';
         out_.append(buf, static_cast<size_t>(r.ptr + 1 - buf));
     }
+    void add(FamilyId f, std::string_view base, double value) { add(f, base, {}, value); }
     /// A state set: one series per state, 1 for `current`.
-    void states(FamilyId f, const std::string& base, const char* key,
+    void states(FamilyId f, std::string_view base, const char* key,
                 std::initializer_list<const char*> all, const std::string& current) {
         if (f != family_)
             return;
         for (const char* s : all)
-            add(f, with(base, key, s), current == s ? 1 : 0);
+            add(f, base, {{key, s}}, current == s ? 1 : 0);
     }
+    /// The labels of an object (`device="mlx5_0"`) and of its port, kept between objects
+    /// so that building them allocates only when they grow.
+    std::string& device_label() { return device_; }
+    std::string& port_label() { return port_; }
     void spill() {
         if (flush_ && out_.size() >= kFlushBytes) {
             (*flush_)(out_);
@@ -221,6 +227,7 @@ class Sampler {
     const std::function<void(std::string_view)>* flush_;
     FamilyId family_ = kState;
     bool header_ = false;
+    std::string device_, port_;
 };
 
 /// The values of `objects` (devices by syspath, netdevs by ifindex) sorted by name, then by
@@ -260,14 +267,14 @@ const char* pfc_status(PfcActual::Status s) {
 /// One sample per DSCP entry, its value the priority: `{...,dscp="26"} 3`.
 void dscp_map(Sampler& s, FamilyId f, const std::string& port, const DscpMap& map) {
     for (const auto& [dscp, prio] : map)
-        s.add(f, with(port, "dscp", std::to_string(dscp)), prio);
+        s.add(f, port, {{"dscp", std::to_string(dscp)}}, prio);
 }
 
 void priorities(Sampler& s, FamilyId f, const std::string& port,
                 const std::vector<uint8_t>& no_drop) {
     static const char* const names[8] = {"0", "1", "2", "3", "4", "5", "6", "7"};
     for (uint8_t p = 0; p < 8; ++p)
-        s.add(f, with(port, "priority", names[p]),
+        s.add(f, port, {{"priority", names[p]}},
               std::find(no_drop.begin(), no_drop.end(), p) != no_drop.end() ? 1 : 0);
 }
 
@@ -290,13 +297,16 @@ void render_manager(const ManagerFacts& facts, Sampler& s) {
 
 /// The samples of port `p` of the family s.family(); `dev` is the device's label.
 void render_port(const PortState& p, const std::string& dev, Sampler& s) {
-    const std::string port = with(dev, "port", std::to_string(p.number));
+    std::string& port = s.port_label();
+    port = dev;
+    port += ',';
+    char number[16];
+    const auto n = std::to_chars(number, number + sizeof number, p.number);
+    append_label(port, "port", std::string_view(number, static_cast<size_t>(n.ptr - number)));
     switch (s.family()) {
     case kPortInfo:
-        s.add(kPortInfo,
-              with(with(with(port, "link_layer", p.link_layer), "transport", p.transport), "netdev",
-                   p.netdev),
-              1);
+        s.add(kPortInfo, port,
+              {{"link_layer", p.link_layer}, {"transport", p.transport}, {"netdev", p.netdev}}, 1);
         break;
     case kInSync:
         s.add(kInSync, port, p.in_sync ? 1 : 0);
@@ -365,7 +375,7 @@ void render_port(const PortState& p, const std::string& dev, Sampler& s) {
     case kRoceVersion:
         if (p.transport == "RoCE")
             for (const char* v : {"v1", "v2"})
-                s.add(kRoceVersion, with(port, "version", v),
+                s.add(kRoceVersion, port, {{"version", v}},
                       std::find(p.roce_versions.begin(), p.roce_versions.end(), v) !=
                               p.roce_versions.end()
                           ? 1
@@ -386,14 +396,15 @@ void render_port(const PortState& p, const std::string& dev, Sampler& s) {
 
 /// The samples of device `d` and its ports of the family s.family().
 void render_device(const DeviceState& d, Sampler& s) {
-    const std::string dev = labels({{"device", d.name}});
+    std::string& dev = s.device_label();
+    dev.clear();
+    append_label(dev, "device", d.name);
     switch (s.family()) {
     case kDeviceInfo:
-        s.add(kDeviceInfo,
-              labels({{"device", d.name},
-                      {"kernel_driver", d.kernel_driver},
-                      {"provider", d.provider},
-                      {"node_type", d.node_type}}),
+        s.add(kDeviceInfo, dev,
+              {{"kernel_driver", d.kernel_driver},
+               {"provider", d.provider},
+               {"node_type", d.node_type}},
               1);
         return;
     case kProviderInstalled:
@@ -409,7 +420,7 @@ void render_device(const DeviceState& d, Sampler& s) {
             size_t j = i;
             while (j < codes.size() && codes[j] == codes[i])
                 ++j;
-            s.add(kProblems, with(with(dev, "code", codes[i].first), "severity", codes[i].second),
+            s.add(kProblems, dev, {{"code", codes[i].first}, {"severity", codes[i].second}},
                   static_cast<double>(j - i));
             i = j;
         }
@@ -435,8 +446,11 @@ void render_device(const DeviceState& d, Sampler& s) {
 }
 
 void render_link(const LinkState& l, Sampler& s) {
-    s.states(kRdmaCapable, labels({{"device", l.name}}), "state",
-             {"yes", "no", "module-not-loaded", "unknown"}, l.rdma_capable);
+    std::string& dev = s.device_label();
+    dev.clear();
+    append_label(dev, "device", l.name);
+    s.states(kRdmaCapable, dev, "state", {"yes", "no", "module-not-loaded", "unknown"},
+             l.rdma_capable);
 }
 
 /// rdmad.prom into `out`, family by family, each family's samples object by object (the
