@@ -149,7 +149,7 @@ void ExportWriter::write_pending() {
             try {
                 // A dot-file, not *.prom: node-exporter never reads it half-written.
                 // Rendered from the Inventory as it streams, in pieces of 64 KiB: neither
-                // the whole text (2.5 MB at 1,024 devices) nor any object's samples kept.
+                // the whole text (1.3 MB at 1,024 devices) nor any object's samples kept.
                 write_file_atomically(
                     path, [&](const FileSink& put) { prometheus_.write(*inventory_, put); }, 0644,
                     true, Sync::replace_only);
