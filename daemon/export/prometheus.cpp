@@ -302,87 +302,99 @@ void render_manager(const ManagerFacts& facts, Sampler& s) {
         s.add(kLastReconcile, {}, static_cast<double>(*facts.last_reconcile_usec / 1000) / 1000.0);
 }
 
-/// The samples of port `p` of the family s.family(); `dev` is the device's label.
-void render_port(const PortState& p, const std::string& dev, Sampler& s) {
-    std::string& port = s.port_label();
-    port = dev;
-    port += ',';
-    char number[16];
-    const auto n = std::to_chars(number, number + sizeof number, p.number);
-    append_label(port, "port", std::string_view(number, static_cast<size_t>(n.ptr - number)));
+/// The samples of port `p` of the family s.family(); `dev()` gives the device's label. The
+/// labels are built on first use: most families have no sample for most ports.
+template <typename DeviceLabel>
+void render_port(const PortState& p, const DeviceLabel& dev, Sampler& s) {
+    bool built = false;
+    auto port = [&]() -> const std::string& {
+        std::string& label = s.port_label();
+        if (!built) {
+            built = true;
+            label = dev();
+            label += ',';
+            char number[16];
+            const auto n = std::to_chars(number, number + sizeof number, p.number);
+            append_label(label, "port",
+                         std::string_view(number, static_cast<size_t>(n.ptr - number)));
+        }
+        return label;
+    };
     switch (s.family()) {
     case kPortInfo:
-        s.add(kPortInfo, port,
+        s.add(kPortInfo, port(),
               {{"link_layer", p.link_layer}, {"transport", p.transport}, {"netdev", p.netdev}}, 1);
         break;
     case kInSync:
-        s.add(kInSync, port, p.in_sync ? 1 : 0);
+        s.add(kInSync, port(), p.in_sync ? 1 : 0);
         break;
     case kPortType:
         if (!p.port_type.empty())
-            s.states(kPortType, port, "type", {"ib", "eth", "auto"}, port_type_mode(p.port_type));
+            s.states(kPortType, port(), "type", {"ib", "eth", "auto"}, port_type_mode(p.port_type));
         break;
     case kDesiredType:
         if (!p.desired_port_type.empty())
-            s.states(kDesiredType, port, "type", {"ib", "eth", "auto"}, p.desired_port_type);
+            s.states(kDesiredType, port(), "type", {"ib", "eth", "auto"}, p.desired_port_type);
         break;
     case kNextBootType:
         if (!p.next_boot_port_type.empty())
-            s.states(kNextBootType, port, "type", {"ib", "eth", "auto"}, p.next_boot_port_type);
+            s.states(kNextBootType, port(), "type", {"ib", "eth", "auto"}, p.next_boot_port_type);
         break;
     case kTypePending:
         if (!p.next_boot_port_type.empty() || !p.pending_port_type.empty())
-            s.add(kTypePending, port, p.pending_port_type.empty() ? 0 : 1);
+            s.add(kTypePending, port(), p.pending_port_type.empty() ? 0 : 1);
         break;
     case kPfcStatus:
         if (p.link_layer == "Ethernet")
-            s.states(kPfcStatus, port, "status", {"ok", "not_supported", "failed", "unknown"},
+            s.states(kPfcStatus, port(), "status", {"ok", "not_supported", "failed", "unknown"},
                      pfc_status(p.pfc.status));
         break;
     case kNoDrop:
         if (p.link_layer == "Ethernet" && p.pfc.status == PfcActual::Status::ok)
-            priorities(s, kNoDrop, port, p.pfc.priorities);
+            priorities(s, kNoDrop, port(), p.pfc.priorities);
         break;
     case kDesiredNoDrop:
         if (!p.desired_pfc_no_drop.empty())
-            priorities(s, kDesiredNoDrop, port, p.desired_pfc_no_drop);
+            priorities(s, kDesiredNoDrop, port(), p.desired_pfc_no_drop);
         break;
     case kTrust:
         if (p.pfc.status == PfcActual::Status::ok && !p.pfc.trust.empty())
-            s.states(kTrust, port, "trust", {"dscp", "pcp"}, p.pfc.trust);
+            s.states(kTrust, port(), "trust", {"dscp", "pcp"}, p.pfc.trust);
         break;
     case kDscpPriority:
         if (p.pfc.status == PfcActual::Status::ok && !p.pfc.trust.empty())
-            dscp_map(s, kDscpPriority, port, p.pfc.dscp_map);
+            dscp_map(s, kDscpPriority, port(), p.pfc.dscp_map);
         break;
     case kDesiredTrust:
         if (!p.desired_trust.empty())
-            s.states(kDesiredTrust, port, "trust", {"dscp", "pcp"}, p.desired_trust);
+            s.states(kDesiredTrust, port(), "trust", {"dscp", "pcp"}, p.desired_trust);
         break;
     case kDesiredDscpPriority:
-        dscp_map(s, kDesiredDscpPriority, port, p.desired_dscp_priority);
+        if (!p.desired_dscp_priority.empty())
+            dscp_map(s, kDesiredDscpPriority, port(), p.desired_dscp_priority);
         break;
     case kRdmaCmRoceMode:
         if (!p.rdma_cm.roce_mode.empty())
-            s.states(kRdmaCmRoceMode, port, "mode", {"RoCE v2", "IB/RoCE v1"}, p.rdma_cm.roce_mode);
+            s.states(kRdmaCmRoceMode, port(), "mode", {"RoCE v2", "IB/RoCE v1"},
+                     p.rdma_cm.roce_mode);
         break;
     case kDesiredRdmaCmRoceMode:
         if (!p.desired_rdma_cm_roce_mode.empty())
-            s.states(kDesiredRdmaCmRoceMode, port, "mode", {"RoCE v2", "IB/RoCE v1"},
+            s.states(kDesiredRdmaCmRoceMode, port(), "mode", {"RoCE v2", "IB/RoCE v1"},
                      p.desired_rdma_cm_roce_mode);
         break;
     case kRdmaCmTos:
         if (p.rdma_cm.tos)
-            s.add(kRdmaCmTos, port, *p.rdma_cm.tos);
+            s.add(kRdmaCmTos, port(), *p.rdma_cm.tos);
         break;
     case kDesiredRdmaCmTos:
         if (p.desired_rdma_cm_tos >= 0)
-            s.add(kDesiredRdmaCmTos, port, p.desired_rdma_cm_tos);
+            s.add(kDesiredRdmaCmTos, port(), p.desired_rdma_cm_tos);
         break;
     case kRoceVersion:
         if (p.transport == "RoCE")
             for (const char* v : {"v1", "v2"})
-                s.add(kRoceVersion, port, {{"version", v}},
+                s.add(kRoceVersion, port(), {{"version", v}},
                       std::find(p.roce_versions.begin(), p.roce_versions.end(), v) !=
                               p.roce_versions.end()
                           ? 1
@@ -390,11 +402,11 @@ void render_port(const PortState& p, const std::string& dev, Sampler& s) {
         break;
     case kRoutable:
         if (p.transport == "RoCE")
-            s.add(kRoutable, port, has_routable_roce_v2_gid(p) ? 1 : 0);
+            s.add(kRoutable, port(), has_routable_roce_v2_gid(p) ? 1 : 0);
         break;
     case kGidIndex:
         if (p.transport == "RoCE" && !p.recommended_gid.gid.empty())
-            s.add(kGidIndex, port, p.recommended_gid.index);
+            s.add(kGidIndex, port(), p.recommended_gid.index);
         break;
     default:
         break;
@@ -403,19 +415,26 @@ void render_port(const PortState& p, const std::string& dev, Sampler& s) {
 
 /// The samples of device `d` and its ports of the family s.family().
 void render_device(const DeviceState& d, Sampler& s) {
-    std::string& dev = s.device_label();
-    dev.clear();
-    append_label(dev, "device", d.name);
+    bool built = false;
+    auto dev = [&]() -> const std::string& {
+        std::string& label = s.device_label();
+        if (!built) {
+            built = true;
+            label.clear();
+            append_label(label, "device", d.name);
+        }
+        return label;
+    };
     switch (s.family()) {
     case kDeviceInfo:
-        s.add(kDeviceInfo, dev,
+        s.add(kDeviceInfo, dev(),
               {{"kernel_driver", d.kernel_driver},
                {"provider", d.provider},
                {"node_type", d.node_type}},
               1);
         return;
     case kProviderInstalled:
-        s.add(kProviderInstalled, dev, d.provider_installed ? 1 : 0);
+        s.add(kProviderInstalled, dev(), d.provider_installed ? 1 : 0);
         return;
     case kProblems: {
         std::vector<std::pair<std::string_view, std::string_view>> codes;
@@ -427,7 +446,7 @@ void render_device(const DeviceState& d, Sampler& s) {
             size_t j = i;
             while (j < codes.size() && codes[j] == codes[i])
                 ++j;
-            s.add(kProblems, dev, {{"code", codes[i].first}, {"severity", codes[i].second}},
+            s.add(kProblems, dev(), {{"code", codes[i].first}, {"severity", codes[i].second}},
                   static_cast<double>(j - i));
             i = j;
         }
@@ -435,15 +454,15 @@ void render_device(const DeviceState& d, Sampler& s) {
     }
     case kSriovNumVfs:
         if (d.sriov.numvfs)
-            s.add(kSriovNumVfs, dev, *d.sriov.numvfs);
+            s.add(kSriovNumVfs, dev(), *d.sriov.numvfs);
         return;
     case kSriovTotalVfs:
         if (d.sriov.totalvfs)
-            s.add(kSriovTotalVfs, dev, *d.sriov.totalvfs);
+            s.add(kSriovTotalVfs, dev(), *d.sriov.totalvfs);
         return;
     case kDesiredSriovNumVfs:
         if (d.desired_sriov_numvfs >= 0)
-            s.add(kDesiredSriovNumVfs, dev, d.desired_sriov_numvfs);
+            s.add(kDesiredSriovNumVfs, dev(), d.desired_sriov_numvfs);
         return;
     default:
         break;
