@@ -148,8 +148,8 @@ void ExportWriter::write_pending() {
                                          "." + std::string(prometheus_file) + ".rdmad-tmp.");
             try {
                 // A dot-file, not *.prom: node-exporter never reads it half-written.
-                // Streamed from the kept samples: no whole copy of the text (1.3 MB at
-                // 1,024 devices) on top of them.
+                // Rendered from the Inventory as it streams, in pieces of 64 KiB: neither
+                // the whole text (1.3 MB at 1,024 devices) nor any object's samples kept.
                 write_file_atomically(
                     path, [&](const FileSink& put) { prometheus_.write(*inventory_, put); }, 0644,
                     true, Sync::replace_only);
@@ -160,8 +160,7 @@ void ExportWriter::write_pending() {
             }
         }
     }
-    // The netdevs' samples and the devices rendered again went back to malloc: give their
-    // pages back too.
+    // The piece rdmad.prom was rendered into went back to malloc: give its pages back too.
     malloc_trim(0);
     if (nfd_on) {
         const std::string path = config.nfd_dir + "/" + nfd_file;

@@ -70,7 +70,7 @@ class ExportWriter {
     EventSource timer_;   ///< the burst timer, off unless a change waits
     EventSource refresh_; ///< renews the NFD expiry, off without an NFD file
     const Inventory* inventory_ = nullptr;
-    PrometheusRenderer prometheus_; ///< rdmad.prom, kept rendered object by object
+    PrometheusRenderer prometheus_; ///< rdmad.prom, rendered from the Inventory at each write
     ManagerFacts facts_;
     bool pending_ = false;
     bool armed_ = false;

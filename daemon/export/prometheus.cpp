@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstring>
 #include <fmt/format.h>
+#include <functional>
+#include <map>
+#include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -13,12 +15,16 @@
 namespace rdmad::exports {
 namespace {
 
-/// Append `key="value"` (the value escaped) to a label list, with a comma when not first.
+/// Append `key="value"` (the value escaped).
 void append_label(std::string& out, const char* key, std::string_view value) {
-    if (!out.empty())
-        out += ',';
     out += key;
     out += "=\"";
+    // Nearly every value needs no escape: copied whole.
+    if (value.find_first_of("\\\"\n") == std::string_view::npos) {
+        out += value;
+        out += '"';
+        return;
+    }
     for (char c : value) {
         if (c == '\\')
             out += "\\\\";
@@ -32,20 +38,8 @@ void append_label(std::string& out, const char* key, std::string_view value) {
     out += '"';
 }
 
-/// The text between the braces of a sample, from (name, value) pairs.
-std::string labels(std::initializer_list<std::pair<const char*, std::string_view>> pairs) {
-    std::string out;
-    for (const auto& [k, v] : pairs)
-        append_label(out, k, v);
-    return out;
-}
-
-/// `base` and one more label.
-std::string with(const std::string& base, const char* key, std::string_view value) {
-    std::string out = base;
-    append_label(out, key, value);
-    return out;
-}
+/// Extra labels of a sample, after its object's: (name, value) pairs.
+using Labels = std::initializer_list<std::pair<const char*, std::string_view>>;
 
 /// The families of rdmad.prom, in the order the file has them (render_prometheus()).
 enum FamilyId : size_t {
@@ -148,109 +142,112 @@ constexpr FamilyInfo kFamilies[kFamilyCount] = {
     {"rdmad_netdev_rdma_capable", "Whether the netdev can do RDMA here: 1 for its state."},
 };
 
-/// Stands, at the start of a kept sample, for `{` and the object's first label: the first
-/// label of the object's first sample (first_label()). A kept sample otherwise starts with `{`
-/// (labels) or ` ` (none), so the mark cannot be mistaken for a sample's own text.
-constexpr char kObjectLabel = '\x01';
+/// Pieces of rdmad.prom go out once they hold this much (write_prometheus()).
+constexpr size_t kFlushBytes = 64 * 1024;
 
-/// The first label of the first sample of `text` (`device="mlx5_0"`), "" when that sample has
-/// none. Label values are escaped (append_label()): a quote inside one follows a backslash.
-std::string_view first_label(std::string_view text) {
-    if (text.empty() || text.front() != '{')
-        return {};
-    const size_t open = text.find("=\"");
-    if (open == std::string_view::npos)
-        return {};
-    for (size_t i = open + 2; i < text.size() && text[i] != '\n'; ++i) {
-        if (text[i] == '\\')
-            ++i;
-        else if (text[i] == '"')
-            return text.substr(1, i); // after `{`, up to and with the closing quote
-    }
-    return {};
-}
-
-/// Writes one object's samples family by family into scratch buffers (kept between objects,
-/// so rendering allocates only when a buffer grows), then packs them into a Fragments. Each
-/// sample is written without its family's name, which assemble_prometheus() puts back.
+/// Writes the samples of one family at a time into `out` (begin() chooses it; the render
+/// functions ask family() and build only its labels), the family's HELP and TYPE before its
+/// first sample: a family without samples is left out, as a HELP alone would announce a
+/// metric that is not there. With a flush function, spill() hands `out` to it and empties it
+/// once it holds kFlushBytes or more, and finish() hands the rest.
 class Sampler {
   public:
-    Sampler() {
-        for (auto& b : buffers_)
-            b.clear();
+    Sampler(std::string& out, const std::function<void(std::string_view)>* flush)
+        : out_(out), flush_(flush) {}
+    void begin(FamilyId f) {
+        family_ = f;
+        header_ = false;
     }
-    void add(FamilyId f, std::string_view labels, double value) {
-        std::string& text = buffers_[f];
-        if (!labels.empty()) {
-            text += '{';
-            text += labels;
-            text += '}';
+    FamilyId family() const { return family_; }
+    /// A sample of family `f`: `base` (the object's labels, `device="mlx5_0",port="1"`,
+    /// or "") and `extra`, then `value`.
+    void add(FamilyId f, std::string_view base, Labels extra, double value) {
+        if (f != family_)
+            return;
+        const std::string_view name = kFamilies[f].name;
+        if (!header_) {
+            header_ = true;
+            out_ += "# HELP ";
+            out_ += name;
+            out_ += ' ';
+            out_ += kFamilies[f].help;
+            out_ += "\n# TYPE ";
+            out_ += name;
+            out_ += " gauge\n";
+        }
+        out_ += name;
+        if (!base.empty() || extra.size()) {
+            out_ += '{';
+            out_ += base;
+            bool comma = !base.empty();
+            for (const auto& [key, v] : extra) {
+                if (comma)
+                    out_ += ',';
+                comma = true;
+                append_label(out_, key, v);
+            }
+            out_ += '}';
         }
         // The shortest text that reads back as `value` (1, 0, 1764590400.5), no exponent for
         // the integers and Unix times written here.
+        // An integer below 100,000 (nearly every value: 0/1, counts, priorities) prints the
+        // same as an integer, at a fraction of the cost: its fixed form has at most 5
+        // characters, the exponent form at least 5 ("1e+04"), and a tie goes to the fixed one.
         char buf[32];
         buf[0] = ' ';
-        const auto r = std::to_chars(buf + 1, buf + sizeof buf - 1, value);
+        const bool small = value > -100'000 && value < 100'000; // then the cast is defined
+        const auto r =
+            small && static_cast<int32_t>(value) == value
+                ? std::to_chars(buf + 1, buf + sizeof buf - 1, static_cast<int32_t>(value))
+                : std::to_chars(buf + 1, buf + sizeof buf - 1, value);
         *r.ptr = '\n';
-        text.append(buf, static_cast<size_t>(r.ptr + 1 - buf));
+        out_.append(buf, static_cast<size_t>(r.ptr + 1 - buf));
     }
+    void add(FamilyId f, std::string_view base, double value) { add(f, base, {}, value); }
     /// A state set: one series per state, 1 for `current`.
-    void states(FamilyId f, const std::string& base, const char* key,
+    void states(FamilyId f, std::string_view base, const char* key,
                 std::initializer_list<const char*> all, const std::string& current) {
+        if (f != family_)
+            return;
         for (const char* s : all)
-            add(f, with(base, key, s), current == s ? 1 : 0);
+            add(f, base, {{key, s}}, current == s ? 1 : 0);
     }
-    /// Every sample but the object's first that starts with the first's first label (the
-    /// device or netdev: `{device="mlx5_0",port="1",...`) keeps kObjectLabel in its place:
-    /// at 1,024 devices that label was about 0.35 MB of the kept text.
-    void pack(PrometheusFragments& out) const {
-        size_t size = 0;
-        for (const auto& b : buffers_)
-            size += b.size();
-        out.text.clear();
-        out.text.reserve(size);
-        std::string_view base; // the first label of the object's first sample
-        bool first = true;
-        for (size_t f = 0; f < kFamilyCount; ++f) {
-            out.start[f] = static_cast<uint32_t>(out.text.size());
-            std::string_view text = buffers_[f];
-            while (!text.empty()) {
-                const size_t newline = text.find('\n'); // every sample ends with one
-                const size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
-                const std::string_view sample = text.substr(0, end);
-                text.remove_prefix(end);
-                const size_t after = base.size() + 1;
-                if (first) {
-                    first = false;
-                    base = first_label(sample);
-                    out.text += sample;
-                } else if (!base.empty() && sample.size() > after && sample.front() == '{' &&
-                           sample.compare(1, base.size(), base) == 0 &&
-                           (sample[after] == ',' || sample[after] == '}')) {
-                    out.text += kObjectLabel;
-                    out.text += sample.substr(after);
-                } else {
-                    out.text += sample;
-                }
-            }
+    /// The labels of an object (`device="mlx5_0"`) and of its port, kept between objects
+    /// so that building them allocates only when they grow.
+    std::string& device_label() { return device_; }
+    std::string& port_label() { return port_; }
+    void spill() {
+        if (flush_ && out_.size() >= kFlushBytes) {
+            (*flush_)(out_);
+            out_.clear();
         }
-        out.start[kFamilyCount] = static_cast<uint32_t>(out.text.size());
+    }
+    void finish() {
+        if (flush_ && !out_.empty()) {
+            (*flush_)(out_);
+            out_.clear();
+        }
     }
 
   private:
-    // One set per thread: render_prometheus() may be called from tests' threads.
-    static thread_local std::array<std::string, kFamilyCount> buffers_;
+    std::string& out_;
+    const std::function<void(std::string_view)>* flush_;
+    FamilyId family_ = kState;
+    bool header_ = false;
+    std::string device_, port_;
 };
 
-thread_local std::array<std::string, kFamilyCount> Sampler::buffers_;
-
-std::vector<const DeviceState*> by_name(const HostState& inventory) {
-    std::vector<const DeviceState*> out;
-    out.reserve(inventory.devices.size());
-    for (const auto& [syspath, d] : inventory.devices)
-        out.push_back(&d);
-    std::sort(out.begin(), out.end(), [](const DeviceState* a, const DeviceState* b) {
-        return std::tie(a->name, a->syspath) < std::tie(b->name, b->syspath);
+/// The values of `objects` (devices by syspath, netdevs by ifindex) sorted by name, then by
+/// `tie` (the syspath, the ifindex): the order of rdmad.prom's series.
+template <typename Map, typename Tie>
+std::vector<const typename Map::mapped_type*> by_name(const Map& objects, Tie tie) {
+    using T = typename Map::mapped_type;
+    std::vector<const T*> out;
+    out.reserve(objects.size());
+    for (const auto& [key, o] : objects)
+        out.push_back(&o);
+    std::sort(out.begin(), out.end(), [tie](const T* a, const T* b) {
+        return std::tie(a->name, a->*tie) < std::tie(b->name, b->*tie);
     });
     return out;
 }
@@ -277,19 +274,15 @@ const char* pfc_status(PfcActual::Status s) {
 /// One sample per DSCP entry, its value the priority: `{...,dscp="26"} 3`.
 void dscp_map(Sampler& s, FamilyId f, const std::string& port, const DscpMap& map) {
     for (const auto& [dscp, prio] : map)
-        s.add(f, with(port, "dscp", std::to_string(dscp)), prio);
+        s.add(f, port, {{"dscp", std::to_string(dscp)}}, prio);
 }
 
 void priorities(Sampler& s, FamilyId f, const std::string& port,
                 const std::vector<uint8_t>& no_drop) {
     static const char* const names[8] = {"0", "1", "2", "3", "4", "5", "6", "7"};
     for (uint8_t p = 0; p < 8; ++p)
-        s.add(f, with(port, "priority", names[p]),
+        s.add(f, port, {{"priority", names[p]}},
               std::find(no_drop.begin(), no_drop.end(), p) != no_drop.end() ? 1 : 0);
-}
-
-std::string_view family_text(const PrometheusFragments& f, size_t family) {
-    return std::string_view(f.text).substr(f.start[family], f.start[family + 1] - f.start[family]);
 }
 
 } // namespace
@@ -300,367 +293,312 @@ std::string escape_label_value(const std::string& value) {
     return out.substr(2, out.size() - 3); // without `="` and `"`
 }
 
-void render_manager(const ManagerFacts& facts, PrometheusFragments& out) {
-    Sampler s;
+namespace {
+
+void render_manager(const ManagerFacts& facts, Sampler& s) {
     s.states(kState, {}, "state", {"starting", "running", "degraded"}, facts.state);
     s.add(kConfigErrors, {}, static_cast<double>(facts.config_errors));
     if (facts.last_reconcile_usec)
         s.add(kLastReconcile, {}, static_cast<double>(*facts.last_reconcile_usec / 1000) / 1000.0);
-    s.pack(out);
 }
 
-void render_device(const DeviceState& d, PrometheusFragments& out) {
-    Sampler s;
-    const std::string dev = labels({{"device", d.name}});
-    s.add(kDeviceInfo,
-          labels({{"device", d.name},
-                  {"kernel_driver", d.kernel_driver},
-                  {"provider", d.provider},
-                  {"node_type", d.node_type}}),
-          1);
-    s.add(kProviderInstalled, dev, d.provider_installed ? 1 : 0);
-    std::vector<std::pair<std::string_view, std::string_view>> codes;
-    codes.reserve(d.problems.size());
-    for (const Problem& p : d.problems)
-        codes.emplace_back(p.code, p.severity);
-    std::sort(codes.begin(), codes.end());
-    for (size_t i = 0; i < codes.size();) {
-        size_t j = i;
-        while (j < codes.size() && codes[j] == codes[i])
-            ++j;
-        s.add(kProblems, with(with(dev, "code", codes[i].first), "severity", codes[i].second),
-              static_cast<double>(j - i));
-        i = j;
-    }
-    if (d.sriov.numvfs)
-        s.add(kSriovNumVfs, dev, *d.sriov.numvfs);
-    if (d.sriov.totalvfs)
-        s.add(kSriovTotalVfs, dev, *d.sriov.totalvfs);
-    if (d.desired_sriov_numvfs >= 0)
-        s.add(kDesiredSriovNumVfs, dev, d.desired_sriov_numvfs);
-    for (const PortState& p : d.ports) {
-        const std::string port = with(dev, "port", std::to_string(p.number));
-        s.add(kPortInfo,
-              with(with(with(port, "link_layer", p.link_layer), "transport", p.transport), "netdev",
-                   p.netdev),
-              1);
-        s.add(kInSync, port, p.in_sync ? 1 : 0);
+/// The samples of port `p` of the family s.family(); `dev()` gives the device's label. The
+/// labels are built on first use: most families have no sample for most ports.
+template <typename DeviceLabel>
+void render_port(const PortState& p, const DeviceLabel& dev, Sampler& s) {
+    bool built = false;
+    auto port = [&]() -> const std::string& {
+        std::string& label = s.port_label();
+        if (!built) {
+            built = true;
+            label = dev();
+            label += ',';
+            char number[16];
+            const auto n = std::to_chars(number, number + sizeof number, p.number);
+            append_label(label, "port",
+                         std::string_view(number, static_cast<size_t>(n.ptr - number)));
+        }
+        return label;
+    };
+    switch (s.family()) {
+    case kPortInfo:
+        s.add(kPortInfo, port(),
+              {{"link_layer", p.link_layer}, {"transport", p.transport}, {"netdev", p.netdev}}, 1);
+        break;
+    case kInSync:
+        s.add(kInSync, port(), p.in_sync ? 1 : 0);
+        break;
+    case kPortType:
         if (!p.port_type.empty())
-            s.states(kPortType, port, "type", {"ib", "eth", "auto"}, port_type_mode(p.port_type));
+            s.states(kPortType, port(), "type", {"ib", "eth", "auto"}, port_type_mode(p.port_type));
+        break;
+    case kDesiredType:
         if (!p.desired_port_type.empty())
-            s.states(kDesiredType, port, "type", {"ib", "eth", "auto"}, p.desired_port_type);
+            s.states(kDesiredType, port(), "type", {"ib", "eth", "auto"}, p.desired_port_type);
+        break;
+    case kNextBootType:
         if (!p.next_boot_port_type.empty())
-            s.states(kNextBootType, port, "type", {"ib", "eth", "auto"}, p.next_boot_port_type);
+            s.states(kNextBootType, port(), "type", {"ib", "eth", "auto"}, p.next_boot_port_type);
+        break;
+    case kTypePending:
         if (!p.next_boot_port_type.empty() || !p.pending_port_type.empty())
-            s.add(kTypePending, port, p.pending_port_type.empty() ? 0 : 1);
-        if (p.link_layer == "Ethernet") {
-            s.states(kPfcStatus, port, "status", {"ok", "not_supported", "failed", "unknown"},
+            s.add(kTypePending, port(), p.pending_port_type.empty() ? 0 : 1);
+        break;
+    case kPfcStatus:
+        if (p.link_layer == "Ethernet")
+            s.states(kPfcStatus, port(), "status", {"ok", "not_supported", "failed", "unknown"},
                      pfc_status(p.pfc.status));
-            if (p.pfc.status == PfcActual::Status::ok)
-                priorities(s, kNoDrop, port, p.pfc.priorities);
-        }
+        break;
+    case kNoDrop:
+        if (p.link_layer == "Ethernet" && p.pfc.status == PfcActual::Status::ok)
+            priorities(s, kNoDrop, port(), p.pfc.priorities);
+        break;
+    case kDesiredNoDrop:
         if (!p.desired_pfc_no_drop.empty())
-            priorities(s, kDesiredNoDrop, port, p.desired_pfc_no_drop);
-        if (p.pfc.status == PfcActual::Status::ok && !p.pfc.trust.empty()) {
-            s.states(kTrust, port, "trust", {"dscp", "pcp"}, p.pfc.trust);
-            dscp_map(s, kDscpPriority, port, p.pfc.dscp_map);
-        }
+            priorities(s, kDesiredNoDrop, port(), p.desired_pfc_no_drop);
+        break;
+    case kTrust:
+        if (p.pfc.status == PfcActual::Status::ok && !p.pfc.trust.empty())
+            s.states(kTrust, port(), "trust", {"dscp", "pcp"}, p.pfc.trust);
+        break;
+    case kDscpPriority:
+        if (p.pfc.status == PfcActual::Status::ok && !p.pfc.trust.empty())
+            dscp_map(s, kDscpPriority, port(), p.pfc.dscp_map);
+        break;
+    case kDesiredTrust:
         if (!p.desired_trust.empty())
-            s.states(kDesiredTrust, port, "trust", {"dscp", "pcp"}, p.desired_trust);
-        dscp_map(s, kDesiredDscpPriority, port, p.desired_dscp_priority);
+            s.states(kDesiredTrust, port(), "trust", {"dscp", "pcp"}, p.desired_trust);
+        break;
+    case kDesiredDscpPriority:
+        if (!p.desired_dscp_priority.empty())
+            dscp_map(s, kDesiredDscpPriority, port(), p.desired_dscp_priority);
+        break;
+    case kRdmaCmRoceMode:
         if (!p.rdma_cm.roce_mode.empty())
-            s.states(kRdmaCmRoceMode, port, "mode", {"RoCE v2", "IB/RoCE v1"}, p.rdma_cm.roce_mode);
+            s.states(kRdmaCmRoceMode, port(), "mode", {"RoCE v2", "IB/RoCE v1"},
+                     p.rdma_cm.roce_mode);
+        break;
+    case kDesiredRdmaCmRoceMode:
         if (!p.desired_rdma_cm_roce_mode.empty())
-            s.states(kDesiredRdmaCmRoceMode, port, "mode", {"RoCE v2", "IB/RoCE v1"},
+            s.states(kDesiredRdmaCmRoceMode, port(), "mode", {"RoCE v2", "IB/RoCE v1"},
                      p.desired_rdma_cm_roce_mode);
+        break;
+    case kRdmaCmTos:
         if (p.rdma_cm.tos)
-            s.add(kRdmaCmTos, port, *p.rdma_cm.tos);
+            s.add(kRdmaCmTos, port(), *p.rdma_cm.tos);
+        break;
+    case kDesiredRdmaCmTos:
         if (p.desired_rdma_cm_tos >= 0)
-            s.add(kDesiredRdmaCmTos, port, p.desired_rdma_cm_tos);
-        if (p.transport == "RoCE") {
+            s.add(kDesiredRdmaCmTos, port(), p.desired_rdma_cm_tos);
+        break;
+    case kRoceVersion:
+        if (p.transport == "RoCE")
             for (const char* v : {"v1", "v2"})
-                s.add(kRoceVersion, with(port, "version", v),
+                s.add(kRoceVersion, port(), {{"version", v}},
                       std::find(p.roce_versions.begin(), p.roce_versions.end(), v) !=
                               p.roce_versions.end()
                           ? 1
                           : 0);
-            s.add(kRoutable, port, has_routable_roce_v2_gid(p) ? 1 : 0);
-            if (!p.recommended_gid.gid.empty())
-                s.add(kGidIndex, port, p.recommended_gid.index);
-        }
-    }
-    s.pack(out);
-}
-
-void render_link(const LinkState& l, PrometheusFragments& out) {
-    Sampler s;
-    s.states(kRdmaCapable, labels({{"device", l.name}}), "state",
-             {"yes", "no", "module-not-loaded", "unknown"}, l.rdma_capable);
-    s.pack(out);
-}
-
-/// Append the samples of `text` (one family's, each line without the family's name) with the
-/// name `name` put back before each.
-/// `text`'s samples with the family's `name` and the object's first label (`base`,
-/// first_label() of the object's text) put back.
-void append_samples(std::string& out, std::string_view name, std::string_view text,
-                    std::string_view base) {
-    while (!text.empty()) {
-        const size_t newline = text.find('\n'); // every sample ends with one
-        const size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
-        out += name;
-        if (text.front() == kObjectLabel) {
-            out += '{';
-            out += base;
-            out += text.substr(1, end - 1);
-        } else {
-            out += text.substr(0, end);
-        }
-        text.remove_prefix(end);
+        break;
+    case kRoutable:
+        if (p.transport == "RoCE")
+            s.add(kRoutable, port(), has_routable_roce_v2_gid(p) ? 1 : 0);
+        break;
+    case kGidIndex:
+        if (p.transport == "RoCE" && !p.recommended_gid.gid.empty())
+            s.add(kGidIndex, port(), p.recommended_gid.index);
+        break;
+    default:
+        break;
     }
 }
 
-/// Bytes of the samples of `text` once append_samples() has put the name and `base` back (at
-/// most: a kObjectLabel inside a label value counts too).
-size_t samples_size(std::string_view name, std::string_view text, std::string_view base) {
-    return text.size() +
-           name.size() * static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) +
-           base.size() * static_cast<size_t>(std::count(text.begin(), text.end(), kObjectLabel));
-}
-
-/// rdmad.prom from the Manager's samples and every object's, in `objects`' order, into `out`.
-/// With `flush`, `out` is handed to it and emptied whenever it holds kFlushBytes or more, and
-/// at the end: the file goes out in pieces, never whole in memory.
-constexpr size_t kFlushBytes = 64 * 1024;
-
-void assemble_prometheus(const PrometheusFragments& manager,
-                         const std::vector<const PrometheusFragments*>& objects, std::string& out,
-                         const std::function<void(std::string_view)>* flush) {
-    const std::string_view manager_base = first_label(manager.text);
-    std::vector<std::string_view> bases;
-    bases.reserve(objects.size());
-    for (const auto* o : objects)
-        bases.push_back(first_label(o->text));
-    auto spill = [&] {
-        if (flush && out.size() >= kFlushBytes) {
-            (*flush)(out);
-            out.clear();
+/// The samples of device `d` and its ports of the family s.family().
+void render_device(const DeviceState& d, Sampler& s) {
+    bool built = false;
+    auto dev = [&]() -> const std::string& {
+        std::string& label = s.device_label();
+        if (!built) {
+            built = true;
+            label.clear();
+            append_label(label, "device", d.name);
         }
+        return label;
     };
-    for (size_t f = 0; f < kFamilyCount; ++f) {
-        // A family without samples is left out: a HELP alone would announce a metric that is
-        // not there.
-        bool any = !family_text(manager, f).empty();
-        for (size_t i = 0; !any && i < objects.size(); ++i)
-            any = !family_text(*objects[i], f).empty();
-        if (!any)
-            continue;
-        out += "# HELP ";
-        out += kFamilies[f].name;
-        out += ' ';
-        out += kFamilies[f].help;
-        out += "\n# TYPE ";
-        out += kFamilies[f].name;
-        out += " gauge\n";
-        append_samples(out, kFamilies[f].name, family_text(manager, f), manager_base);
-        for (size_t i = 0; i < objects.size(); ++i) {
-            append_samples(out, kFamilies[f].name, family_text(*objects[i], f), bases[i]);
-            spill();
+    switch (s.family()) {
+    case kDeviceInfo:
+        s.add(kDeviceInfo, dev(),
+              {{"kernel_driver", d.kernel_driver},
+               {"provider", d.provider},
+               {"node_type", d.node_type}},
+              1);
+        return;
+    case kProviderInstalled:
+        s.add(kProviderInstalled, dev(), d.provider_installed ? 1 : 0);
+        return;
+    case kProblems: {
+        std::vector<std::pair<std::string_view, std::string_view>> codes;
+        codes.reserve(d.problems.size());
+        for (const Problem& p : d.problems)
+            codes.emplace_back(p.code, p.severity);
+        std::sort(codes.begin(), codes.end());
+        for (size_t i = 0; i < codes.size();) {
+            size_t j = i;
+            while (j < codes.size() && codes[j] == codes[i])
+                ++j;
+            s.add(kProblems, dev(), {{"code", codes[i].first}, {"severity", codes[i].second}},
+                  static_cast<double>(j - i));
+            i = j;
         }
+        return;
     }
-    if (flush && !out.empty()) {
-        (*flush)(out);
-        out.clear();
+    case kSriovNumVfs:
+        if (d.sriov.numvfs)
+            s.add(kSriovNumVfs, dev(), *d.sriov.numvfs);
+        return;
+    case kSriovTotalVfs:
+        if (d.sriov.totalvfs)
+            s.add(kSriovTotalVfs, dev(), *d.sriov.totalvfs);
+        return;
+    case kDesiredSriovNumVfs:
+        if (d.desired_sriov_numvfs >= 0)
+            s.add(kDesiredSriovNumVfs, dev(), d.desired_sriov_numvfs);
+        return;
+    default:
+        break;
     }
+    for (const PortState& p : d.ports)
+        render_port(p, dev, s);
 }
 
-std::string assemble_prometheus(const PrometheusFragments& manager,
-                                const std::vector<const PrometheusFragments*>& objects) {
-    size_t size = 0;
+void render_link(const LinkState& l, Sampler& s) {
+    std::string& dev = s.device_label();
+    dev.clear();
+    append_label(dev, "device", l.name);
+    s.states(kRdmaCapable, dev, "state", {"yes", "no", "module-not-loaded", "unknown"},
+             l.rdma_capable);
+}
+
+/// rdmad.prom into `out`, family by family, each family's samples object by object (the
+/// Manager, `devices`, `links`, in that order); with `flush`, in pieces (Sampler::spill()).
+void emit_prometheus(const ManagerFacts& facts, const std::vector<const DeviceState*>& devices,
+                     const std::vector<const LinkState*>& links, std::string& out,
+                     const std::function<void(std::string_view)>* flush) {
+    Sampler s(out, flush);
     for (size_t f = 0; f < kFamilyCount; ++f) {
-        const std::string_view name = kFamilies[f].name;
-        size += 2 * name.size() + std::strlen(kFamilies[f].help) + 24 +
-                samples_size(name, family_text(manager, f), first_label(manager.text));
-        for (const PrometheusFragments* o : objects)
-            size += samples_size(name, family_text(*o, f), first_label(o->text));
+        s.begin(static_cast<FamilyId>(f));
+        if (f < kDeviceInfo) {
+            render_manager(facts, s);
+        } else if (f < kRdmaCapable) {
+            for (const DeviceState* d : devices) {
+                render_device(*d, s);
+                s.spill();
+            }
+        } else {
+            for (const LinkState* l : links) {
+                render_link(*l, s);
+                s.spill();
+            }
+        }
+        s.spill();
     }
-    std::string out;
-    out.reserve(size);
-    assemble_prometheus(manager, objects, out, nullptr);
-    return out;
+    s.finish();
+}
+
+// The change-set names (inventory/properties.cpp and the settings' rows) of what
+// render_device(), render_port() and render_link() read. "syspath" and a netdev's index
+// break ties in the name order; "Ports" is a port come or gone.
+constexpr std::string_view kDeviceShown[] = {
+    "Name",        "syspath",           "NodeType",           "KernelDriver",
+    "Provider",    "ProviderInstalled", "Problems",           "ProblemDetails",
+    "SRIOVNumVFs", "SRIOVTotalVFs",     "DesiredSRIOVNumVFs", "Ports",
+};
+constexpr std::string_view kPortShown[] = {
+    "Number",
+    "LinkLayer",
+    "Transport",
+    "netdev",
+    "InSync",
+    "PortType",
+    "DesiredPortType",
+    "NextBootPortType",
+    "PendingPortType",
+    "pfc",
+    "Trust",
+    "DSCPPriority",
+    "DesiredPFCNoDrop",
+    "DesiredTrust",
+    "DesiredDSCPPriority",
+    "rdma_cm",
+    "RDMACMRoCEMode",
+    "DesiredRDMACMRoCEMode",
+    "RDMACMToS",
+    "DesiredRDMACMToS",
+    "RoCEVersions",
+    "GIDs",
+    "RecommendedGID",
+};
+constexpr std::string_view kLinkShown[] = {"Name", "RdmaCapable"};
+
+template <size_t N> bool listed(const std::string_view (&names)[N], std::string_view name) {
+    return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+template <typename Key, size_t N>
+bool names_any(const std::map<Key, std::set<std::string>>& changed,
+               const std::string_view (&shown)[N]) {
+    for (const auto& [key, properties] : changed)
+        for (const std::string& p : properties)
+            if (listed(shown, p))
+                return true;
+    return false;
+}
+
+} // namespace
+
+void write_prometheus(const HostState& inventory, const ManagerFacts& facts,
+                      const std::function<void(std::string_view)>& out) {
+    std::string piece;
+    piece.reserve(kFlushBytes + 4096);
+    emit_prometheus(facts, by_name(inventory.devices, &DeviceState::syspath),
+                    by_name(inventory.links, &LinkState::index), piece, &out);
 }
 
 std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts) {
-    PrometheusFragments manager;
-    render_manager(facts, manager);
-    std::vector<PrometheusFragments> rendered(inventory.devices.size() + inventory.links.size());
-    std::vector<const PrometheusFragments*> order;
-    order.reserve(rendered.size());
-    size_t i = 0;
-    for (const DeviceState* d : by_name(inventory)) {
-        render_device(*d, rendered[i]);
-        order.push_back(&rendered[i++]);
-    }
-    std::vector<const LinkState*> links;
-    for (const auto& [index, l] : inventory.links)
-        links.push_back(&l);
-    std::sort(links.begin(), links.end(), [](const LinkState* a, const LinkState* b) {
-        return std::tie(a->name, a->index) < std::tie(b->name, b->index);
-    });
-    for (const LinkState* l : links) {
-        render_link(*l, rendered[i]);
-        order.push_back(&rendered[i++]);
-    }
-    return assemble_prometheus(manager, order);
+    std::string out;
+    emit_prometheus(facts, by_name(inventory.devices, &DeviceState::syspath),
+                    by_name(inventory.links, &LinkState::index), out, nullptr);
+    return out;
 }
 
 // ---- PrometheusRenderer ----------------------------------------------------------------
 
 void PrometheusRenderer::changed(const ChangeSet& changes) {
-    if (all_stale_)
+    if (text_changed_)
         return;
-    for (const auto* ids : {&changes.devices_added, &changes.devices_removed})
-        stale_devices_.insert(ids->begin(), ids->end());
-    // The order is by name: sorted again when an object comes, goes or is renamed.
-    for (const auto& [id, properties] : changes.devices_changed) {
-        stale_devices_.insert(id);
-        if (properties.count("Name"))
-            order_stale_ = true;
-    }
-    for (const auto& [key, _] : changes.ports_changed)
-        stale_devices_.insert(key.first);
-    // A netdev's samples are its Name and RdmaCapable (render_link()), rendered at each write.
-    if (!changes.links_added.empty() || !changes.links_removed.empty())
-        order_stale_ = text_changed_ = true;
-    for (const auto& [index, properties] : changes.links_changed) {
-        if (properties.count("Name"))
-            order_stale_ = text_changed_ = true;
-        if (properties.count("RdmaCapable"))
-            text_changed_ = true;
-    }
+    // Every device and netdev has samples: one come or gone changes the text.
+    text_changed_ = !changes.devices_added.empty() || !changes.devices_removed.empty() ||
+                    !changes.links_added.empty() || !changes.links_removed.empty() ||
+                    names_any(changes.devices_changed, kDeviceShown) ||
+                    names_any(changes.ports_changed, kPortShown) ||
+                    names_any(changes.links_changed, kLinkShown);
 }
 
-void PrometheusRenderer::render_device_entry(const std::string& id, const Inventory& inventory) {
-    const std::string& syspath = inventory.syspath_of(id);
-    const DeviceState* d = syspath.empty() ? nullptr : inventory.device(syspath);
-    if (!d) {
-        if (devices_.erase(id))
-            order_stale_ = text_changed_ = true;
-        return;
-    }
-    auto [entry, fresh] = devices_.try_emplace(id);
-    if (fresh)
-        order_stale_ = true;
-    PrometheusFragments next;
-    render_device(*d, next);
-    keep(entry->second, std::move(next));
-    ++objects_rendered_;
-}
-
-void PrometheusRenderer::update(const Inventory& inventory, const ManagerFacts& facts) {
-    if (all_stale_) {
-        all_stale_ = false;
-        devices_.clear();
-        for (const auto& [syspath, d] : inventory.state().devices)
-            render_device_entry(inventory.id_of(syspath), inventory);
-        order_stale_ = text_changed_ = true;
-    } else {
-        for (const std::string& id : stale_devices_)
-            render_device_entry(id, inventory);
-    }
-    stale_devices_.clear();
-    if (order_stale_) {
-        order_stale_ = false;
-        if (sort_order(inventory))
-            text_changed_ = true;
-    }
-    PrometheusFragments manager;
-    render_manager(facts, manager);
-    keep(manager_, std::move(manager));
-    if (text_changed_) {
-        text_changed_ = false;
+void PrometheusRenderer::update(const Inventory&, const ManagerFacts& facts) {
+    if (text_changed_ || !(facts == facts_))
         ++generation_;
-    }
-}
-
-std::vector<PrometheusFragments>
-PrometheusRenderer::render_links(const Inventory& inventory) const {
-    std::vector<PrometheusFragments> links;
-    links.reserve(link_order_.size());
-    for (const int32_t index : link_order_)
-        if (const LinkState* l = inventory.link(index))
-            render_link(*l, links.emplace_back());
-    return links;
-}
-
-std::vector<const PrometheusFragments*>
-PrometheusRenderer::objects(const std::vector<PrometheusFragments>& links) const {
-    std::vector<const PrometheusFragments*> all;
-    all.reserve(order_.size() + links.size());
-    all.insert(all.end(), order_.begin(), order_.end());
-    for (const PrometheusFragments& l : links)
-        all.push_back(&l);
-    return all;
+    text_changed_ = false;
+    facts_ = facts;
 }
 
 void PrometheusRenderer::write(const Inventory& inventory,
                                const std::function<void(std::string_view)>& out) const {
-    const std::vector<PrometheusFragments> links = render_links(inventory);
-    std::string piece;
-    piece.reserve(kFlushBytes + 4096);
-    assemble_prometheus(manager_, objects(links), piece, &out);
+    write_prometheus(inventory.state(), facts_, out);
 }
 
 std::string PrometheusRenderer::render(const Inventory& inventory, const ManagerFacts& facts) {
     update(inventory, facts);
-    return assemble_prometheus(manager_, objects(render_links(inventory)));
-}
-
-bool PrometheusRenderer::sort_order(const Inventory& inventory) {
-    struct Keyed {
-        const std::string* name;
-        const std::string* syspath;
-        const PrometheusFragments* text;
-    };
-    std::vector<Keyed> devices;
-    devices.reserve(devices_.size());
-    for (const auto& [id, text] : devices_) {
-        const std::string& syspath = inventory.syspath_of(id);
-        if (const DeviceState* d = inventory.device(syspath))
-            devices.push_back({&d->name, &syspath, &text});
-    }
-    std::sort(devices.begin(), devices.end(), [](const Keyed& a, const Keyed& b) {
-        return std::tie(*a.name, *a.syspath) < std::tie(*b.name, *b.syspath);
-    });
-    std::vector<const LinkState*> links;
-    links.reserve(inventory.state().links.size());
-    for (const auto& [index, l] : inventory.state().links)
-        links.push_back(&l);
-    std::sort(links.begin(), links.end(), [](const LinkState* a, const LinkState* b) {
-        return std::tie(a->name, a->index) < std::tie(b->name, b->index);
-    });
-    std::vector<const PrometheusFragments*> order;
-    order.reserve(devices.size());
-    for (const Keyed& k : devices)
-        order.push_back(k.text);
-    std::vector<int32_t> link_order;
-    link_order.reserve(links.size());
-    for (const LinkState* l : links)
-        link_order.push_back(l->index);
-    if (order == order_ && link_order == link_order_)
-        return false;
-    order_ = std::move(order);
-    link_order_ = std::move(link_order);
-    return true;
-}
-
-void PrometheusRenderer::keep(PrometheusFragments& slot, PrometheusFragments&& next) {
-    if (next.text == slot.text && next.start == slot.start)
-        return;
-    // Rendered by appending: the slack of its growth is not kept per object.
-    next.text.shrink_to_fit();
-    slot = std::move(next);
-    text_changed_ = true;
+    return render_prometheus(inventory.state(), facts_);
 }
 
 } // namespace rdmad::exports

@@ -16,14 +16,10 @@
 #include "inventory/inventory.hpp"
 #include "inventory/model.hpp"
 
-#include <array>
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <set>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace rdmad::exports {
 
@@ -70,75 +66,42 @@ std::string render_prometheus(const HostState& inventory, const ManagerFacts& fa
 /// The metric families of rdmad.prom (listed at render_prometheus()).
 inline constexpr size_t kFamilyCount = 30;
 
-/// One object's samples (the Manager's, one RDMA device's with its ports, or one netdev's),
-/// family by family: family f is text[start[f], start[f + 1]). No HELP or TYPE lines, and
-/// each sample without its family's name (the same for every sample of the family; put back
-/// when the file is assembled): at 1,024 devices the names were a third of the kept text.
-/// Nor, but in its first sample, the object's own first label (`device="mlx5_0"`): a sample
-/// that starts with it starts with a mark instead (prometheus.cpp kObjectLabel).
-struct PrometheusFragments {
-    std::string text;
-    std::array<uint32_t, kFamilyCount + 1> start{};
-};
+/// render_prometheus() piece by piece: `out` is called with pieces of about 64 KiB, in order,
+/// rendered family by family, one object at a time, as they go: neither the whole text nor any
+/// object's samples are kept (the transient memory is one piece and a pointer per object,
+/// to sort them by name).
+void write_prometheus(const HostState& inventory, const ManagerFacts& facts,
+                      const std::function<void(std::string_view)>& out);
 
-/// rdmad.prom kept rendered object by object, so that a change costs the objects it names,
-/// not the host: changed() marks what a change set names, update() renders those again (and
-/// nothing else), and write() or render() joins every object's samples, family by family, in
-/// the order render_prometheus() gives. render() equals render_prometheus() on the same
-/// inventory as long as every change of the inventory since the last update() was passed to
-/// changed().
+/// rdmad.prom, rendered from the Inventory at each write(), with nothing kept per object:
+/// changed() decides from a change set's structure (objects added, removed) and property
+/// names whether the text may have changed, in the time of the change set; update() counts it
+/// in generation(), so that the export writer skips a write when nothing it shows changed,
+/// without a copy of the text (1.3 MB at 1,024 devices) to compare with. A property whose new
+/// value happens to show as the old one did (a GID table change that leaves the routable flag)
+/// still counts: the writer then writes the same bytes again.
 class PrometheusRenderer {
   public:
-    /// The devices (by Inventory id) and netdevs (by ifindex) that `changes` names, added,
-    /// changed or removed, are rendered again at the next update().
+    /// Notes whether `changes` names an object or a property rdmad.prom shows.
     void changed(const ChangeSet& changes);
-    /// Render every object again at the next update() (start-up, a lost change set).
-    void invalidate() { all_stale_ = true; }
-    /// Bring the kept samples up to `inventory` and `facts`: the devices changed() named are
-    /// rendered again, the order and generation() follow. Then write() gives the file.
+    /// The text counts as changed at the next update() (start-up, a lost change set).
+    void invalidate() { text_changed_ = true; }
+    /// Takes `facts` (the Manager's samples) and counts a new generation() when they differ
+    /// from the last ones or changed() saw a change since. Renders nothing.
     void update(const Inventory& inventory, const ManagerFacts& facts);
-    /// The whole rdmad.prom as of the last update() (`inventory` the one given there), in
-    /// pieces of about 64 KiB, in order: the export writer streams it to the file, so the text
-    /// (1.3 MB at 1,024 devices) is never whole in memory. The netdevs' samples are rendered
-    /// here from `inventory`, not kept.
+    /// The whole rdmad.prom (write_prometheus()) of `inventory` and the facts of the last
+    /// update(), in pieces of about 64 KiB: the export writer streams it to the file.
     void write(const Inventory& inventory, const std::function<void(std::string_view)>& out) const;
     /// update(), then the whole rdmad.prom as one text (what write() gives, joined).
     std::string render(const Inventory& inventory, const ManagerFacts& facts);
-    /// Counts the texts update() made that differ from the one before (the first counts): a
-    /// writer that keeps the generation it wrote needs no copy of the text to compare.
+    /// Counts the update()s after which the text may differ from the one before (the first
+    /// counts): a writer that keeps the generation it wrote needs no copy of the text.
     uint64_t generation() const { return generation_; }
-    /// Devices rendered into kept samples since construction (for tests and benchmarks).
-    uint64_t objects_rendered() const { return objects_rendered_; }
 
   private:
-    // An object's sort key (device name and syspath, netdev name) is not kept: the order is
-    // sorted again from the Inventory when an object came, went or was renamed (a change set
-    // naming its Name): a copy of every syspath and name was 0.17 MB at 1,024 devices.
-    void render_device_entry(const std::string& id, const Inventory& inventory);
-    /// order_ and link_order_ from the Inventory's names; true when either changed.
-    bool sort_order(const Inventory& inventory);
-    /// The netdevs' samples in link_order_, rendered from `inventory`.
-    std::vector<PrometheusFragments> render_links(const Inventory& inventory) const;
-    /// order_, then `links`: every object of the file in its order.
-    std::vector<const PrometheusFragments*>
-    objects(const std::vector<PrometheusFragments>& links) const;
-
-    bool all_stale_ = true;
-    bool order_stale_ = true;
-    std::set<std::string> stale_devices_;                ///< Inventory ids
-    std::map<std::string, PrometheusFragments> devices_; ///< by Inventory id
-    std::vector<const PrometheusFragments*> order_;      ///< devices by name
-    /// Netdevs (ifindexes) by name. A netdev's samples (one family, four lines: its name and
-    /// RdmaCapable) are rendered at each write() instead of kept: kept, they were 0.35 MB at
-    /// 1,024 netdevs. What changes them is known from the change set's property names.
-    std::vector<int32_t> link_order_;
-    /// Put `next` into `slot`, noting whether that changes the text.
-    void keep(PrometheusFragments& slot, PrometheusFragments&& next);
-
-    PrometheusFragments manager_;
-    uint64_t objects_rendered_ = 0;
+    ManagerFacts facts_;
     uint64_t generation_ = 0;
-    bool text_changed_ = true; ///< since the last update(): a fragment, a netdev, or the order
+    bool text_changed_ = true; ///< since the last update()
 };
 
 /// A label value in the exposition format: backslash, double quote and line feed escaped.
