@@ -44,10 +44,6 @@ KnownDevice know_device(const DeviceState& d) {
     return k;
 }
 
-KnownLink know_link(const LinkState& l) {
-    return KnownLink{l.name, l.pci_address, l.rdma_device};
-}
-
 void put(std::map<std::string, std::string>& env, const char* name, const std::string& value) {
     if (!value.empty())
         env[name] = value;
@@ -80,7 +76,7 @@ Event device_event(const std::string& name, const std::string& id, const KnownDe
     return e;
 }
 
-Event link_event(const std::string& name, int32_t ifindex, const KnownLink& l) {
+Event link_event(const std::string& name, int32_t ifindex, const LinkState& l) {
     Event e{name, l.name, {{"RDMAD_EVENT", name}}, "link " + std::to_string(ifindex)};
     put(e.env, "RDMAD_NETDEV", l.name);
     put(e.env, "RDMAD_DEVICE", l.rdma_device);
@@ -95,8 +91,6 @@ Known know_all(const Inventory& inventory) {
     Known k;
     for (const auto& [syspath, d] : inventory.state().devices)
         k.devices[inventory.id_of(syspath)] = know_device(d);
-    for (const auto& [ifindex, l] : inventory.state().links)
-        k.links[ifindex] = know_link(l);
     return k;
 }
 
@@ -110,24 +104,12 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
         out.push_back(device_event("device-removed", id, it->second, nullptr, 0));
         known.devices.erase(it);
     }
-    for (int32_t ifindex : changes.links_removed) {
-        auto it = known.links.find(ifindex);
-        if (it == known.links.end())
-            continue;
-        out.push_back(link_event("link-removed", ifindex, it->second));
-        known.links.erase(it);
-    }
-    // Links that changed keep what they are known by up to date (a rename, an RDMA device).
-    for (const auto& [ifindex, _] : changes.links_changed)
-        if (const LinkState* l = inventory.link(ifindex); l && known.links.count(ifindex))
-            known.links[ifindex] = know_link(*l);
-    for (int32_t ifindex : changes.links_added) {
-        const LinkState* l = inventory.link(ifindex);
-        if (!l)
-            continue;
-        known.links[ifindex] = know_link(*l);
-        out.push_back(link_event("link-added", ifindex, known.links[ifindex]));
-    }
+    for (int32_t ifindex : changes.links_removed)
+        if (auto gone = changes.links_gone.find(ifindex); gone != changes.links_gone.end())
+            out.push_back(link_event("link-removed", ifindex, gone->second));
+    for (int32_t ifindex : changes.links_added)
+        if (const LinkState* l = inventory.link(ifindex))
+            out.push_back(link_event("link-added", ifindex, *l));
     for (const auto& id : changes.devices_added) {
         const DeviceState* d = inventory.device(inventory.syspath_of(id));
         if (!d)

@@ -67,17 +67,10 @@ struct KnownDevice {
     bool operator==(const KnownDevice&) const = default;
 };
 
-struct KnownLink {
-    std::string name;
-    std::string pci_address;
-    std::string rdma_device;
-    bool operator==(const KnownLink&) const = default;
-};
-
-/// Devices by Inventory id, links by ifindex.
+/// Devices by Inventory id. Netdevs are not kept: a change set names a removed one with its
+/// last state (ChangeSet::links_gone), and a copy of each was about 150 bytes a netdev.
 struct Known {
     std::map<std::string, KnownDevice> devices;
-    std::map<int32_t, KnownLink> links;
     bool operator==(const Known&) const = default;
 };
 

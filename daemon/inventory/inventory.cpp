@@ -82,8 +82,11 @@ void ChangeSet::merge(const ChangeSet& o) {
             ports_changed[key].insert(props.begin(), props.end());
     for (const int32_t i : o.links_removed) {
         links_changed.erase(i);
-        if (!links_added.erase(i))
-            links_removed.insert(i);
+        if (links_added.erase(i))
+            continue; // added and gone within the same set: never shown
+        links_removed.insert(i);
+        if (auto gone = o.links_gone.find(i); gone != o.links_gone.end())
+            links_gone.emplace(i, gone->second); // the first removal's, if it came back between
     }
     for (const int32_t i : o.links_added) {
         // An ifindex removed, then added again in one set: a new netdev, retract and announce.
@@ -431,6 +434,7 @@ ChangeSet Inventory::remove_link(int32_t ifindex) {
         return cs;
     index_link(it->second, false);
     mark_link_relatives(it->second);
+    cs.links_gone.emplace(ifindex, std::move(it->second));
     state_.links.erase(it);
     cs.links_removed.insert(ifindex);
     return settled(std::move(cs));

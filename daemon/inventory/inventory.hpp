@@ -31,6 +31,11 @@ struct ChangeSet {
     std::set<int32_t> links_added;
     std::set<int32_t> links_removed;
     std::map<int32_t, std::set<std::string>> links_changed;
+    /// The links of `links_removed` as they were last, by ifindex: what names a netdev once
+    /// the Inventory has forgotten it (the dispatcher's link-removed), so that no consumer
+    /// keeps a copy of every netdev for the day it goes. Moved out of the Inventory, not
+    /// copied.
+    std::map<int32_t, LinkState> links_gone;
 
     bool empty() const;
     /// Add `other`'s changes: an object added then removed is neither; removed then added

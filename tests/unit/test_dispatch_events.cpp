@@ -107,7 +107,29 @@ TEST_CASE("dispatch: devices and netdevs that come and go are device-/link-added
     CHECK(events[0].env.at("RDMAD_OBJECT_PATH") == "/org/rdmad1/device/b8599f0300d40b00");
     CHECK(events[1].env.at("RDMAD_DEVICE") == "mlx5_2");
     CHECK(known.devices.size() == 1);
-    CHECK(known.links.empty());
+}
+
+TEST_CASE("dispatch: a netdev renamed, then removed, is link-removed under its last name; one "
+          "added and removed within a change set is neither") {
+    Inventory inv;
+    inv.put_link(netdev(7, "ens2f0np0", "", "0000:5e:00.0"));
+    Known known = know_all(inv);
+    LinkState renamed = *inv.link(7);
+    renamed.name = "rdma7";
+    ChangeSet cs = inv.put_link(renamed);
+    cs.merge(inv.remove_link(7));
+    auto events = derive_events(cs, inv, known);
+    REQUIRE(names(events) == std::vector<std::string>{"rdma7 link-removed"});
+    CHECK(events[0].env.at("RDMAD_NETDEV") == "rdma7");
+    CHECK(events[0].env.at("RDMAD_PCI_ADDRESS") == "0000:5e:00.0");
+
+    LinkState brief = renamed;
+    brief.index = 70;
+    brief.name = "brief0";
+    cs = inv.put_link(brief);
+    cs.merge(inv.remove_link(70));
+    CHECK(cs.links_gone.empty());
+    CHECK(derive_events(cs, inv, known).empty());
 }
 
 TEST_CASE("dispatch: a new error or warning problem is a problem event, once; info is none; a "
