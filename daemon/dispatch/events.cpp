@@ -29,10 +29,6 @@ namespace {
 
 KnownDevice know_device(const DeviceState& d) {
     KnownDevice k;
-    k.name = d.name;
-    k.pci_address = d.pci_address;
-    if (!d.ports.empty())
-        k.transport = d.ports.front().transport;
     for (const auto& p : d.ports)
         k.ports[p.number] = KnownPort{p.state == "ACTIVE", p.in_sync};
     for (const auto& p : d.problems)
@@ -49,23 +45,24 @@ void put(std::map<std::string, std::string>& env, const char* name, const std::s
         env[name] = value;
 }
 
-/// A device or port event; `port` 0 for the device itself.
-Event device_event(const std::string& name, const std::string& id, const KnownDevice& d,
-                   const DeviceState* state, uint32_t port) {
+/// A device or port event of `d`: the device as it is, or as it was last when `gone` (then
+/// no netdev or port state is named); `port` 0 for the device itself.
+Event device_event(const std::string& name, const std::string& id, const DeviceState& d,
+                   bool gone, uint32_t port) {
     Event e{name, d.name, {{"RDMAD_EVENT", name}}, "device " + id};
     put(e.env, "RDMAD_DEVICE", d.name);
     put(e.env, "RDMAD_PCI_ADDRESS", d.pci_address);
     std::string path = device_path(id);
-    std::string transport = d.transport;
+    std::string transport = d.ports.empty() ? std::string() : d.ports.front().transport.str();
     if (port) {
         path += "/port/" + std::to_string(port);
         e.key += " port " + std::to_string(port);
         put(e.env, "RDMAD_PORT", std::to_string(port));
     }
     put(e.env, "RDMAD_OBJECT_PATH", path);
-    if (state)
-        for (const auto& p : state->ports)
-            if (p.number == port || (!port && p.number == state->ports.front().number)) {
+    if (!gone)
+        for (const auto& p : d.ports)
+            if (p.number == port || (!port && p.number == d.ports.front().number)) {
                 transport = p.transport;
                 put(e.env, "RDMAD_NETDEV", p.netdev);
                 if (port)
@@ -101,7 +98,8 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
         auto it = known.devices.find(id);
         if (it == known.devices.end())
             continue;
-        out.push_back(device_event("device-removed", id, it->second, nullptr, 0));
+        if (auto gone = changes.devices_gone.find(id); gone != changes.devices_gone.end())
+            out.push_back(device_event("device-removed", id, gone->second, true, 0));
         known.devices.erase(it);
     }
     for (int32_t ifindex : changes.links_removed)
@@ -115,7 +113,7 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
         if (!d)
             continue;
         known.devices[id] = know_device(*d);
-        out.push_back(device_event("device-added", id, known.devices[id], d, 0));
+        out.push_back(device_event("device-added", id, *d, false, 0));
     }
     // What the change set names of each changed device: the transitions are read for those
     // properties only (their value before is what the scripts were told, in `known`).
@@ -137,10 +135,6 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
         if (!d || it == known.devices.end())
             continue;
         KnownDevice& k = it->second;
-        k.name = d->name;
-        k.pci_address = d->pci_address;
-        if (!d->ports.empty())
-            k.transport = d->ports.front().transport;
         // An init-capture: clang before 16 cannot capture a structured binding (P1091R3).
         auto names_of = [&ports = named.ports](uint32_t n) -> const std::set<std::string>& {
             auto p = ports.find(n);
@@ -154,7 +148,8 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
                 const bool active = p.state == "ACTIVE";
                 KnownPort& before = k.ports[p.number];
                 if (active != before.active && active == up) {
-                    out.push_back(device_event(up ? "port-up" : "port-down", id, k, d, p.number));
+                    out.push_back(
+                        device_event(up ? "port-up" : "port-down", id, *d, false, p.number));
                     if (!up)
                         went_down.insert(p.number);
                     before.active = active;
@@ -168,7 +163,7 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
                                        std::make_pair(code, port)) ||
                     (port && went_down.count(port)))
                     continue;
-                Event e = device_event("problem", id, k, d, port);
+                Event e = device_event("problem", id, *d, false, port);
                 e.key += " problem " + code;
                 put(e.env, "RDMAD_PROBLEM", code);
                 for (const auto& p : d->problems)
@@ -186,7 +181,7 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
             KnownPort& before = k.ports[p.number];
             if (p.in_sync && !before.in_sync) {
                 // One event per port, naming it: a script reacts to the port it was for.
-                Event e = device_event("reconciled", id, k, d, p.number);
+                Event e = device_event("reconciled", id, *d, false, p.number);
                 e.key += " reconciled";
                 out.push_back(std::move(e));
             }

@@ -54,16 +54,15 @@ class KnownPorts {
     std::vector<std::pair<uint32_t, KnownPort>> ports_; ///< by number, ascending
 };
 
-/// What the dispatcher knows of a device: enough to name it once it is gone and to see what a
-/// change set changed.
+/// What the dispatcher knows of a device: the values of the properties its events are
+/// transitions of, as the scripts were last told them. What names a device once it is gone
+/// comes with the change set (ChangeSet::devices_gone).
 struct KnownDevice {
-    std::string name;
-    std::string pci_address;
-    std::string transport; ///< of its first port, "" without ports
     KnownPorts ports;
     /// (code, port) of its error- and warning-level problems (Device.Problems), sorted and
-    /// distinct (a vector: a std::set node each was about 80 bytes)
-    std::vector<std::pair<std::string, uint32_t>> problems;
+    /// distinct (a vector: a std::set node each was about 80 bytes; the code shared with the
+    /// Problem's)
+    std::vector<std::pair<SharedText, uint32_t>> problems;
     bool operator==(const KnownDevice&) const = default;
 };
 

@@ -71,6 +71,8 @@ void ChangeSet::merge(const ChangeSet& o) {
         devices_removed.insert(id);
         devices_changed.erase(id);
         std::erase_if(ports_changed, [&](const auto& p) { return p.first.first == id; });
+        if (auto gone = o.devices_gone.find(id); gone != o.devices_gone.end())
+            devices_gone.emplace(id, gone->second); // the first removal's, as for links
     }
     for (const auto& id : o.devices_added)
         devices_added.insert(id);
@@ -292,6 +294,7 @@ bool Inventory::upgrade_id(const std::string& syspath, ChangeSet& cs) {
     // The object moves to the path a fresh start would give it.
     ChangeSet moved;
     moved.devices_removed.insert(id->second);
+    moved.devices_gone.emplace(id->second, *d);
     syspath_by_id_.erase(id->second);
     id->second = g;
     syspath_by_id_[g] = id->first;
@@ -341,6 +344,8 @@ ChangeSet Inventory::put_device(DeviceState d) {
     if (relatives)
         mark_device_relatives(old);
     index_device(&it->first, old, false);
+    if (!ports_same)
+        cs.devices_gone.emplace(id, std::move(old)); // retracted below, announced again
     old = std::move(d);
     index_device(&it->first, old, true);
     if (relatives)
@@ -374,6 +379,7 @@ ChangeSet Inventory::remove_device(std::string syspath) {
     if (id_entry != ids_.end())
         ids_.erase(id_entry);
     syspath_by_id_.erase(id);
+    cs.devices_gone.emplace(id, std::move(it->second));
     state_.devices.erase(it);
     cs.devices_removed.insert(id);
     cs.devices_changed.erase(id);

@@ -31,10 +31,12 @@ struct ChangeSet {
     std::set<int32_t> links_added;
     std::set<int32_t> links_removed;
     std::map<int32_t, std::set<std::string>> links_changed;
-    /// The links of `links_removed` as they were last, by ifindex: what names a netdev once
-    /// the Inventory has forgotten it (the dispatcher's link-removed), so that no consumer
-    /// keeps a copy of every netdev for the day it goes. Moved out of the Inventory, not
-    /// copied.
+    /// The objects of `devices_removed` (by id) and `links_removed` (by ifindex) as they were
+    /// last: what names a device or netdev once the Inventory has forgotten it or moved it to
+    /// another path (the dispatcher's device-removed and link-removed), so that no consumer
+    /// keeps a copy of every object for the day it goes. A removal moves the object here; a
+    /// device retracted to be announced again (other ports, a new id) is copied.
+    std::map<std::string, DeviceState> devices_gone;
     std::map<int32_t, LinkState> links_gone;
 
     bool empty() const;

@@ -188,3 +188,23 @@ TEST_CASE("dispatch: a port that goes down is port-down, not also its port's new
     CHECK(names(events) == std::vector<std::string>{"mlx5_0 port-down", "mlx5_0 problem"});
     CHECK(events[1].env.at("RDMAD_PROBLEM") == "provider-missing");
 }
+
+TEST_CASE("dispatch: a device retracted to be announced again (its ports changed) is "
+          "device-removed as it was, then device-added as it is") {
+    Inventory inv;
+    inv.put_device(cx5("mlx5_0", "b859:9f03:00d4:0a2a", "0000:3b:00.0"));
+    Known known = know_all(inv);
+    DeviceState d = *inv.device_named("mlx5_0");
+    d.name = "mlx5_9";
+    d.ports.pop_back(); // port 2 gone: other port numbers
+    const ChangeSet cs = inv.put_device(d);
+    REQUIRE(cs.devices_gone.count(kId0));
+    CHECK(cs.devices_gone.at(kId0).name == "mlx5_0");
+    CHECK(cs.devices_gone.at(kId0).ports.size() == 2);
+    const auto events = derive_events(cs, inv, known);
+    CHECK(names(events) ==
+          std::vector<std::string>{"mlx5_0 device-removed", "mlx5_9 device-added"});
+    CHECK(events[0].env.at("RDMAD_OBJECT_PATH") == "/org/rdmad1/device/" + kId0);
+    CHECK(!events[0].env.count("RDMAD_NETDEV")); // gone: no netdev named
+    CHECK(events[1].env.at("RDMAD_NETDEV") == "mlx5_0p1");
+}
