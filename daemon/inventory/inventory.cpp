@@ -255,7 +255,9 @@ ChangeSet Inventory::settled(ChangeSet cs) {
     return cs;
 }
 
-void Inventory::begin_batch() { ++batch_; }
+void Inventory::begin_batch() {
+    ++batch_;
+}
 
 ChangeSet Inventory::end_batch() {
     if (batch_ > 0 && --batch_ == 0)
@@ -308,15 +310,15 @@ bool Inventory::upgrade_id(const std::string& syspath, ChangeSet& cs) {
 
 ChangeSet Inventory::put_device(DeviceState d) {
     ChangeSet cs;
-    const std::string syspath = d.syspath;
+    const SharedText syspath = d.syspath; // the text d holds, shared by its key
     ++objects_compared_;
     auto it = state_.devices.find(syspath);
     if (it == state_.devices.end()) {
         const auto& [key, stored] = *state_.devices.emplace(syspath, std::move(d)).first;
-        index_device(&key, stored, true);
+        index_device(&key.str(), stored, true);
         const std::string id = choose_id(stored);
-        ids_[&key] = id;
-        syspath_by_id_[id] = &key;
+        ids_[&key.str()] = id;
+        syspath_by_id_[id] = &key.str();
         cs.devices_added.insert(id);
         mark_device_relatives(stored);
         return settled(std::move(cs));
@@ -343,11 +345,11 @@ ChangeSet Inventory::put_device(DeviceState d) {
     const bool relatives = props.count("Name") || props.count("PCIAddress");
     if (relatives)
         mark_device_relatives(old);
-    index_device(&it->first, old, false);
+    index_device(&it->first.str(), old, false);
     if (!ports_same)
         cs.devices_gone.emplace(id, std::move(old)); // retracted below, announced again
     old = std::move(d);
-    index_device(&it->first, old, true);
+    index_device(&it->first.str(), old, true);
     if (relatives)
         mark_device_relatives(old);
     if (netdevs_moved || props.count("physical_function"))
@@ -373,7 +375,7 @@ ChangeSet Inventory::remove_device(std::string syspath) {
         return cs;
     auto id_entry = ids_.find(syspath);
     const std::string id = id_entry == ids_.end() ? std::string() : id_entry->second;
-    index_device(&it->first, it->second, false);
+    index_device(&it->first.str(), it->second, false);
     mark_device_relatives(it->second);
     // Out of every index before the entry (the key they point at) goes.
     if (id_entry != ids_.end())
@@ -390,7 +392,7 @@ void Inventory::rename_device(std::string old_syspath, std::string new_syspath) 
     auto it = state_.devices.find(old_syspath);
     if (it == state_.devices.end() || state_.devices.count(new_syspath))
         return;
-    index_device(&it->first, it->second, false);
+    index_device(&it->first.str(), it->second, false);
     std::string id;
     if (auto id_entry = ids_.find(old_syspath); id_entry != ids_.end()) {
         id = std::move(id_entry->second);
@@ -400,9 +402,9 @@ void Inventory::rename_device(std::string old_syspath, std::string new_syspath) 
     state_.devices.erase(it);
     d.syspath = new_syspath;
     const auto& [key, stored] = *state_.devices.emplace(new_syspath, std::move(d)).first;
-    index_device(&key, stored, true);
-    syspath_by_id_[id] = &key;
-    ids_[&key] = std::move(id);
+    index_device(&key.str(), stored, true);
+    syspath_by_id_[id] = &key.str();
+    ids_[&key.str()] = std::move(id);
 }
 
 ChangeSet Inventory::put_link(LinkState l) {
@@ -465,7 +467,7 @@ ChangeSet Inventory::replace(HostState next) {
     // Known devices first: their ids stay. New ones then in name order, with every new
     // device indexed first, so that a GUID or PCI address shared with another new device is
     // seen as shared (the ids a fresh start gives).
-    using Entry = std::map<std::string, DeviceState>::iterator;
+    using Entry = decltype(next.devices)::iterator;
     std::vector<Entry> fresh;
     for (auto it = next.devices.begin(); it != next.devices.end(); ++it) {
         if (state_.devices.count(it->first))
@@ -482,7 +484,7 @@ ChangeSet Inventory::replace(HostState next) {
     stored.reserve(fresh.size());
     for (Entry it : fresh) {
         const auto& [key, d] = *state_.devices.insert(next.devices.extract(it)).position;
-        stored.emplace_back(&key, &d);
+        stored.emplace_back(&key.str(), &d);
     }
     for (const auto& [key, d] : stored)
         index_device(key, *d, true);

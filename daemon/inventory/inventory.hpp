@@ -118,7 +118,8 @@ class Inventory {
 
   private:
     /// A device's syspath as the key of its entry in state_.devices (util/key_ref.hpp): the
-    /// indexes below point at that one copy. An entry leaves every index before it is erased.
+    /// indexes below point at the text of that key (a SharedText's, which stays where it is
+    /// while the key holds it). An entry leaves every index before it is erased.
     using SyspathRef = KeyRef;
     /// (syspath, port number), by syspath, then number.
     struct PortRefLess {

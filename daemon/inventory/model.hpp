@@ -8,7 +8,10 @@
 // counts. A text many objects repeat (a port state, a driver, a GID type, a PCIe speed, a
 // doctor finding about the host) is a SharedText, one copy per distinct text (8 bytes where a
 // std::string is 32, and longer ones were a heap block each); a GID is its 16 bytes
-// (inventory/gid.hpp). Texts of one object (names, syspaths, addresses) stay std::string.
+// (inventory/gid.hpp). A syspath is one too, though one object's: a device's was held thrice
+// (HostState::devices's key, DeviceState::syspath, the scanner's `known_`), a netdev's twice (its
+// LinkState in the Inventory and the scanner's), a heap block of about 100 bytes a copy; each is
+// now held once, 8 bytes a holder. Other texts of one object (names, addresses): std::string.
 #pragma once
 
 #include "inventory/gid.hpp"
@@ -216,7 +219,7 @@ struct VfGuid {
 /// One RDMA device (`/sys/class/infiniband/<dev>`).
 struct DeviceState {
     std::string name;
-    std::string syspath;   ///< where it was read, for diagnostics
+    SharedText syspath;    ///< where it was read, for diagnostics; the key of HostState::devices
     SharedText node_type;  ///< "CA", "switch", "router", "RNIC", "usNIC", "usNIC UDP",
                            ///< "unspecified", or the kernel's text
     std::string node_guid; ///< "0002:c903:0031:78f0" form, "" when unreadable
@@ -263,7 +266,7 @@ struct DeviceState {
 struct LinkState {
     int32_t index = 0; ///< ifindex
     std::string name;
-    std::string syspath;
+    SharedText syspath;      ///< one copy for the Inventory's and the scanner's (model.hpp top)
     std::string pci_address; ///< "" when not on PCI
     SharedText driver;       ///< the netdev's device driver ("mlx5_core"), "" if virtual
     SharedText operstate;    ///< sysfs `operstate`: "up", "down", "unknown", ...
@@ -399,7 +402,9 @@ struct RdmaNetnsState {
 };
 
 struct HostState {
-    std::map<std::string, DeviceState> devices;
+    /// Keyed by DeviceState::syspath, the same SharedText (no second copy of the text); finds
+    /// by a std::string as well.
+    std::map<SharedText, DeviceState, SharedTextLess> devices;
     std::map<int32_t, LinkState> links;
     Mlx4ModuleActual mlx4_module; ///< as last read for a plan; not exported
     /// By PCI address: as a plan last read them (once per function at start, add or Reload,

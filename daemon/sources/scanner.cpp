@@ -87,16 +87,15 @@ void Scanner::read_device_at(const std::string& syspath) {
                       kMaxRetries + 1);
         incomplete_.erase(syspath);
     }
-    put_device_raw(syspath, std::move(d));
+    put_device_raw(std::move(d));
 }
 
 Scanner::DeviceKeys Scanner::keys_of(const DeviceState& d) {
     DeviceKeys k{d.name, d.pci_address, d.physical_function, d.parent_netdev, {}};
     for (const auto& p : d.ports)
         for (const auto& g : p.gids)
-            if (!g.netdev.empty() &&
-                std::find(k.gid_netdevs.begin(), k.gid_netdevs.end(), g.netdev) ==
-                    k.gid_netdevs.end())
+            if (!g.netdev.empty() && std::find(k.gid_netdevs.begin(), k.gid_netdevs.end(),
+                                               g.netdev) == k.gid_netdevs.end())
                 k.gid_netdevs.push_back(g.netdev);
     return k;
 }
@@ -123,25 +122,25 @@ const DeviceState* Scanner::device_read(const std::string& syspath) const {
     return inventory_.device(syspath);
 }
 
-std::optional<Scanner::DeviceKeys> Scanner::unindex_device_raw(std::set<std::string>::iterator it) {
+std::optional<Scanner::DeviceKeys> Scanner::unindex_device_raw(KnownDevices::iterator it) {
     if (const DeviceState* d = device_read(*it)) {
         DeviceKeys keys = keys_of(*d);
-        index_device_raw(&*it, keys, false);
+        index_device_raw(&it->str(), keys, false);
         return keys;
     }
     // Read, and held neither here nor by the Inventory (derive_all() reads it again).
     for (SyspathIndex* index : {&device_named_, &devices_at_pci_, &devices_on_netdev_})
-        index->remove_value(&*it);
+        index->remove_value(&it->str());
     return std::nullopt;
 }
 
-void Scanner::put_device_raw(const std::string& syspath, DeviceState d) {
+void Scanner::put_device_raw(DeviceState d) {
     // A device read again keeps its entry in known_: its key is what pfc_ports_ points at.
-    auto [it, added] = known_.insert(syspath);
+    auto [it, added] = known_.insert(d.syspath);
     if (!added)
         unindex_device_raw(it);
-    index_device_raw(&*it, keys_of(d), true);
-    pending_[syspath] = std::move(d);
+    index_device_raw(&it->str(), keys_of(d), true);
+    pending_.insert_or_assign(*it, std::move(d));
 }
 
 void Scanner::erase_device_raw(const std::string& syspath) {
@@ -149,7 +148,7 @@ void Scanner::erase_device_raw(const std::string& syspath) {
     if (it == known_.end())
         return;
     unindex_device_raw(it);
-    pfc_ports_.remove_value(&*it);
+    pfc_ports_.remove_value(&it->str());
     pending_.erase(syspath);
     known_.erase(it); // last: `syspath` may be its key
 }
@@ -192,8 +191,8 @@ void Scanner::read_link_at(const std::string& syspath) {
         return;
     }
     incomplete_.erase(syspath);
-    if (auto it = links_.find(link->index); it != links_.end() && it->second.syspath != syspath &&
-                                            sysfs::exists(it->second.syspath)) {
+    if (auto it = links_.find(link->index);
+        it != links_.end() && it->second.syspath != syspath && sysfs::exists(it->second.syspath)) {
         log::warning("{}: ifindex {} already belongs to {}; netdev not exported", syspath,
                      link->index, it->second.syspath);
         return;
@@ -210,7 +209,7 @@ void Scanner::read_link_at(const std::string& syspath) {
     stored = std::move(*link);
     if (auto at = link_at_.find(stored.syspath); at != link_at_.end())
         link_at_.erase(at);
-    link_at_.emplace(&stored.syspath, index);
+    link_at_.emplace(&stored.syspath.str(), index);
     link_names_.insert({stored.name, index});
     index_link_name(stored.name);
     if (!replaced.empty() && replaced != stored.name) {
@@ -350,15 +349,15 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
                 std::optional<DeviceState> read;
                 if (auto p = pending_.find(old_syspath); p != pending_.end())
                     read = std::move(pending_.extract(p).mapped());
-                pfc_ports_.remove_value(&*old);
+                pfc_ports_.remove_value(&old->str());
                 known_.erase(old);
                 erase_device_raw(ev.syspath);
                 const auto it = known_.insert(ev.syspath).first;
                 if (keys)
-                    index_device_raw(&*it, *keys, true);
+                    index_device_raw(&it->str(), *keys, true);
                 if (read) {
-                    read->syspath = ev.syspath;
-                    pending_[ev.syspath] = std::move(*read);
+                    read->syspath = *it;
+                    pending_.insert_or_assign(*it, std::move(*read));
                 }
                 renamed = std::make_pair(old_syspath, ev.syspath);
             }
@@ -399,7 +398,8 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
         dirty_aux_paths_.insert(ev.syspath);
     } else if (ev.subsystem == "pci") {
         const auto slash = ev.syspath.rfind('/');
-        const std::string name = slash == std::string::npos ? ev.syspath : ev.syspath.substr(slash + 1);
+        const std::string name =
+            slash == std::string::npos ? ev.syspath : ev.syspath.substr(slash + 1);
         if (is_pci_address(name))
             mark_pci_function(name);
         // Binding a PCI driver creates or removes its auxiliary devices (each with its own
@@ -747,7 +747,7 @@ ChangeSet Scanner::derive_into(Inventory& inventory, ScanChanges& changes) {
             if (port.link_layer == "Ethernet" && !port.netdev.empty()) {
                 netdevs.insert(port.netdev);
                 if (keys != known_.end())
-                    pfc_ports_.add(port.netdev, &*keys);
+                    pfc_ports_.add(port.netdev, &keys->str());
             }
     }
     std::set<std::string> refill;

@@ -45,7 +45,7 @@ struct ScanChanges {
 struct ScanOptions {
     ProviderPaths providers;
     std::string os_release_path = "/etc/os-release"; ///< os-release(5); /usr/lib/os-release
-                                                      ///< is tried when it is absent
+                                                     ///< is tried when it is absent
     KmodPaths kmod; ///< libkmod's module directory and modprobe.d (modalias lookups)
 };
 
@@ -130,7 +130,9 @@ class Scanner {
     /// the one given at construction: the devices read before are taken from it.
     ChangeSet derive_into(Inventory& inventory, ScanChanges& changes);
 
-    struct udev* udev_context() const { return udev_.get(); }
+    struct udev* udev_context() const {
+        return udev_.get();
+    }
 
   private:
     void read_device_at(const std::string& syspath);
@@ -147,8 +149,11 @@ class Scanner {
     /// VF's PF, whose sriov_numvfs a VF that comes or goes changes.
     void mark_physical_function(const std::string& pf_address, std::set<std::string>& out) const;
     void mark_pci_function(const std::string& pci_address);
+    /// Syspaths, held as the device's own SharedText (known_ below).
+    using KnownDevices = std::set<SharedText, SharedTextLess>;
     // What was read is changed through these only, so that the indexes below stay true.
-    void put_device_raw(const std::string& syspath, DeviceState d);
+    /// `d` read at `d.syspath`: held in pending_ until derived, indexed by its keys.
+    void put_device_raw(DeviceState d);
     void erase_device_raw(const std::string& syspath);
     /// What an RDMA device read is indexed by (its read values, from device_read()).
     struct DeviceKeys {
@@ -167,7 +172,7 @@ class Scanner {
     /// Take the device at `it` (in known_) out of the indexes, by the keys of device_read()
     /// (what it was indexed by), which are returned; when neither holds it, by a walk of each
     /// index.
-    std::optional<DeviceKeys> unindex_device_raw(std::set<std::string>::iterator it);
+    std::optional<DeviceKeys> unindex_device_raw(KnownDevices::iterator it);
     /// The whole host as exported: every device read (those pending taken from `pending_`,
     /// the others as_read() from `inventory`), every netdev, derived.
     HostState derive_all(const Inventory& inventory);
@@ -181,10 +186,16 @@ class Scanner {
     DistroFamily family_ = DistroFamily::unknown;
 
     // What was read, before derivation.
-    std::set<std::string> known_; ///< every RDMA device read, by syspath
-    /// RDMA devices read and not yet derived into the Inventory (and those still retried)
-    std::map<std::string, DeviceState> pending_;
-    std::map<int32_t, LinkState> links_; ///< by ifindex
+    /// Every RDMA device read, by syspath: the same SharedText as the device's `syspath` and its
+    /// key in the Inventory, so the text is held once (a heap block of about 100 bytes a copy
+    /// at 1,024 devices). The indexes below point at its text, which stays where it is while
+    /// held.
+    KnownDevices known_;
+    /// RDMA devices read and not yet derived into the Inventory (and those still retried);
+    /// keyed as HostState::devices, so that derive_all() moves their entries over whole
+    std::map<SharedText, DeviceState, SharedTextLess> pending_;
+    /// by ifindex; each syspath is the SharedText the Inventory's copy holds (one text)
+    std::map<int32_t, LinkState> links_;
     /// uverbs syspath -> (ibdev name, /dev path)
     std::map<std::string, std::pair<std::string, std::string>> verbs_;
     /// The auxiliary devices classify_links() reads (is_unbound_rdma_aux()), by syspath: at
@@ -206,7 +217,7 @@ class Scanner {
     doctor::LinkIndex link_named_;
     std::set<std::pair<std::string, int32_t>> link_names_; ///< (name, ifindex) of links_
     std::string provider_package_; ///< `[daemon] provider_package`, "" for the family's
-    HostFacts host_; ///< read by full_scan() and every full refresh() (doctor checks)
+    HostFacts host_;               ///< read by full_scan() and every full refresh() (doctor checks)
 
     /// Point link_named_[name] at the link of links_ with that name and the lowest ifindex,
     /// or drop it when none has the name.
@@ -227,7 +238,7 @@ class Scanner {
     bool dirty_verbs_ = false;                ///< every uverbs device (RDMA device names moved)
     std::set<std::string> dirty_verbs_paths_; ///< these uverbs devices only
     std::set<std::string> dirty_aux_paths_;   ///< auxiliary devices to read again
-    std::map<std::string, int> incomplete_; ///< syspath -> retries so far
+    std::map<std::string, int> incomplete_;   ///< syspath -> retries so far
 
     PfcReader pfc_;
     PciReads pci_reads_; ///< within one pass (full_scan(), refresh()); empty between them

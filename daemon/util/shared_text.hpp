@@ -54,6 +54,12 @@ class SharedText {
         return a.str().compare(b.str()) <=> 0;
     }
 
+    /// Hold this text with `more` appended (the text it held is not changed: other holders
+    /// keep it).
+    SharedText& operator+=(std::string_view more) {
+        return *this = SharedText(str() + std::string(more));
+    }
+
     friend std::string operator+(const std::string& a, const SharedText& b) { return a + b.str(); }
     friend std::string operator+(const SharedText& a, const std::string& b) { return a.str() + b; }
     friend std::string operator+(const SharedText& a, const char* b) { return a.str() + b; }
@@ -69,6 +75,14 @@ class SharedText {
 
   private:
     Rep* rep_ = nullptr;
+};
+
+/// Orders SharedTexts (and strings) by their text, as `std::less<std::string>` orders the same
+/// strings; transparent, so that a map keyed by SharedText finds by a `std::string` or a
+/// `std::string_view` without interning the text looked for.
+struct SharedTextLess {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return a < b; }
 };
 
 /// A list of shared texts equals a list of strings with the same texts in the same order.
