@@ -163,16 +163,26 @@ const std::vector<std::string>* struct_fields(std::string_view property) {
     static const std::vector<std::string> problems{"Code", "Severity", "Text"};
     static const std::vector<std::string> details{"Code",     "Severity", "Text",
                                                   "Evidence", "Remedy",   "Port"};
+    // As Describe() names them (org.rdmad1(5)).
+    static const std::vector<std::string> origin{"Key", "Origin"};
+    static const std::vector<std::string> dscp{"DSCP", "Priority"};
+    static const std::vector<std::string> vf_guids{"VF", "NodeGUID", "PortGUID"};
     if (property == "GIDs")
         return &gids;
     if (property == "Problems")
         return &problems;
     if (property == "ProblemDetails")
         return &details;
+    if (property == "DesiredOrigin")
+        return &origin;
+    if (property == "DSCPPriority" || property == "DesiredDSCPPriority")
+        return &dscp;
+    if (property == "DesiredVFGUIDs")
+        return &vf_guids;
     return nullptr;
 }
 
-// A D-Bus value as Describe() has it: GIDs and Problems structs become named objects.
+// A D-Bus value as Describe() has it: the structs of struct_fields() become named objects.
 json normalize(std::string_view property, json value) {
     if (property == "RecommendedGID" && value.is_array() && value.size() == 5) {
         static const std::vector<std::string> gid{"Index", "GID", "Type", "Netdev", "IP"};

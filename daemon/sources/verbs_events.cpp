@@ -187,7 +187,8 @@ void VerbsEvents::not_openable(const std::string& name) {
     log::with(log::Level::info, log::about(name),
               "{}: libibverbs cannot open it (no provider, no access to its uverbs device, or "
               "emulated hardware): following its ports through change uevents and link "
-              "changes only",
+              "changes only; said once, for the first device that cannot be opened "
+              "(Device.VerbsDevice names each one's char device)",
               name);
     fallback_logged_ = true;
 }

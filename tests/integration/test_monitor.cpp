@@ -145,3 +145,30 @@ TEST_CASE("rdmactl monitor prints one line per change of a scripted sequence, un
     CHECK(state);
     CHECK(removed);
 }
+
+TEST_CASE("rdmactl monitor prints DesiredOrigin as Describe() names it: (key, origin) lines, "
+          "{\"Key\", \"Origin\"} objects") {
+    Rig rig("constructed-mlx5-roce");
+    TempDir tmp;
+    Monitor human({"monitor"}, tmp.path() / "human.txt");
+    Monitor js({"--json", "monitor"}, tmp.path() / "json.txt");
+    std::this_thread::sleep_for(1s);
+
+    // A D-Bus call asks PFC no-drop on priority 3 (root may, without polkit).
+    auto set = run_program({env_or_fail("RDMACTL"), "set-pfc", "mlx5_0", "3"});
+    INFO(set.out << set.err);
+    REQUIRE(wait_for([&] {
+        return human.has("mlx5_0: DesiredOrigin [] -> [(pfc_no_drop, D-Bus)]");
+    }, 5s));
+    CHECK(human.interrupt() == 0);
+    CHECK(js.interrupt() == 0);
+    bool seen = false;
+    for (auto& l : js.lines()) {
+        json e = json::parse(l);
+        if (e.value("event", "") == "changed" && e.value("property", "") == "DesiredOrigin") {
+            CHECK(e["new"] == json::parse(R"([{"Key": "pfc_no_drop", "Origin": "D-Bus"}])"));
+            seen = true;
+        }
+    }
+    CHECK(seen);
+}
