@@ -14,6 +14,7 @@
 #include "export/facts.hpp"
 #include "export/nfd.hpp"
 #include "export/prometheus.hpp"
+#include "util/text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -659,4 +660,32 @@ TEST_CASE("rdmad.prom rendered at write equals a whole render after every step o
     // Such a step writes the same bytes again: it stays rare (the PFC priorities of a
     // port whose PFC is not read).
     CHECK(same_text * 20 < 300);
+}
+
+TEST_CASE("rdmad.prom: a name that is not UTF-8 is written as valid UTF-8, as node-exporter "
+          "refuses the whole file over one invalid label value") {
+    // Linux takes any byte but '/', ':', whitespace and NUL in a netdev name (dev_valid_name(),
+    // net/core/dev.c); the exposition format's label values are UTF-8, and expfmt's text
+    // parser fails the file on one that is not (prometheus/common expfmt/text_parse.go,
+    // startLabelValue(): model.LabelValue.IsValid()).
+    HostState inv = host();
+    LinkState l;
+    l.index = 9;
+    l.name = "bad\xff\xfe";
+    l.rdma_capable = "no";
+    inv.links[l.index] = l;
+    PortState p = roce_port();
+    p.netdev = "e\xc3"; // a truncated two-byte sequence
+    auto d = device("mlx5_\x80", "mlx5_core", "mlx5", {p});
+    inv.devices[d.syspath] = d;
+    const std::string text = render_prometheus(inv, facts());
+    CHECK(valid_utf8(text) == text);
+    CHECK(has_line(text, R"(rdmad_netdev_rdma_capable{device="bad??",state="no"} 1)"));
+    CHECK(has_line(text, R"(rdmad_device_provider_installed{device="mlx5_?"} 1)"));
+    CHECK(text.find(R"(netdev="e?")") != std::string::npos);
+    // Valid UTF-8 beyond ASCII is kept as it is.
+    l.name = "n\xc3\xa9t";
+    inv.links[l.index] = l;
+    CHECK(has_line(render_prometheus(inv, facts()),
+                   "rdmad_netdev_rdma_capable{device=\"n\xc3\xa9t\",state=\"no\"} 1"));
 }
