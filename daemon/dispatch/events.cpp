@@ -82,6 +82,14 @@ Event link_event(const std::string& name, int32_t ifindex, const LinkState& l) {
     return e;
 }
 
+/// `e` (device- or link-added or -removed) keyed by its name too: a coalesced queue keeps the
+/// removal under the old name of an object that came back under another (the same id after
+/// a retraction, a reused ifindex), and the latest event of each name.
+Event named(Event e) {
+    e.key += " name " + e.object;
+    return e;
+}
+
 } // namespace
 
 Known know_all(const Inventory& inventory) {
@@ -99,21 +107,21 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
         if (it == known.devices.end())
             continue;
         if (auto gone = changes.devices_gone.find(id); gone != changes.devices_gone.end())
-            out.push_back(device_event("device-removed", id, gone->second, true, 0));
+            out.push_back(named(device_event("device-removed", id, gone->second, true, 0)));
         known.devices.erase(it);
     }
     for (int32_t ifindex : changes.links_removed)
         if (auto gone = changes.links_gone.find(ifindex); gone != changes.links_gone.end())
-            out.push_back(link_event("link-removed", ifindex, gone->second));
+            out.push_back(named(link_event("link-removed", ifindex, gone->second)));
     for (int32_t ifindex : changes.links_added)
         if (const LinkState* l = inventory.link(ifindex))
-            out.push_back(link_event("link-added", ifindex, *l));
+            out.push_back(named(link_event("link-added", ifindex, *l)));
     for (const auto& id : changes.devices_added) {
         const DeviceState* d = inventory.device(inventory.syspath_of(id));
         if (!d)
             continue;
         known.devices[id] = know_device(*d);
-        out.push_back(device_event("device-added", id, *d, false, 0));
+        out.push_back(named(device_event("device-added", id, *d, false, 0)));
     }
     // What the change set names of each changed device: the transitions are read for those
     // properties only (their value before is what the scripts were told, in `known`).

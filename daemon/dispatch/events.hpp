@@ -23,7 +23,8 @@ namespace rdmad::dispatch {
 /// RDMAD_* variables (RDMAD_EVENT, RDMAD_DEVICE, RDMAD_PORT, RDMAD_NETDEV, RDMAD_PCI_ADDRESS,
 /// RDMAD_TRANSPORT, RDMAD_OBJECT_PATH, RDMAD_PORT_STATE, RDMAD_PROBLEM,
 /// RDMAD_PROBLEM_SEVERITY), only those that apply and are not empty. `key` names the object
-/// for coalescing: two events with one key are about the same port, device, netdev or problem.
+/// for coalescing: two events with one key are about the same port, device, netdev or problem;
+/// a device or netdev coming or going also under the same name (`object`).
 struct Event {
     std::string name;
     std::string object;
@@ -91,7 +92,8 @@ std::vector<Event> derive_events(const ChangeSet& changes, const Inventory& inve
                                  Known& known);
 
 /// The latest event of each object (Event::key), in the order of those latest events: what an
-/// overflowing queue keeps (a port that flapped ten times is told its last state once).
+/// overflowing queue keeps (a port that flapped ten times is told its last state once; a
+/// device removed under one name and added under another is told both).
 std::vector<Event> coalesce(const std::vector<Event>& events);
 
 } // namespace rdmad::dispatch

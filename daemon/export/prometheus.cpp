@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "export/prometheus.hpp"
 
+#include "util/text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -15,15 +17,28 @@
 namespace rdmad::exports {
 namespace {
 
-/// Append `key="value"` (the value escaped).
+/// Append `key="value"` (the value escaped). A value with a byte above 0x7f goes through
+/// valid_utf8() first: label values are UTF-8, and node-exporter's parser refuses the whole
+/// file over one that is not (prometheus/common expfmt/text_parse.go, startLabelValue()),
+/// while a netdev name may hold any byte but '/', ':', whitespace and NUL (net/core/dev.c
+/// dev_valid_name()).
 void append_label(std::string& out, const char* key, std::string_view value) {
     out += key;
     out += "=\"";
-    // Nearly every value needs no escape: copied whole.
-    if (value.find_first_of("\\\"\n") == std::string_view::npos) {
+    // Nearly every value is ASCII and needs no escape: copied whole.
+    const auto special = std::find_if(value.begin(), value.end(), [](char c) {
+        return c == '\\' || c == '"' || c == '\n' || static_cast<unsigned char>(c) >= 0x80;
+    });
+    if (special == value.end()) {
         out += value;
         out += '"';
         return;
+    }
+    std::string valid;
+    if (std::any_of(special, value.end(),
+                    [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+        valid = valid_utf8(value);
+        value = valid;
     }
     for (char c : value) {
         if (c == '\\')

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <vector>
 
 namespace rdmad {
@@ -346,8 +347,13 @@ ChangeSet Inventory::put_device(DeviceState d) {
     if (relatives)
         mark_device_relatives(old);
     index_device(&it->first.str(), old, false);
+    // The device as it was, when its object goes: retracted below and announced again, or
+    // moved to the GUID's path (upgrade_id()), maybe renamed in the same put.
+    std::optional<DeviceState> was;
     if (!ports_same)
         cs.devices_gone.emplace(id, std::move(old)); // retracted below, announced again
+    else if (props.count("NodeGUID"))
+        was = std::move(old);
     old = std::move(d);
     index_device(&it->first.str(), old, true);
     if (relatives)
@@ -363,8 +369,12 @@ ChangeSet Inventory::put_device(DeviceState d) {
         cs.devices_removed.insert(id);
         cs.devices_added.insert(id);
     }
-    if (props.count("NodeGUID"))
-        upgrade_id(syspath, cs);
+    if (props.count("NodeGUID")) {
+        const std::string before = id; // upgrade_id() changes the id `id` refers to
+        if (upgrade_id(syspath, cs) && was)
+            if (auto gone = cs.devices_gone.find(before); gone != cs.devices_gone.end())
+                gone->second = std::move(*was); // its old name, not the one just read
+    }
     return settled(std::move(cs));
 }
 

@@ -361,3 +361,36 @@ TEST_CASE("dispatcher: a netdev that comes and goes after start-up is link-added
     CHECK(rig.lines().size() == 2);
     rig.daemon->stop();
 }
+
+TEST_CASE("dispatcher: a device removed and added again under another name in one burst is "
+          "device-removed under its old name, then device-added under the new one, each once",
+          "[dispatcher]") {
+    DispatchRig rig;
+    rig.recorder(rig.etc_d(), "10-rec");
+    rig.start();
+    // mlx5_0 as the fixture has it, registered again as mlx5_7 (the same node GUID: the same
+    // object path). A change of mlx5_1 first: the remove and the add then share the next pass.
+    std::string block = read_file(host_file("constructed-mlx5-roce"));
+    const size_t from = block.find("P: /devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0\n");
+    REQUIRE(from != std::string::npos);
+    block = block.substr(from, block.find("\n\n", from) + 2 - from);
+    for (size_t at; (at = block.find("mlx5_0")) != std::string::npos;)
+        block.replace(at, 6, "mlx5_7");
+    rig.testbed.uevent(kIb1, "change");
+    rig.testbed.remove(kIb0);
+    send_uevent(rig.testbed.root(), kIb0, "infiniband", "remove");
+    rig.testbed.add(block);
+    auto lines = rig.wait_lines(2);
+    std::this_thread::sleep_for(500ms);
+    lines = rig.lines();
+    INFO(rig.read_or_empty() << rig.daemon->log());
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == "10-rec mlx5_0 device-removed RDMAD_DEVICE=mlx5_0 "
+                      "RDMAD_EVENT=device-removed RDMAD_OBJECT_PATH=" +
+                          kPath0 + " RDMAD_PCI_ADDRESS=0000:3b:00.0 RDMAD_TRANSPORT=RoCE ");
+    CHECK(lines[1] == "10-rec mlx5_7 device-added RDMAD_DEVICE=mlx5_7 RDMAD_EVENT=device-added "
+                      "RDMAD_NETDEV=ens1f0np0 RDMAD_OBJECT_PATH=" +
+                          kPath0 + " RDMAD_PCI_ADDRESS=0000:3b:00.0 RDMAD_TRANSPORT=RoCE ");
+    CHECK(rig.client->device_by_name("mlx5_7") == kPath0);
+    rig.daemon->stop();
+}

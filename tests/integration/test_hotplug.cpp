@@ -1571,3 +1571,52 @@ TEST_CASE("hotplug: SIGHUP full resync picks up changes whose events were lost",
     CHECK(find_by(d["Links"], "Name", "dummy0") != nullptr);
     rig.stop_daemon();
 }
+
+TEST_CASE("hotplug: a verbs char device that is a plain file, a dangling link, or that appears "
+          "after start-up: rdmad neither crashes nor hangs, and follows the ports through change "
+          "uevents",
+          "[hotplug][verbs]") {
+    // libibverbs is loaded when a device's verbs char device stat()s (daemon/sources/
+    // verbs_events.cpp); one that cannot be opened is followed through uevents only.
+    const std::string ib0 = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0";
+    for (const std::string kind : {"plain file", "dangling link", "appears later"}) {
+        DYNAMIC_SECTION(kind) {
+            PrivateBus bus;
+            Testbed testbed("constructed-mlx5-roce");
+            const fs::path dev = fs::path(testbed.root()) / "dev" / "infiniband";
+            for (const char* n : {"uverbs0", "uverbs1"}) {
+                fs::remove(dev / n);
+                if (kind == "plain file")
+                    write_file(dev / n, std::string(4096, '\0')); // no sticky bit: no device
+                else if (kind == "dangling link")
+                    fs::create_symlink(dev / "gone", dev / n);
+            }
+            DaemonProcess daemon;
+            Client client;
+            SignalRecorder rec(client);
+            const std::string port = client.device_by_name("mlx5_0") + "/port/1";
+            CHECK(variant_json(client.get(port, "org.rdmad1.Port", "State")) == "ACTIVE");
+            if (kind == "appears later")
+                for (const char* n : {"uverbs0", "uverbs1"})
+                    write_file(dev / n, std::string(4096, '\0'));
+            for (const std::string state : {"1: DOWN", "4: ACTIVE", "1: DOWN"}) {
+                const size_t mark = rec.size();
+                testbed.set_attr(ib0, "ports/1/state", state + "\n");
+                testbed.uevent(ib0, "change");
+                const std::string want = state.substr(3);
+                INFO(kind << ": " << state << "\n" << daemon.log());
+                REQUIRE(rec.eventually(
+                    [&] {
+                        for (size_t k = mark; k < rec.size(); ++k)
+                            if (rec.signals()[k].path == port &&
+                                rec.signals()[k].props.value("State", "") == want)
+                                return true;
+                        return false;
+                    },
+                    kWait));
+            }
+            CHECK(variant_json(client.get(port, "org.rdmad1.Port", "State")) == "DOWN");
+            CHECK(daemon.stop() == 0);
+        }
+    }
+}

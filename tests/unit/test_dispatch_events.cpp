@@ -8,6 +8,7 @@
 // (sd_bus_path_encode(3): a leading digit becomes _3N).
 #include "dispatch/events.hpp"
 
+#include "inventory/object_path.hpp"
 #include "inventory_fixtures.hpp"
 
 #include <catch2/catch.hpp>
@@ -207,4 +208,52 @@ TEST_CASE("dispatch: a device retracted to be announced again (its ports changed
     CHECK(events[0].env.at("RDMAD_OBJECT_PATH") == "/org/rdmad1/device/" + kId0);
     CHECK(!events[0].env.count("RDMAD_NETDEV")); // gone: no netdev named
     CHECK(events[1].env.at("RDMAD_NETDEV") == "mlx5_0p1");
+}
+
+TEST_CASE("dispatch: a device whose node GUID reads late while it is renamed moves to the GUID's "
+          "path: device-removed under the name the scripts were told, then device-added") {
+    Inventory inv;
+    DeviceState d = cx5("mlx5_0", "", "0000:3b:00.0"); // GUID unreadable (EIO at hotplug)
+    inv.put_device(d);
+    REQUIRE(inv.id_of(d.syspath) == "0000:3b:00.0"); // the PCI address until the GUID reads
+    Known known = know_all(inv);
+    d.node_guid = "b859:9f03:00d4:0a2a";
+    d.name = "rocep59s0f0"; // renamed by udev in the same pass
+    const ChangeSet cs = inv.put_device(d);
+    REQUIRE(inv.id_of(d.syspath) == kId0);
+    const auto events = derive_events(cs, inv, known);
+    CHECK(names(events) ==
+          std::vector<std::string>{"mlx5_0 device-removed", "rocep59s0f0 device-added"});
+    REQUIRE(events.size() == 2);
+    CHECK(events[0].env.at("RDMAD_DEVICE") == "mlx5_0");
+    CHECK(events[0].env.at("RDMAD_OBJECT_PATH") == device_path("0000:3b:00.0"));
+    CHECK(events[1].env.at("RDMAD_OBJECT_PATH") == "/org/rdmad1/device/" + kId0);
+    CHECK(known.devices.size() == 1);
+    CHECK(known.devices.count(kId0));
+}
+
+TEST_CASE("dispatch: an overflowing queue keeps the removal of a device or netdev that came back "
+          "under another name with the same id or ifindex") {
+    Inventory inv;
+    inv.put_device(cx5("mlx5_0", "b859:9f03:00d4:0a2a", "0000:3b:00.0"));
+    inv.put_link(netdev(7, "ens2f0np0", "", "0000:5e:00.0"));
+    Known known = know_all(inv);
+    // The device is retracted and announced again (a port gone) under a new name; the
+    // netdev goes and a new one takes its ifindex (moved back from another namespace).
+    DeviceState d = *inv.device_named("mlx5_0");
+    d.name = "mlx5_9";
+    d.ports.pop_back();
+    ChangeSet cs = inv.put_device(d);
+    cs.merge(inv.remove_link(7));
+    cs.merge(inv.put_link(netdev(7, "eth7", "", "0000:5e:00.0")));
+    const auto events = derive_events(cs, inv, known);
+    REQUIRE(names(events) ==
+            std::vector<std::string>{"mlx5_0 device-removed", "ens2f0np0 link-removed",
+                                     "eth7 link-added", "mlx5_9 device-added"});
+    // What the scripts must still learn once the queue is coalesced: the old names went.
+    CHECK(names(coalesce(events)) == names(events));
+    // A device that comes and goes under one name is told its latest event once.
+    std::vector<Event> flapping = events;
+    flapping.insert(flapping.end(), events.begin(), events.end());
+    CHECK(names(coalesce(flapping)) == names(events));
 }

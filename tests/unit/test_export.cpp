@@ -14,9 +14,11 @@
 #include "export/facts.hpp"
 #include "export/nfd.hpp"
 #include "export/prometheus.hpp"
+#include "util/text.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <map>
 #include <random>
 #include <regex>
@@ -659,4 +661,99 @@ TEST_CASE("rdmad.prom rendered at write equals a whole render after every step o
     // Such a step writes the same bytes again: it stays rare (the PFC priorities of a
     // port whose PFC is not read).
     CHECK(same_text * 20 < 300);
+}
+
+TEST_CASE("rdmad.prom: a name that is not UTF-8 is written as valid UTF-8, as node-exporter "
+          "refuses the whole file over one invalid label value") {
+    // Linux takes any byte but '/', ':', whitespace and NUL in a netdev name (dev_valid_name(),
+    // net/core/dev.c); the exposition format's label values are UTF-8, and expfmt's text
+    // parser fails the file on one that is not (prometheus/common expfmt/text_parse.go,
+    // startLabelValue(): model.LabelValue.IsValid()).
+    HostState inv = host();
+    LinkState l;
+    l.index = 9;
+    l.name = "bad\xff\xfe";
+    l.rdma_capable = "no";
+    inv.links[l.index] = l;
+    PortState p = roce_port();
+    p.netdev = "e\xc3"; // a truncated two-byte sequence
+    auto d = device("mlx5_\x80", "mlx5_core", "mlx5", {p});
+    inv.devices[d.syspath] = d;
+    const std::string text = render_prometheus(inv, facts());
+    CHECK(valid_utf8(text) == text);
+    CHECK(has_line(text, R"(rdmad_netdev_rdma_capable{device="bad??",state="no"} 1)"));
+    CHECK(has_line(text, R"(rdmad_device_provider_installed{device="mlx5_?"} 1)"));
+    CHECK(text.find(R"(netdev="e?")") != std::string::npos);
+    // Valid UTF-8 beyond ASCII is kept as it is.
+    l.name = "n\xc3\xa9t";
+    inv.links[l.index] = l;
+    CHECK(has_line(render_prometheus(inv, facts()),
+                   "rdmad_netdev_rdma_capable{device=\"n\xc3\xa9t\",state=\"no\"} 1"));
+}
+
+TEST_CASE("rdmad.prom rendered at write: each field a sample reads, changed alone by a put, "
+          "makes a new generation when it makes a new text") {
+    using Mutation = std::pair<const char*, std::function<void(DeviceState&)>>;
+    auto p0 = [](DeviceState& d) -> PortState& { return d.ports[0]; };
+    const std::vector<Mutation> mutations = {
+        {"name", [](DeviceState& d) { d.name = "mlx5_9"; }},
+        {"kernel_driver", [](DeviceState& d) { d.kernel_driver = "mlx5_other"; }},
+        {"provider", [](DeviceState& d) { d.provider = "other"; }},
+        {"node_type", [](DeviceState& d) { d.node_type = "RNIC"; }},
+        {"provider_installed", [](DeviceState& d) { d.provider_installed = false; }},
+        {"problem", [](DeviceState& d) { d.problems.push_back({"x-code", "warning", "t"}); }},
+        {"problem severity",
+         [](DeviceState& d) { d.problems.back().severity = "error"; }},
+        {"details-only problem",
+         [](DeviceState& d) { d.problems.push_back({"y-unknown", "info", "t", {}, "", 0, true}); }},
+        {"sriov numvfs", [](DeviceState& d) { d.sriov.numvfs = 4; }},
+        {"sriov totalvfs", [](DeviceState& d) { d.sriov.totalvfs = 8; }},
+        {"desired numvfs", [](DeviceState& d) { d.desired_sriov_numvfs = 2; }},
+        {"port added", [](DeviceState& d) {
+             PortState q = d.ports[0];
+             q.number = 2;
+             d.ports.push_back(q);
+         }},
+        {"netdev", [&](DeviceState& d) { p0(d).netdev = "eth9"; }},
+        {"in_sync", [&](DeviceState& d) { p0(d).in_sync = !p0(d).in_sync; }},
+        {"port_type", [&](DeviceState& d) { p0(d).port_type = "auto (eth)"; }},
+        {"desired_port_type", [&](DeviceState& d) { p0(d).desired_port_type = "ib"; }},
+        {"next_boot", [&](DeviceState& d) { p0(d).next_boot_port_type = "eth"; }},
+        {"pending", [&](DeviceState& d) { p0(d).pending_port_type = "eth"; }},
+        {"pfc priorities", [&](DeviceState& d) { p0(d).pfc.priorities = {3, 5}; }},
+        {"pfc trust", [&](DeviceState& d) { p0(d).pfc.trust = "dscp"; }},
+        {"pfc dscp map", [&](DeviceState& d) { p0(d).pfc.dscp_map = {{26, 3}}; }},
+        {"pfc status", [&](DeviceState& d) { p0(d).pfc.status = PfcActual::Status::failed; }},
+        {"desired no-drop", [&](DeviceState& d) { p0(d).desired_pfc_no_drop = {1}; }},
+        {"desired trust", [&](DeviceState& d) { p0(d).desired_trust = "pcp"; }},
+        {"desired dscp", [&](DeviceState& d) { p0(d).desired_dscp_priority = {{48, 6}}; }},
+        {"rdma_cm mode", [&](DeviceState& d) { p0(d).rdma_cm.roce_mode = "RoCE v2"; }},
+        {"rdma_cm tos", [&](DeviceState& d) { p0(d).rdma_cm.tos = 106; }},
+        {"desired rdma_cm mode",
+         [&](DeviceState& d) { p0(d).desired_rdma_cm_roce_mode = "IB/RoCE v1"; }},
+        {"desired rdma_cm tos", [&](DeviceState& d) { p0(d).desired_rdma_cm_tos = 32; }},
+        {"roce versions", [&](DeviceState& d) { p0(d).roce_versions = {"v2"}; }},
+        {"gids", [&](DeviceState& d) { p0(d).gids.resize(2); }},
+        {"recommended index", [&](DeviceState& d) { p0(d).recommended_gid.index = 7; }},
+        {"recommended none", [&](DeviceState& d) { p0(d).recommended_gid = {}; }},
+        {"link layer", [&](DeviceState& d) { p0(d).link_layer = "InfiniBand"; }},
+        {"transport", [&](DeviceState& d) { p0(d).transport = "InfiniBand"; }},
+    };
+    Inventory inv;
+    inv.replace(host());
+    PrometheusRenderer renderer;
+    std::string previous = renderer.render(inv, facts());
+    DeviceState d = *inv.device_named("mlx5_0");
+    for (const auto& [what, mutate] : mutations) {
+        CAPTURE(what);
+        mutate(d);
+        const uint64_t generation = renderer.generation();
+        renderer.changed(inv.put_device(d));
+        d = *inv.device(d.syspath);
+        const std::string text = renderer.render(inv, facts());
+        CHECK(text != previous); // each mutation shows
+        if (text != previous)
+            CHECK(renderer.generation() != generation);
+        previous = text;
+    }
 }

@@ -258,3 +258,29 @@ TEST_CASE("a VF's PF appearing names the VF's PhysicalFunction") {
     const ChangeSet cs = inv.put_device(cx5("mlx5_0", "b859:9f03:00d4:0a2a", "0000:3b:00.0"));
     CHECK(cs.devices_changed.at("b8599f0300d40a40") == Names{"PhysicalFunction"});
 }
+
+TEST_CASE("GID netdev names as shared texts: thousands of distinct names, each renamed away, "
+          "leave no text held once the device and its change sets are gone") {
+    const Gid gid = *Gid::parse("fe80:0000:0000:0000:0e42:a1ff:fe5b:30e0");
+    auto round = [&](int names) {
+        Inventory inv;
+        DeviceState d = cx5("mlx5_0", "b859:9f03:00d4:0a2a", "0000:3b:00.0");
+        size_t most = 0;
+        for (int i = 0; i < names; ++i) {
+            // Every GID of port 1 names the netdev, as the kernel's ndevs do; each pass renames it.
+            d.ports[0].gids.clear();
+            for (uint32_t k = 0; k < 32; ++k)
+                d.ports[0].gids.push_back({k, gid, "RoCE v2", "veth" + std::to_string(i)});
+            const ChangeSet cs = inv.put_device(d);
+            most = std::max(most, SharedText::held());
+        }
+        inv.remove_device(d.syspath);
+        return most;
+    };
+    round(2); // whatever a first put makes once (function statics)
+    const size_t before = SharedText::held();
+    const size_t most = round(5000);
+    // One netdev name at a time (the Inventory's, the one being put), never the 5,000.
+    CHECK(most <= before + 40);
+    CHECK(SharedText::held() == before);
+}
