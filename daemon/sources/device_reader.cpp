@@ -191,7 +191,7 @@ DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
         std::string pf = sysfs::link_basename(pci_syspath, "physfn");
         if (is_pci_address(pf)) {
             d.physical_function = pf;
-            d.vf_index = read_vf_index(pci_syspath, d.pci_address); // settings/vf_guids.cpp
+            d.vf_index = pci_reads.vf_index(pci_syspath, d.pci_address); // settings/vf_guids.cpp
         } else {
             d.sriov = read_sriov(pci_syspath); // a PF's (reconcile/settings/sriov_numvfs.cpp)
         }

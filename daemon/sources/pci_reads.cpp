@@ -3,6 +3,7 @@
 
 #include "inventory/attributes.hpp"
 #include "sources/device_paths.hpp"
+#include "sources/vf_guid_reader.hpp"
 #include "util/sysfs.hpp"
 
 namespace rdmad {
@@ -63,9 +64,23 @@ std::vector<PcieFunction> PciReads::pcie_path(const std::string& pci_syspath) {
     return path;
 }
 
+int32_t PciReads::vf_index(const std::string& pci_syspath, const std::string& address) {
+    const std::string pf = sysfs::link_basename(pci_syspath, "physfn");
+    auto [it, fresh] = vfs_.try_emplace(pf);
+    if (fresh)
+        it->second = read_vf_indexes(pci_syspath);
+    auto vf = it->second.find(address);
+    if (vf == it->second.end() && !fresh) { // a VF created since this pass read its PF
+        it->second = read_vf_indexes(pci_syspath);
+        vf = it->second.find(address);
+    }
+    return vf == it->second.end() ? -1 : vf->second;
+}
+
 void PciReads::clear() {
     is_pci_.clear();
     pcie_.clear();
+    vfs_.clear();
 }
 
 } // namespace rdmad

@@ -36,6 +36,11 @@ public:
     /// are "". Each function's four files are read at most once until clear().
     std::vector<PcieFunction> pcie_path(const std::string& pci_syspath);
 
+    /// The index of the VF at `pci_syspath` (address `address`) on its PF (read_vf_indexes()),
+    /// -1 when none; each PF's `virtfn<n>` links are read at most once until clear() (again
+    /// for a VF they did not name). Read per VF, the PF's links were a list and a readlink of
+    /// each: a 1,000-VF burst read about a million links.
+    int32_t vf_index(const std::string& pci_syspath, const std::string& address);
     /// Forget what was read: the scanner clears at the start and end of every pass, so a
     /// retrained link or a function that went is read again by the next one.
     void clear();
@@ -43,6 +48,8 @@ public:
 private:
     std::unordered_map<std::string, bool> is_pci_;       ///< directory -> a PCI function
     std::unordered_map<std::string, PcieFunction> pcie_; ///< function directory -> its link
+    /// PF address -> its VFs' addresses -> their index
+    std::unordered_map<std::string, std::unordered_map<std::string, int32_t>> vfs_;
 };
 
 } // namespace rdmad

@@ -48,7 +48,8 @@ std::string guid_text(uint64_t guid) {
                        (guid >> 16) & 0xffff, guid & 0xffff);
 }
 
-int32_t read_vf_index(const std::string& pci_syspath, const std::string& address) {
+std::unordered_map<std::string, int32_t> read_vf_indexes(const std::string& pci_syspath) {
+    std::unordered_map<std::string, int32_t> out;
     const std::string pf = pci_syspath + "/physfn";
     for (const auto& name : sysfs::list_dir(pci_syspath, "physfn")) {
         if (name.rfind("virtfn", 0) != 0)
@@ -59,10 +60,10 @@ int32_t read_vf_index(const std::string& pci_syspath, const std::string& address
         const auto [end, ec] = std::from_chars(first, last, n);
         if (ec != std::errc() || end != last || first == last || n > 65534)
             continue;
-        if (sysfs::link_basename(pf, name) == address)
-            return static_cast<int32_t>(n);
+        if (std::string address = sysfs::link_basename(pf, name); !address.empty())
+            out.emplace(std::move(address), static_cast<int32_t>(n));
     }
-    return -1;
+    return out;
 }
 
 std::optional<uint64_t> port_guid_of(const PortState& port) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 
 namespace rdmad {
@@ -27,10 +28,10 @@ std::optional<uint64_t> parse_guid_text(std::string_view text);
 /// `guid` as sysfs `node_guid` prints it, newline aside: "0011:2233:4455:6677".
 std::string guid_text(uint64_t guid);
 
-/// The index of the VF whose PCI function is `pci_syspath` (address `address`) on its PF: the n
-/// of the PF's `virtfn<n>` link that names it (read through the VF's `physfn` link); -1 when
-/// none does (not a VF, or the PF's links not there yet).
-int32_t read_vf_index(const std::string& pci_syspath, const std::string& address);
+/// Every VF of the PF of the VF whose PCI function is `pci_syspath`, by PCI address: the n of
+/// the PF's `virtfn<n>` link that names it (read through the VF's `physfn` link). Empty when
+/// none (not a VF, or the PF's links not there yet).
+std::unordered_map<std::string, int32_t> read_vf_indexes(const std::string& pci_syspath);
 
 /// The port GUID an InfiniBand port shows: the interface ID (low 8 bytes) of GID 0, the port's
 /// default GID (IBTA: subnet prefix + port GUID); nullopt when the port has no GID 0.
