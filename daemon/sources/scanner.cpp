@@ -273,15 +273,20 @@ void Scanner::erase_aux(const std::string& syspath) {
 void Scanner::note_aux_under(const std::string& pci_syspath) {
     // An auxiliary device is a child of its PCI function, <pci syspath>/<name>, whose
     // `subsystem` link names the auxiliary bus (drivers/base/auxiliary.c). Looked up here, at a
-    // PCI event, rather than every auxiliary device's path kept (0.13 KB a device).
-    for (const auto& name : sysfs::list_dir(pci_syspath, ""))
-        if (sysfs::link_basename(pci_syspath, name + "/subsystem") == "auxiliary")
+    // PCI event, rather than every auxiliary device's path kept (0.13 KB a device). Its name
+    // is "<module>.<name>.<id>" (auxiliary.c, __auxiliary_device_add()): only subdirectories
+    // with two dots are asked, not the dozen attributes, links and class directories beside
+    // them (a readlink each, at every PCI uevent of a 1,000-VF burst).
+    for (const auto& name : sysfs::list_subdirs(pci_syspath, ""))
+        if (std::count(name.begin(), name.end(), '.') >= 2 &&
+            sysfs::link_basename(pci_syspath, name + "/subsystem") == "auxiliary")
             dirty_aux_paths_.insert(pci_syspath + "/" + name);
-    // Those kept and gone already (an unbind): read_aux_at() drops them.
+    // Those kept and gone already (an unbind): read_aux_at() drops them. aux_ is ordered by
+    // syspath: they are the range that starts with the prefix.
     const std::string prefix = pci_syspath + "/";
-    for (const auto& [syspath, _] : aux_)
-        if (syspath.starts_with(prefix))
-            dirty_aux_paths_.insert(syspath);
+    for (auto it = aux_.lower_bound(prefix); it != aux_.end() && it->first.starts_with(prefix);
+         ++it)
+        dirty_aux_paths_.insert(it->first);
 }
 
 void Scanner::mark_physical_function(const std::string& pf_address,

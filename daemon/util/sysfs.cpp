@@ -178,7 +178,10 @@ std::string resolve_link(const std::string& dir, std::string_view relative) {
     return out.empty() ? std::string("/") : out;
 }
 
-std::vector<std::string> list_dir(const std::string& dir, std::string_view relative) {
+namespace {
+
+std::vector<std::string> list_entries(const std::string& dir, std::string_view relative,
+                                      bool dirs_only) {
     std::vector<std::string> names;
     const std::string path = join(dir, relative);
     DIR* d = ::opendir(path.c_str());
@@ -188,11 +191,23 @@ std::vector<std::string> list_dir(const std::string& dir, std::string_view relat
         std::string_view name(e->d_name);
         if (name == "." || name == "..")
             continue;
+        if (dirs_only && e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+            continue;
         names.emplace_back(name);
     }
     ::closedir(d);
     std::sort(names.begin(), names.end());
     return names;
+}
+
+} // namespace
+
+std::vector<std::string> list_dir(const std::string& dir, std::string_view relative) {
+    return list_entries(dir, relative, false);
+}
+
+std::vector<std::string> list_subdirs(const std::string& dir, std::string_view relative) {
+    return list_entries(dir, relative, true);
 }
 
 bool exists(const std::string& path) {

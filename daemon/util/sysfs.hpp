@@ -43,6 +43,11 @@ std::string resolve_link(const std::string& dir, std::string_view relative);
 /// not exist.
 std::vector<std::string> list_dir(const std::string& dir, std::string_view relative);
 
+/// The subdirectories of `<dir>/<relative>`, as list_dir() gives names: the entries getdents(2)
+/// types DT_DIR (or DT_UNKNOWN, for a file system that does not type them), so that a caller
+/// looking for child devices makes no call for the attributes and links beside them.
+std::vector<std::string> list_subdirs(const std::string& dir, std::string_view relative);
+
 /// True when `<dir>/<relative>` exists (stat follows links).
 bool exists(const std::string& path);
 

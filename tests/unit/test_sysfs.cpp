@@ -122,3 +122,21 @@ TEST_CASE("uevent properties and sysnames are read as the kernel writes them") {
     CHECK(device_paths::sysname(t.ibdev) == "mlx5_0");
     CHECK(device_paths::sysname("lo") == "lo");
 }
+
+TEST_CASE("list_subdirs() names a PCI function's child directories, not its attributes and links",
+          "[sysfs]") {
+    // A PCI function holds attributes (files), links (driver, subsystem, physfn) and child
+    // directories (net/, infiniband/, an auxiliary device mlx5_core.rdma.0).
+    Tree t;
+    fs::create_directories(t.function + "/mlx5_core.rdma.0");
+    t.dir.write("sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/vendor", "0x15b3\n");
+    fs::create_symlink("../0000:3b:00.1", t.function + "/virtfn0");
+    CHECK(sysfs::list_subdirs(t.function, "") ==
+          std::vector<std::string>{"infiniband", "mlx5_core.rdma.0", "net"});
+    // list_dir() names them all.
+    const auto all = sysfs::list_dir(t.function, "");
+    CHECK(std::count(all.begin(), all.end(), "vendor") == 1);
+    CHECK(std::count(all.begin(), all.end(), "virtfn0") == 1);
+    CHECK(std::count(all.begin(), all.end(), "subsystem") == 1);
+    CHECK(sysfs::list_subdirs(t.function, "missing").empty());
+}
