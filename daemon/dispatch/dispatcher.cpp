@@ -115,6 +115,11 @@ void Dispatcher::log_listing(const Listing& listing) {
 }
 
 void Dispatcher::next() {
+    // The directories are listed once per call: the events this call takes without running a
+    // script (none to run) are all taken at the same instant, so one listing serves them all
+    // (a 1,000-VF burst queues 3,000 events: a stat and an open per directory each). A script
+    // run ends the call; the next event is listed again when it has exited.
+    bool listed = false;
     while (pid_ < 0) {
         if (current_ && next_script_ < scripts_.size()) {
             spawn(scripts_[next_script_++]);
@@ -127,12 +132,15 @@ void Dispatcher::next() {
         }
         current_ = std::move(queue_.front());
         queue_.pop_front();
-        const DispatcherConfig config = config_();
-        Listing listing = list_scripts(config.directories);
-        log_listing(listing);
-        scripts_ = std::move(listing.run);
+        if (!listed || !scripts_.empty()) {
+            const DispatcherConfig config = config_();
+            Listing listing = list_scripts(config.directories);
+            log_listing(listing);
+            scripts_ = std::move(listing.run);
+            timeout_sec_ = config.timeout_sec;
+            listed = true;
+        }
         next_script_ = 0;
-        timeout_sec_ = config.timeout_sec;
     }
 }
 
