@@ -5,6 +5,8 @@
 #include "bus/manager_object.hpp"
 #include "bus/objects.hpp"
 #include "bus/sd_bus_ptr.hpp"
+#include "util/event_source.hpp"
+#include "util/loop_edge.hpp"
 #include "rdmad_api.hpp"
 
 #include <cstring>
@@ -20,6 +22,9 @@ struct Bus::Parts {
     std::unique_ptr<Authorizer> authorizer;
     std::unique_ptr<Objects> objects;
     std::unique_ptr<ManagerObject> manager;
+    /// Describe()'s sizes measured when the loop is idle (SD_EVENT_PRIORITY_IDLE), after a
+    /// change set's signals and the pass are done. Last: torn down before the objects.
+    EventSource measure;
 };
 
 Bus::Bus(sd_event* event, Controller& controller) : parts_(std::make_unique<Parts>()) {
@@ -39,12 +44,24 @@ Bus::Bus(sd_event* event, Controller& controller) : parts_(std::make_unique<Part
     const Methods methods{&controller, parts_->authorizer.get()};
     parts_->objects = std::make_unique<Objects>(raw, methods);
     parts_->manager = std::make_unique<ManagerObject>(raw, *parts_->objects, methods);
+    // into() stores the source at the end of its statement: the calls on it come after.
+    if (sd_event_add_defer(event, into(parts_->measure), on_idle, parts_.get()) < 0)
+        throw std::runtime_error("cannot add the Describe() measuring source");
+    if (sd_event_source_set_priority(parts_->measure.get(), SD_EVENT_PRIORITY_IDLE) < 0 ||
+        sd_event_source_set_enabled(parts_->measure.get(), SD_EVENT_OFF) < 0)
+        throw std::runtime_error("cannot set up the Describe() measuring source");
+}
+
+int Bus::on_idle(sd_event_source*, void* userdata) {
+    return at_loop_edge("Describe() measuring",
+                        [&] { static_cast<Parts*>(userdata)->objects->measure_describe(); });
 }
 
 Bus::~Bus() = default;
 
 void Bus::apply(const Inventory& inventory, const ChangeSet& changes) {
     parts_->objects->apply(inventory, changes);
+    sd_event_source_set_enabled(parts_->measure.get(), SD_EVENT_ONESHOT);
 }
 
 void Bus::set_sources(const std::vector<std::string>& sources) {

@@ -46,6 +46,7 @@ class Bus {
 
   private:
     struct Parts;
+    static int on_idle(sd_event_source* source, void* userdata);
     std::unique_ptr<Parts> parts_;
 };
 

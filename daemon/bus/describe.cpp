@@ -321,48 +321,50 @@ std::string describe_json(const Inventory& inv, const ManagerState& manager) {
     return out;
 }
 
-void DescribeRenderer::changed(const Inventory& inv, const ChangeSet& changes) {
-    std::string text; // one scratch text for every object measured here
-    auto measure_device = [&](const std::string& id) {
-        const std::string& syspath = inv.syspath_of(id);
-        const DeviceState* d = syspath.empty() ? nullptr : inv.device(syspath);
-        if (!d) {
-            devices_.erase(id);
-            return;
-        }
-        ++objects_rendered_;
-        text.clear();
-        JsonWriter w(text);
-        device_json(w, inv, id, *d);
-        devices_[id] = text.size();
-    };
+void DescribeRenderer::changed(const Inventory&, const ChangeSet& changes) {
+    // Forgotten, not measured: a change set's signals go out first (Objects::apply()), and
+    // measure() renders what is missing once the loop is idle, or the next Describe() does.
     for (const auto& id : changes.devices_removed)
         devices_.erase(id);
-    std::set<std::string> devices(changes.devices_added.begin(), changes.devices_added.end());
+    for (const auto& id : changes.devices_added)
+        devices_.erase(id);
     for (const auto& [id, _] : changes.devices_changed)
-        devices.insert(id);
+        devices_.erase(id);
     for (const auto& [key, _] : changes.ports_changed)
-        devices.insert(key.first);
-    for (const auto& id : devices)
-        measure_device(id);
-
+        devices_.erase(key.first);
     for (const int32_t index : changes.links_removed)
         links_.erase(index);
-    std::set<int32_t> links(changes.links_added.begin(), changes.links_added.end());
+    for (const int32_t index : changes.links_added)
+        links_.erase(index);
     for (const auto& [index, _] : changes.links_changed)
-        links.insert(index);
-    for (const int32_t index : links) {
-        const LinkState* l = inv.link(index);
-        if (!l) {
-            links_.erase(index);
+        links_.erase(index);
+}
+
+size_t DescribeRenderer::measure(const Inventory& inv) {
+    std::string text; // one scratch text for every object measured here
+    size_t measured = 0;
+    for (const auto& [syspath, d] : inv.state().devices) {
+        const std::string& id = inv.id_of(syspath);
+        if (devices_.count(id))
             continue;
-        }
         ++objects_rendered_;
+        ++measured;
         text.clear();
         JsonWriter w(text);
-        link_json(w, inv, *l);
-        links_[index] = text.size();
+        device_json(w, inv, id, d);
+        devices_.emplace(id, text.size());
     }
+    for (const auto& [index, l] : inv.state().links) {
+        if (links_.count(index))
+            continue;
+        ++objects_rendered_;
+        ++measured;
+        text.clear();
+        JsonWriter w(text);
+        link_json(w, inv, l);
+        links_.emplace(index, text.size());
+    }
+    return measured;
 }
 
 namespace {

@@ -31,17 +31,24 @@ std::string describe_json(const Inventory& inventory, const ManagerState& manage
 std::vector<std::pair<const DeviceState*, const std::string*>> devices_by_name(const Inventory& inventory);
 
 /// Describe()'s document written object by object, with only each object's size kept: a
-/// change set renders the objects it names once, to measure them; a Describe() call then
-/// knows the document's size without rendering (size()), and write() renders each object
+/// change set forgets the sizes of the objects it names, measure() renders the objects whose
+/// size is not kept once, to measure them (when the loop is idle, after the change set's
+/// signals are out); a Describe() call then knows the document's size without rendering
+/// (size()), and write() renders each object
 /// into one reused scratch text and hands it on, so the caller can put the document straight
 /// into a reply of that size. At 1,024 devices the document is 2.6 MB: keeping it rendered
 /// held it twice at the peak (the kept texts and the reply), the sizes cost 16 bytes per
 /// object. write()'s bytes equal describe_json() as long as every change set of the Inventory
-/// went through changed().
+/// went through changed(), measured or not.
 class DescribeRenderer {
   public:
-    /// Measure again the objects `changes` names (applied to `inventory`); forget the gone.
+    /// Forget the sizes of the objects `changes` names (applied to `inventory`): added,
+    /// changed and gone. Renders nothing.
     void changed(const Inventory& inventory, const ChangeSet& changes);
+
+    /// Render and keep the size of each object of `inventory` whose size is not kept (new or
+    /// changed since it was last measured). Returns how many it measured.
+    size_t measure(const Inventory& inventory);
 
     /// Bytes of the whole document, from the kept sizes; an object no change set named is
     /// rendered to measure it (and counted in objects_rendered()).

@@ -48,7 +48,7 @@ int reply_changes(sd_bus_message* call, const ChangeList& changes) {
 
 } // namespace
 
-ManagerObject::ManagerObject(sd_bus* bus, const Objects& objects, const Methods& methods)
+ManagerObject::ManagerObject(sd_bus* bus, Objects& objects, const Methods& methods)
     : bus_(bus), objects_(objects), methods_(methods) {
     state_.version = RDMAD_VERSION;
     vtable_ = make_vtable(
@@ -213,6 +213,8 @@ int ManagerObject::describe(sd_bus_message* m, void* userdata, sd_bus_error* err
     return errors::guard(error, [&] {
         const Inventory& inv =
             self->objects_.inventory() ? *self->objects_.inventory() : empty_inventory();
+        // Objects changed since the loop was last idle are measured first, and kept.
+        self->objects_.measure_describe();
         const DescribeRenderer& describe = self->objects_.describe();
         // Each object goes straight into the reply's body, rendered into one scratch text: at
         // 1,024 devices the document is 2.6 MB, and any whole copy of it (a string, kept

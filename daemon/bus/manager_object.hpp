@@ -19,7 +19,7 @@ class ManagerObject {
   public:
     /// Register on `bus`; `objects` (which the manager answers from) must outlive it. Throws
     /// std::system_error when sd-bus refuses.
-    ManagerObject(sd_bus* bus, const Objects& objects, const Methods& methods);
+    ManagerObject(sd_bus* bus, Objects& objects, const Methods& methods);
     ManagerObject(const ManagerObject&) = delete;
     ManagerObject& operator=(const ManagerObject&) = delete;
 
@@ -52,7 +52,7 @@ class ManagerObject {
     static int install_providers(sd_bus_message* m, void* userdata, sd_bus_error* error);
 
     sd_bus* bus_;
-    const Objects& objects_;
+    Objects& objects_;
     Methods methods_;
     ManagerState state_;
     std::vector<sd_bus_vtable> vtable_;

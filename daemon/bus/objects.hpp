@@ -45,6 +45,10 @@ class Objects {
     /// The Inventory shown, nullptr before the first apply().
     const Inventory* inventory() const { return inventory_; }
     const DescribeRenderer& describe() const { return describe_; }
+    /// Describe()'s sizes of the objects changed since they were last measured, rendered now
+    /// (DescribeRenderer::measure()); the Bus calls it when the loop is idle, Describe()
+    /// before it answers. Returns how many objects it rendered.
+    size_t measure_describe() { return inventory_ ? describe_.measure(*inventory_) : 0; }
 
   private:
     /// What a finder found for a path: the getters and methods of that path read it.
