@@ -324,46 +324,58 @@ std::string describe_json(const Inventory& inv, const ManagerState& manager) {
 void DescribeRenderer::changed(const Inventory&, const ChangeSet& changes) {
     // Forgotten, not measured: a change set's signals go out first (Objects::apply()), and
     // measure() renders what is missing once the loop is idle, or the next Describe() does.
+    auto forget_device = [&](const std::string& id) {
+        devices_.erase(id);
+        stale_devices_.insert(id);
+    };
+    auto forget_link = [&](int32_t index) {
+        links_.erase(index);
+        stale_links_.insert(index);
+    };
     for (const auto& id : changes.devices_removed)
-        devices_.erase(id);
+        forget_device(id);
     for (const auto& id : changes.devices_added)
-        devices_.erase(id);
+        forget_device(id);
     for (const auto& [id, _] : changes.devices_changed)
-        devices_.erase(id);
+        forget_device(id);
     for (const auto& [key, _] : changes.ports_changed)
-        devices_.erase(key.first);
+        forget_device(key.first);
     for (const int32_t index : changes.links_removed)
-        links_.erase(index);
+        forget_link(index);
     for (const int32_t index : changes.links_added)
-        links_.erase(index);
+        forget_link(index);
     for (const auto& [index, _] : changes.links_changed)
-        links_.erase(index);
+        forget_link(index);
 }
 
 size_t DescribeRenderer::measure(const Inventory& inv) {
     std::string text; // one scratch text for every object measured here
     size_t measured = 0;
-    for (const auto& [syspath, d] : inv.state().devices) {
-        const std::string& id = inv.id_of(syspath);
-        if (devices_.count(id))
+    for (const auto& id : stale_devices_) {
+        const std::string& syspath = inv.syspath_of(id);
+        const DeviceState* d = syspath.empty() ? nullptr : inv.device(syspath);
+        if (!d) // gone since
             continue;
         ++objects_rendered_;
         ++measured;
         text.clear();
         JsonWriter w(text);
-        device_json(w, inv, id, d);
+        device_json(w, inv, id, *d);
         devices_.emplace(id, text.size());
     }
-    for (const auto& [index, l] : inv.state().links) {
-        if (links_.count(index))
+    stale_devices_.clear();
+    for (const int32_t index : stale_links_) {
+        const LinkState* l = inv.link(index);
+        if (!l)
             continue;
         ++objects_rendered_;
         ++measured;
         text.clear();
         JsonWriter w(text);
-        link_json(w, inv, l);
+        link_json(w, inv, *l);
         links_.emplace(index, text.size());
     }
+    stale_links_.clear();
     return measured;
 }
 

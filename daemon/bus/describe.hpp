@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -46,8 +47,9 @@ class DescribeRenderer {
     /// changed and gone. Renders nothing.
     void changed(const Inventory& inventory, const ChangeSet& changes);
 
-    /// Render and keep the size of each object of `inventory` whose size is not kept (new or
-    /// changed since it was last measured). Returns how many it measured.
+    /// Render and keep the size of each object of `inventory` that a change set named since
+    /// the last measure() (added or changed; gone ones are skipped). Returns how many it
+    /// measured. An object no change set named is measured in place by size(), every time.
     size_t measure(const Inventory& inventory);
 
     /// Bytes of the whole document, from the kept sizes; an object no change set named is
@@ -92,6 +94,10 @@ class DescribeRenderer {
 
     std::unordered_map<std::string, size_t> devices_; ///< Inventory id -> bytes of its object
     std::map<int32_t, size_t> links_;                 ///< ifindex -> bytes of its object
+    // What change sets named since the last measure(): it renders these, not a walk of the
+    // host (a walk of 2,000 objects after every isolated change cost 0.8 ms at 1,024 devices).
+    std::set<std::string> stale_devices_;
+    std::set<int32_t> stale_links_;
     mutable uint64_t objects_rendered_ = 0;
 };
 
