@@ -223,9 +223,28 @@ class Watcher(hotplug.Watcher):
         return super()._filter(conn, msg, incoming, _data)
 
 
+def start_perf(args, kind, name, pid):
+    """--perf DIR: `perf record --call-graph dwarf` of rdmad `pid` into
+    DIR/KIND-NAME-PID.data until stop_perf(); None without --perf."""
+    if not args.perf:
+        return None
+    os.makedirs(args.perf, exist_ok=True)
+    return subprocess.Popen(["perf", "record", "-q", "-F", "999", "--call-graph", "dwarf,16384",
+                             "-p", str(pid), "-o",
+                             os.path.join(args.perf, "%s-%s-%d.data" % (kind, name, pid))],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_perf(perf):
+    if perf:
+        perf.send_signal(signal.SIGINT)
+        perf.wait()
+
+
 class SignalClock:
-    """bench-signal-clock: rdmad's InterfacesAdded/Removed, each stamped when sd-bus hands it
-    to that client (signal-clock.cpp), as (ns, member, object path, interfaces); the same shape
+    """bench-signal-clock: rdmad's InterfacesAdded/Removed and PropertiesChanged, each stamped
+    when sd-bus hands it to that client (signal-clock.cpp), as (ns, member, object path,
+    interfaces) and (ns, "PropertiesChanged", object path, (interface, names)); the same shape
     and wait_for() as Watcher. A GDBus client with a Python filter takes 0.2 ms a signal: it
     stamped the last of a 1,000-VF burst's 3,000 signals 0.5 s after rdmad had sent it."""
 
@@ -243,8 +262,12 @@ class SignalClock:
             parts = line.split()
             if len(parts) < 3:
                 continue
-            e = (int(parts[0]), parts[1], parts[2],
-                 tuple(parts[3].split(",")) if len(parts) > 3 else ())
+            if parts[1] == "PropertiesChanged":
+                detail = (parts[3] if len(parts) > 3 else "",
+                          tuple(parts[4].split(",")) if len(parts) > 4 else ())
+            else:
+                detail = tuple(parts[3].split(",")) if len(parts) > 3 else ()
+            e = (int(parts[0]), parts[1], parts[2], detail)
             with self.cond:
                 self.events.append(e)
                 self.cond.notify_all()
@@ -463,7 +486,12 @@ def run_latency_one(args, name, root, n, run_dir):
     r = {"binary": name, "devices": n, "events": args.events, "load": loadavg()}
     rd = Rdmad(binary, root, run_dir, args.timeout)
     w = Watcher()
+    # Its calls only: the signals are stamped by bench-signal-clock (SignalClock).
+    w.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+           "RemoveMatch", hotplug.GLib.Variant("(s)", ("type='signal',sender='%s'" % w.owner,)))
+    clock = SignalClock(args.signal_clock)
     sender = hotplug.RawSender(root)
+    perf = start_perf(args, "latency%d" % n, name, rd.pid)
     try:
         port_path = port_object(w)
         state = "4: ACTIVE"
@@ -473,12 +501,12 @@ def run_latency_one(args, name, root, n, run_dir):
             state = "1: DOWN" if state == "4: ACTIVE" else "4: ACTIVE"
             with open(state_file, "w") as f:
                 f.write(state + "\n")
-            start = len(w.events)
+            start = len(clock.events)
             c0 = cpu_ns_all(rd.pid)
             t0 = time.monotonic_ns()
             sender.send(ib_sys, "change")
             t1 = time.monotonic_ns()
-            ev = w.wait_for(lambda e: e[1] == "PropertiesChanged" and e[2] == port_path
+            ev = clock.wait_for(lambda e: e[1] == "PropertiesChanged" and e[2] == port_path
                             and "State" in e[3][1], start, args.event_timeout)
             if ev is None:
                 raise SystemExit("%s event %d: no PropertiesChanged(State) on %s; see %s"
@@ -489,7 +517,9 @@ def run_latency_one(args, name, root, n, run_dir):
             cpu.append((cpu_ns_all(rd.pid) - c0) / 1e6)
             time.sleep(args.window_ms / 1000 + 0.005)  # isolated: after the pass's window
     finally:
+        stop_perf(perf)
         sender.close()
+        clock.close()
         w.close()
         rd.stop()
         with open(state_file, "w") as f:
@@ -557,13 +587,7 @@ def run_burst_one(args, name, src, run_dir):
     rd = w = perf = clock = None
     try:
         rd = Rdmad(binary, bed.root, run_dir, args.timeout)
-        if args.perf:
-            os.makedirs(args.perf, exist_ok=True)
-            perf = subprocess.Popen(["perf", "record", "-q", "-F", "999", "--call-graph",
-                                     "dwarf,16384", "-p", str(rd.pid), "-o",
-                                     os.path.join(args.perf, "burst-%s-%d.data"
-                                                  % (name, rd.pid))],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        perf = start_perf(args, "burst", name, rd.pid)
         w = Watcher()
         # Its calls only: the signals are stamped by bench-signal-clock, and a second client
         # parsing 3,000 signals in Python would take a CPU from rdmad and the bus.
@@ -633,9 +657,7 @@ def run_burst_one(args, name, src, run_dir):
             clock.close()
         if w:
             w.close()
-        if perf:
-            perf.send_signal(signal.SIGINT)
-            perf.wait()
+        stop_perf(perf)
         if rd:
             rd.stop()
     best, files, bare_cpu, _ = bare_pass(args, bed.root)
@@ -709,8 +731,9 @@ def main():
     ap.add_argument("--burst-timeout", type=float, default=300)
     ap.add_argument("--json")
     ap.add_argument("--perf", metavar="DIR",
-                    help="burst: record each rdmad's CPU profile from READY to its stop with "
-                         "`perf record -g` into DIR/burst-NAME-PID.data")
+                    help="burst and latency: record each rdmad's CPU profile from READY to its "
+                         "stop with `perf record --call-graph dwarf` into "
+                         "DIR/KIND-NAME-PID.data")
     args = ap.parse_args()
     if "DBUS_SYSTEM_BUS_ADDRESS" not in os.environ:
         raise SystemExit("DBUS_SYSTEM_BUS_ADDRESS is not set (run bench/bus-compare.sh)")
