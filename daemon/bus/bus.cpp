@@ -15,6 +15,11 @@
 
 namespace rdmad {
 
+namespace {
+/// How long Describe()'s measuring waits again while the bus still holds queued messages.
+constexpr uint64_t kMeasureRetryUsec = 5'000;
+} // namespace
+
 // Member order is teardown order: the objects go before polkit's pending calls, both before
 // the connection (flushed, then closed).
 struct Bus::Parts {
@@ -22,8 +27,10 @@ struct Bus::Parts {
     std::unique_ptr<Authorizer> authorizer;
     std::unique_ptr<Objects> objects;
     std::unique_ptr<ManagerObject> manager;
-    /// Describe()'s sizes measured when the loop is idle (SD_EVENT_PRIORITY_IDLE), after a
-    /// change set's signals and the pass are done. Last: torn down before the objects.
+    /// Describe()'s sizes measured when the loop is idle (SD_EVENT_PRIORITY_IDLE) and the
+    /// bus has taken every message queued: a timer, so that waiting for the socket (a burst's
+    /// 3,000 InterfacesAdded fill it) is a wait, not a spin. Last: torn down before the
+    /// objects.
     EventSource measure;
 };
 
@@ -45,22 +52,33 @@ Bus::Bus(sd_event* event, Controller& controller) : parts_(std::make_unique<Part
     parts_->objects = std::make_unique<Objects>(raw, methods);
     parts_->manager = std::make_unique<ManagerObject>(raw, *parts_->objects, methods);
     // into() stores the source at the end of its statement: the calls on it come after.
-    if (sd_event_add_defer(event, into(parts_->measure), on_idle, parts_.get()) < 0)
+    if (sd_event_add_time(event, into(parts_->measure), CLOCK_MONOTONIC, 0, 0, on_idle,
+                          parts_.get()) < 0)
         throw std::runtime_error("cannot add the Describe() measuring source");
     if (sd_event_source_set_priority(parts_->measure.get(), SD_EVENT_PRIORITY_IDLE) < 0 ||
         sd_event_source_set_enabled(parts_->measure.get(), SD_EVENT_OFF) < 0)
         throw std::runtime_error("cannot set up the Describe() measuring source");
 }
 
-int Bus::on_idle(sd_event_source*, void* userdata) {
-    return at_loop_edge("Describe() measuring",
-                        [&] { static_cast<Parts*>(userdata)->objects->measure_describe(); });
+int Bus::on_idle(sd_event_source* source, uint64_t, void* userdata) {
+    return at_loop_edge("Describe() measuring", [&] {
+        auto* parts = static_cast<Parts*>(userdata);
+        // Messages still queued for the socket go first: rendering now would hold them.
+        uint64_t queued = 0;
+        if (sd_bus_get_n_queued_write(parts->bus.get(), &queued) >= 0 && queued > 0) {
+            sd_event_source_set_time_relative(source, kMeasureRetryUsec);
+            sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+            return;
+        }
+        parts->objects->measure_describe();
+    });
 }
 
 Bus::~Bus() = default;
 
 void Bus::apply(const Inventory& inventory, const ChangeSet& changes) {
     parts_->objects->apply(inventory, changes);
+    sd_event_source_set_time(parts_->measure.get(), 0); // due now, run when idle
     sd_event_source_set_enabled(parts_->measure.get(), SD_EVENT_ONESHOT);
 }
 

@@ -46,7 +46,7 @@ class Bus {
 
   private:
     struct Parts;
-    static int on_idle(sd_event_source* source, void* userdata);
+    static int on_idle(sd_event_source* source, uint64_t usec, void* userdata);
     std::unique_ptr<Parts> parts_;
 };
 
