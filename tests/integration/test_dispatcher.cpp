@@ -394,3 +394,63 @@ TEST_CASE("dispatcher: a device removed and added again under another name in on
     CHECK(rig.client->device_by_name("mlx5_7") == kPath0);
     rig.daemon->stop();
 }
+
+TEST_CASE("dispatcher: scripts that appear while events wait run for each event taken after "
+          "them, once; a world-writable one appearing with them is refused and logged once; "
+          "with no script, a burst runs nothing, and a script added before its events are taken "
+          "runs for each",
+          "[dispatcher]") {
+    DispatchRig rig;
+    rig.recorder(rig.lib_d(), "10-slow", "sleep 0.4");
+    rig.start();
+    rig.port(0, "1: DOWN"); // E1: 10-slow runs for 400 ms
+    rig.wait_lines(1);
+    rig.port(1, "1: DOWN"); // E2 waits in the queue behind it
+    std::this_thread::sleep_for(100ms);
+    rig.recorder(rig.etc_d(), "20-new");
+    const auto ww = rig.recorder(rig.etc_d(), "15-ww", "", 0757);
+    rig.port(0, "4: ACTIVE"); // E3
+    rig.wait_lines(5);
+    std::this_thread::sleep_for(500ms);
+    auto got = [&] {
+        std::vector<std::string> out;
+        for (const auto& l : rig.lines()) {
+            std::istringstream in(l);
+            std::string script, object, event;
+            in >> script >> object >> event;
+            out.push_back(script + " " + object + " " + event);
+        }
+        return out;
+    };
+    CHECK(got() == std::vector<std::string>{"10-slow mlx5_0 port-down", "10-slow mlx5_1 port-down",
+                                            "20-new mlx5_1 port-down", "10-slow mlx5_0 port-up",
+                                            "20-new mlx5_0 port-up"});
+    CHECK(count(rig.daemon->log(),
+                "not running " + ww.string() + ": writable by group or others") == 1);
+
+    // No script at all: a burst of events (both ports in one pass) runs nothing.
+    fs::remove(rig.lib_d() / "10-slow");
+    fs::remove(rig.etc_d() / "20-new");
+    fs::remove(ww);
+    rig.port(0, "1: DOWN");
+    rig.port(1, "4: ACTIVE");
+    std::this_thread::sleep_for(500ms);
+    CHECK(rig.lines().size() == 5);
+
+    // rdmad stopped with both ports' events waiting in its socket; a script added meanwhile
+    // runs for both, once each.
+    rig.daemon->signal(SIGSTOP);
+    rig.port(0, "4: ACTIVE");
+    rig.port(1, "1: DOWN");
+    rig.recorder(rig.lib_d(), "30-late");
+    rig.daemon->signal(SIGCONT);
+    rig.wait_lines(7);
+    std::this_thread::sleep_for(500ms);
+    const auto all = got();
+    REQUIRE(all.size() == 7);
+    // One pass: the order between the two devices is not the contract's.
+    std::vector<std::string> late(all.begin() + 5, all.end());
+    std::sort(late.begin(), late.end());
+    CHECK(late == std::vector<std::string>{"30-late mlx5_0 port-up", "30-late mlx5_1 port-down"});
+    rig.daemon->stop();
+}
