@@ -200,6 +200,20 @@ void rename_device(const std::string& root, const std::string& old_syspath,
     write_file(root + new_syspath + "/uevent", ue);
 }
 
+// The kernel's rename of RDMA device `from` of the PCI function `pci` ("/sys/devices/...") to
+// `to`: rename_device(), its uverbs<uverbs> device's ibdev following (the kernel computes it,
+// no event of its own), then the `move`.
+void rename_ib(Rig& rig, const std::string& pci, int uverbs, const std::string& from,
+               const std::string& to) {
+    const std::string root = rig.testbed.root();
+    const std::string old_sp = pci + "/infiniband/" + from, new_sp = pci + "/infiniband/" + to;
+    rename_device(root, old_sp, new_sp, "infiniband");
+    rig.testbed.set_attr(pci + "/infiniband_verbs/uverbs" + std::to_string(uverbs), "ibdev",
+                         to + "\n");
+    send_uevent(root, new_sp, "infiniband", "move",
+                {{"DEVPATH_OLD", old_sp.substr(4)}, {"NAME", to}});
+}
+
 // A netdev under /devices/virtual/net written on the testbed's files like the fixture's lo
 // (directory, uevent file, subsystem link, class link), without the "add" that
 // umockdev_testbed_add_from_string() sends.
@@ -889,13 +903,8 @@ TEST_CASE("hotplug: after random renames of netdevs and RDMA devices among chang
         }
         case 1: {
             const std::string to = free_name(ib_pool, ib_name, rng());
-            const std::string old_sp = ib(k);
-            rename_device(root, old_sp, pci[k] + "/infiniband/" + to, "infiniband");
+            rename_ib(rig, pci[k], k, ib_name[k], to);
             ib_name[k] = to;
-            rig.testbed.set_attr(pci[k] + "/infiniband_verbs/uverbs" + std::to_string(k), "ibdev",
-                                 to + "\n");
-            send_uevent(root, ib(k), "infiniband", "move",
-                        {{"DEVPATH_OLD", old_sp.substr(4)}, {"NAME", to}});
             break;
         }
         case 2: { // GID 0 moves to the other function's netdev, or back
@@ -1623,4 +1632,311 @@ TEST_CASE("hotplug: a verbs char device that is a plain file, a dangling link, o
             CHECK(daemon.stop() == 0);
         }
     }
+}
+
+namespace {
+
+using Managed =
+    std::map<sdbus::ObjectPath, std::map<std::string, std::map<std::string, sdbus::Variant>>>;
+
+Managed managed_objects(Client& client) {
+    Managed out;
+    client.manager()
+        .callMethod("GetManagedObjects")
+        .onInterface("org.freedesktop.DBus.ObjectManager")
+        .storeResultsTo(out);
+    return out;
+}
+
+/// True when `v` holds no JSON object: variant_json() gives a struct as an array, Describe()
+/// as an object keyed by field names, so only such values compare one to one.
+bool flat(const json& v) {
+    if (v.is_object())
+        return false;
+    if (v.is_array())
+        return std::all_of(v.begin(), v.end(), flat);
+    return true;
+}
+
+/// Describe() `d` shows exactly the objects of `managed`, each with the same value of every
+/// property whose value holds no struct; returns how many values it compared.
+size_t check_describe_is_managed(const json& d, const Managed& managed) {
+    std::map<std::string, const json*> described;
+    for (const auto& dev : d["Devices"]) {
+        described[dev["Path"]] = &dev;
+        for (const auto& p : dev["Ports"])
+            described[p["Path"]] = &p;
+    }
+    for (const auto& l : d["Links"])
+        described[l["Path"]] = &l;
+    std::set<std::string> paths, want;
+    for (const auto& [path, _] : described)
+        want.insert(path);
+    size_t compared = 0;
+    for (const auto& [path, ifaces] : managed) {
+        paths.insert(path);
+        auto it = described.find(path);
+        if (it == described.end())
+            continue;
+        for (const auto& [iface, props] : ifaces) {
+            if (iface.rfind("org.rdmad1.", 0) != 0)
+                continue;
+            for (const auto& [name, value] : props) {
+                const json v = variant_json(value);
+                // variant_json() writes an empty array of structs as its signature.
+                const bool signature =
+                    v.is_string() && v.get<std::string>().starts_with("<signature");
+                if (!flat(v) || signature || !it->second->contains(name) ||
+                    !flat((*it->second)[name]))
+                    continue;
+                INFO(path << " " << name);
+                CHECK((*it->second)[name] == v);
+                ++compared;
+            }
+        }
+    }
+    CHECK(paths == want);
+    return compared;
+}
+
+} // namespace
+
+TEST_CASE(
+    "hotplug: Describe() and GetManagedObjects between the events of a burst of "
+    "netdev adds, renames, removes, RDMA device changes and SIGHUP rescans: Describe() is never "
+    "rendered from a stale size, and ends equal to GetManagedObjects",
+    "[hotplug]") {
+    // Describe() keeps each object's size and measures the changed ones when the loop is idle
+    // or before it answers (DescribeRenderer::measure()): a size kept across a change would
+    // make the reply's length differ from what it writes (the daemon then logs "were
+    // measured; rendered whole").
+    Rig rig("constructed-mlx5-roce");
+    SignalRecorder rec(*rig.client);
+    const std::string root = rig.testbed.root();
+    const std::string pci[2] = {"/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0",
+                                "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.1"};
+    std::string ib_name[2] = {"mlx5_0", "mlx5_1"};
+    const std::vector<std::string> ib_pool = {"mlx5_0", "mlx5_1", "mlx5_2", "rocep59s0f0"};
+    auto ib = [&](int k) { return pci[k] + "/infiniband/" + ib_name[k]; };
+    // The virtual netdevs present: ifindex -> current name.
+    std::map<int, std::string> virt;
+    std::mt19937 rng(20261205);
+    INFO("seed 20261205");
+    int next_index = 3000;
+    size_t describes = 0;
+    for (int step = 0; step < 300; ++step) {
+        const int k = int(rng() % 2);
+        switch (rng() % 7) {
+        case 0: { // a new virtual netdev
+            const int index = next_index++;
+            const std::string name = "v" + std::to_string(index);
+            write_virtual_netdev(root, name, index);
+            send_uevent(root, "/sys/devices/virtual/net/" + name, "net", "add");
+            virt[index] = name;
+            break;
+        }
+        case 1: { // one renamed
+            if (virt.empty())
+                break;
+            auto it = std::next(virt.begin(), long(rng() % virt.size()));
+            const std::string to = "r" + std::to_string(step) + "x" + std::to_string(it->first);
+            const std::string old_sp = "/sys/devices/virtual/net/" + it->second;
+            const std::string new_sp = "/sys/devices/virtual/net/" + to;
+            rename_device(root, old_sp, new_sp, "net");
+            send_uevent(root, new_sp, "net", "move",
+                        {{"DEVPATH_OLD", old_sp.substr(4)},
+                         {"INTERFACE", to},
+                         {"IFINDEX", std::to_string(it->first)}});
+            it->second = to;
+            break;
+        }
+        case 2: { // one removed
+            if (virt.empty())
+                break;
+            auto it = std::next(virt.begin(), long(rng() % virt.size()));
+            const std::string sp = "/sys/devices/virtual/net/" + it->second;
+            fs::remove_all(root + sp);
+            fs::remove(root + "/sys/class/net/" + it->second);
+            send_uevent(root, sp, "net", "remove");
+            virt.erase(it);
+            break;
+        }
+        case 3: { // an RDMA device renamed
+            std::string to;
+            for (const auto& n : ib_pool)
+                if (n != ib_name[0] && n != ib_name[1] && (to.empty() || rng() % 2))
+                    to = n;
+            rename_ib(rig, pci[k], k, ib_name[k], to);
+            ib_name[k] = to;
+            break;
+        }
+        case 4: // a port change
+            rig.testbed.set_attr(ib(k), "ports/1/state", rng() % 2 ? "1: DOWN\n" : "4: ACTIVE\n");
+            rig.testbed.set_attr(ib(k), "node_desc", "host1 step " + std::to_string(step) + "\n");
+            send_uevent(root, ib(k), "infiniband", "change");
+            break;
+        case 5:
+            std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 60));
+            break;
+        default: // a full rescan (SIGHUP) among them
+            rig.daemon->signal(SIGHUP);
+            break;
+        }
+        // Right after the event, or a few ms later (the idle measuring in between or not).
+        if (rng() % 3 == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 8));
+        if (rng() % 2) {
+            rig.client->describe(); // parses, or throws
+            ++describes;
+        }
+        if (rng() % 4 == 0)
+            managed_objects(*rig.client);
+        rec.pump(0ms);
+    }
+    for (int i = 0; i < 40 && !rec.quiet(kSettle); ++i) {
+    }
+    CHECK(rec.quiet(kSettle));
+    const json d = rig.client->describe();
+    CHECK(describes > 100);
+    CHECK(check_describe_is_managed(d, managed_objects(*rig.client)) > 50);
+    for (const auto& [index, name] : virt)
+        CHECK(find_by(d["Links"], "Name", name) != nullptr);
+    for (int k = 0; k < 2; ++k)
+        CHECK(find_by(d["Devices"], "Name", ib_name[k]) != nullptr);
+    const std::string log = rig.daemon->log();
+    INFO(log.substr(0, 4000));
+    CHECK(log.find("were measured") == std::string::npos);
+    CHECK(fresh_describe(rig) == d);
+}
+
+TEST_CASE("hotplug: an auxiliary device that comes and goes with its PCI function's bind and "
+          "unbind uevents alone is found and dropped; a file, a symlink, a one-dot directory "
+          "and a directory of another bus beside it are not auxiliary devices",
+          "[hotplug]") {
+    // A NIC whose driver (xnic) rdmad knows no RDMA companion module of: its netdev is "no"
+    // without an unbound RDMA auxiliary device and "module-not-loaded", hint "no module for
+    // <aux>", with one (rdma_capability.cpp; no module resolves auxiliary:xnic.rdma). The
+    // function sits beside the fixture's 0000:5e:00.0, at the same depth, so that the
+    // fixture's own mlx5_core.rdma.0 gives the relative target of the `subsystem` link.
+    Rig rig("constructed-mlx5-aux-unbound");
+    SignalRecorder rec(*rig.client);
+    const std::string root = rig.testbed.root();
+    const std::string parent = "/devices/pci0000:5d/0000:5d:02.0";
+    const std::string pci = parent + "/0000:5e:00.1";
+    const std::string aux_subsystem =
+        fs::read_symlink(root + "/sys" + parent + "/0000:5e:00.0/mlx5_core.rdma.0/subsystem")
+            .string();
+    INFO("subsystem link " << aux_subsystem);
+    REQUIRE(aux_subsystem.ends_with("auxiliary"));
+    rig.testbed.add("P: " + pci +
+                    "\nE: SUBSYSTEM=pci\nE: DRIVER=xnic\nE: PCI_CLASS=20000\n"
+                    "E: PCI_ID=1D0F:EFA0\nE: PCI_SLOT_NAME=0000:5e:00.1\n"
+                    "A: class=0x020000\\n\nA: device=0xefa0\\n\nA: vendor=0x1d0f\\n\n"
+                    "L: driver=../../../../bus/pci/drivers/xnic\n\n" +
+                    net_text(pci, "xn0", 1500));
+    const std::string link = link_path(1500);
+    REQUIRE(rec.eventually([&] { return rec.size() >= 1; }, kWait));
+    CHECK(rec.quiet(kSettle));
+    auto capable = [&] {
+        return variant_json(rig.client->get(link, "org.rdmad1.Link", "RdmaCapable"));
+    };
+    auto hint = [&] { return variant_json(rig.client->get(link, "org.rdmad1.Link", "Hint")); };
+    REQUIRE(capable() == "no");
+
+    // Beside it, entries that are no auxiliary devices: a file and a symlink named like one,
+    // a directory with one dot, and a two-dot directory of another bus.
+    const fs::path fn = root + "/sys" + pci;
+    write_file(fn / "xnic.rdma.7", "not a device\n");
+    fs::create_directories(fn / "xnic.rdma.8");
+    fs::create_symlink("../../../../bus/platform", fn / "xnic.rdma.8" / "subsystem");
+    fs::create_directories(fn / "xnic.3");
+    fs::create_symlink(aux_subsystem, fn / "xnic.3" / "subsystem");
+    const fs::path aux = fn / "xnic.rdma.0";
+    // What probing xnic leaves: its auxiliary device, listed on the bus too; then only the
+    // PCI function's "bind" is sent.
+    auto make_aux = [&] {
+        fs::create_directories(aux);
+        write_file(aux / "uevent", "MODALIAS=auxiliary:xnic.rdma\n");
+        write_file(aux / "modalias", "auxiliary:xnic.rdma\n");
+        fs::create_symlink(aux_subsystem, aux / "subsystem");
+        fs::create_directories(root + "/sys/bus/auxiliary/devices");
+        fs::create_symlink("../../.." + pci + "/xnic.rdma.0",
+                           root + "/sys/bus/auxiliary/devices/xnic.rdma.0");
+    };
+    make_aux();
+    fs::create_symlink("xnic.rdma.0", fn / "xnic.rdma.9");
+    size_t mark = rec.size();
+    send_uevent(root, "/sys" + pci, "pci", "bind");
+    REQUIRE(rec.eventually([&] { return rec.size() >= mark + 1; }, kWait));
+    CHECK(rec.quiet(kSettle));
+    check_signals(rec, mark, {"changed " + link + " org.rdmad1.Link Hint,RdmaCapable"});
+    CHECK(capable() == "module-not-loaded");
+    CHECK(hint() == "no module for xnic.rdma.0");
+    const json bound = rig.client->describe();
+
+    // Unbound: the auxiliary device goes, and only the PCI function's "unbind" is sent.
+    fs::remove_all(aux);
+    fs::remove(root + "/sys/bus/auxiliary/devices/xnic.rdma.0");
+    mark = rec.size();
+    send_uevent(root, "/sys" + pci, "pci", "unbind");
+    REQUIRE(rec.eventually([&] { return rec.size() >= mark + 1; }, kWait));
+    CHECK(rec.quiet(kSettle));
+    check_signals(rec, mark, {"changed " + link + " org.rdmad1.Link Hint,RdmaCapable"});
+    CHECK(capable() == "no");
+    CHECK(hint() == "");
+
+    // Bound again: found again, as a fresh start finds it.
+    make_aux();
+    mark = rec.size();
+    send_uevent(root, "/sys" + pci, "pci", "bind");
+    REQUIRE(rec.eventually([&] { return rec.size() >= mark + 1; }, kWait));
+    CHECK(rec.quiet(kSettle));
+    CHECK(capable() == "module-not-loaded");
+    CHECK(hint() == "no module for xnic.rdma.0");
+    const json d = rig.client->describe();
+    CHECK(d == bound);
+    check_rescan_and_fresh(rig, rec, d);
+}
+
+TEST_CASE("hotplug: Describe() during a burst of 500 netdev adds and 250 removes while a "
+          "listener reads no signal: never rendered from a stale size, ends equal to "
+          "GetManagedObjects",
+          "[hotplug][burst]") {
+    // The recorder is pumped only at the end: rdmad's signals wait in the bus, so its
+    // idle measuring meets queued messages (Bus::on_idle) while Describe() calls come in.
+    Rig rig("constructed-mlx5-roce");
+    SignalRecorder rec(*rig.client);
+    Client other;
+    const std::string root = rig.testbed.root();
+    const size_t links_before = rig.described["Links"].size();
+    const int n = 500;
+    for (int i = 0; i < n; ++i)
+        write_virtual_netdev(root, "b" + std::to_string(i), 4000 + i);
+    size_t describes = 0;
+    for (int i = 0; i < n; ++i) {
+        send_uevent(root, "/sys/devices/virtual/net/b" + std::to_string(i), "net", "add");
+        if (i % 20 == 0) {
+            other.describe();
+            ++describes;
+        }
+    }
+    for (int i = 0; i < n; i += 2) {
+        const std::string name = "b" + std::to_string(i);
+        fs::remove_all(root + "/sys/devices/virtual/net/" + name);
+        fs::remove(root + "/sys/class/net/" + name);
+        send_uevent(root, "/sys/devices/virtual/net/" + name, "net", "remove");
+        if (i % 10 == 0) {
+            other.describe();
+            ++describes;
+        }
+    }
+    for (int i = 0; i < 100 && !rec.quiet(kSettle); ++i) {
+    }
+    const json d = other.describe();
+    CHECK(d["Links"].size() == links_before + n / 2);
+    CHECK(check_describe_is_managed(d, managed_objects(other)) > size_t(n));
+    const std::string log = rig.daemon->log();
+    INFO(log.substr(0, 4000));
+    CHECK(log.find("were measured") == std::string::npos);
+    CHECK(describes > 40);
 }
