@@ -120,6 +120,19 @@ def failed_cases(output):
     return names
 
 
+def finding_lines(output, most=3, width=240):
+    """The first `most` lines of a test's output that report a failure ("FAIL", "Error",
+    "Traceback"), each cut to `width` characters."""
+    found = []
+    for line in output.splitlines():
+        text = line.strip()
+        if any(w in text for w in ("FAIL", "Error", "Traceback", "error:")):
+            found.append(text if len(text) <= width else text[:width] + "...")
+            if len(found) >= most:
+                break
+    return found
+
+
 def count_run(builddir, suite, testlog, rc):
     label = os.path.basename(os.path.normpath(builddir))
     try:
@@ -174,8 +187,15 @@ def count_run(builddir, suite, testlog, rc):
         detail = f" ({p} passed, {f_} failed)" if cases > 1 or f_ else ""
         print(f"  {label}: {name}: {word}{detail}")
         if not ok or f_:
-            for case in failed_cases(out):
+            cases_failed = failed_cases(out)
+            for case in cases_failed:
                 print(f"  {label}: {name}: failed case: {case}")
+            if not cases_failed:
+                # A script's test (dbus-fuzz, fleet, the Cockpit page) names no Catch2 case:
+                # its first findings, so that a failure seen only in this summary (CI) says
+                # what failed.
+                for line in finding_lines(out):
+                    print(f"  {label}: {name}: {line}")
     if rc != 0 and failed == 0:
         print(f"  {label}: meson test exited {rc} with no failed test in its log: 1 failed")
         failed += 1
