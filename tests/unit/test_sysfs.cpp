@@ -57,6 +57,24 @@ TEST_CASE("read_attribute gives an attribute's text, the errno otherwise") {
     CHECK(sysfs::read_text(t.ibdev, "absent") == std::nullopt);
 }
 
+TEST_CASE("read_attribute reads past its 4 KiB stack buffer up to `limit`, and no further") {
+    // Larger files (a configuration file, /proc/<pid>/limits) go through the heap buffer that
+    // grows by doubling: each size around the stack's and the limit's edges reads back whole.
+    test::TempDir dir("rdmad-sysfs-large");
+    std::string text;
+    for (size_t i = 0; text.size() < 70'000; ++i)
+        text += "line " + std::to_string(i) + "\n";
+    for (const size_t size : {size_t{4095}, size_t{4096}, size_t{4097}, size_t{8192},
+                              size_t{8193}, size_t{65'536}, size_t{70'000}}) {
+        CAPTURE(size);
+        const std::string file = dir.write("f" + std::to_string(size), text.substr(0, size));
+        CHECK(sysfs::read_attribute(file, "", 1u << 20).text == text.substr(0, size));
+        CHECK(sysfs::read_attribute(file, "", size).text == text.substr(0, size));
+        CHECK(sysfs::read_attribute(file, "", 5000).text == text.substr(0, std::min<size_t>(size, 5000)));
+        CHECK(sysfs::read_attribute(file, "", 4096).text == text.substr(0, std::min<size_t>(size, 4096)));
+    }
+}
+
 TEST_CASE("resolve_link makes a relative sysfs link an absolute device path") {
     Tree t;
     CHECK(sysfs::resolve_link(t.sys + "/class/net", "ens1f0np0") == t.netdev);
