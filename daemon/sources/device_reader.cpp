@@ -4,8 +4,8 @@
 #include "inventory/attributes.hpp"
 #include "inventory/driver_capabilities.hpp"
 #include "inventory/transport.hpp"
-#include "sources/rdma_cm_reader.hpp"
 #include "sources/device_paths.hpp"
+#include "sources/rdma_cm_reader.hpp"
 #include "sources/sriov_reader.hpp"
 #include "sources/vf_guid_reader.hpp"
 #include "util/sysfs.hpp"
@@ -158,12 +158,12 @@ DeviceState as_read(DeviceState d) {
     return d;
 }
 
-DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
-    DeviceState d;
-    d.syspath = syspath;
-    d.name = device_paths::sysname(syspath);
-    const std::string& sp = d.syspath;
+namespace {
 
+/// The node attributes of the RDMA device's own directory (Documentation/ABI/stable/
+/// sysfs-class-infiniband).
+void read_node_attributes(DeviceState& d) {
+    const std::string& sp = d.syspath;
     if (auto t = sysfs::read_text(sp, "node_type"))
         d.node_type = parse_node_type(*t);
     if (auto t = sysfs::read_text(sp, "node_guid"))
@@ -174,6 +174,42 @@ DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
     d.hca_type = text_or_empty(sp, "hca_type");
     d.board_id = text_or_empty(sp, "board_id");
     d.node_description = text_or_empty(sp, "node_desc");
+}
+
+/// Every port of `d` (`ports/<n>/`), read again; `pci_syspath` is the PCI function's
+/// directory ("" for none), for the mlx4 port type.
+void read_ports(DeviceState& d, const std::string& pci_syspath) {
+    std::vector<uint32_t> numbers;
+    for (const auto& name : sysfs::list_dir(d.syspath, "ports"))
+        if (auto n = to_index(name); n && is_port_number(d.node_type, *n))
+            numbers.push_back(*n);
+    std::sort(numbers.begin(), numbers.end());
+    d.ports.clear();
+    for (uint32_t n : numbers) {
+        bool has_gid_attrs = false;
+        PortState port = read_port(d.syspath, n, &has_gid_attrs);
+        port.transport = classify_transport(d.node_type, port.link_layer, d.kernel_driver);
+        port.roce_versions = roce_versions(port.transport, port.gids, has_gid_attrs);
+        // RDMA-CM's defaults are RoCE's (reconcile/settings/rdma_cm.cpp).
+        if (port.transport == "RoCE")
+            port.rdma_cm = read_rdma_cm_port(std::string(kConfigfsRoot), d.name, n);
+        // A VPI port type that sysfs shows (and switches): mlx4_port<n>.
+        if (driver_capabilities(d.kernel_driver).port_type == PortTypeSwitch::sysfs &&
+            !pci_syspath.empty())
+            if (auto t = sysfs::read_text(pci_syspath, "mlx4_port" + std::to_string(n)))
+                port.port_type = parse_mlx4_port_type(*t).value_or("");
+        d.ports.push_back(std::move(port));
+    }
+}
+
+} // namespace
+
+DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
+    DeviceState d;
+    d.syspath = syspath;
+    d.name = device_paths::sysname(syspath);
+    const std::string& sp = d.syspath;
+    read_node_attributes(d);
 
     // The parent: normally the PCI function; an auxiliary device on kernels that hang the
     // ibdev there; none for rxe/siw (rxe names its netdev in `parent`).
@@ -206,28 +242,18 @@ DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
             d.kernel_driver = "siw";
         }
     }
-
-    std::vector<uint32_t> numbers;
-    for (const auto& name : sysfs::list_dir(sp, "ports"))
-        if (auto n = to_index(name); n && is_port_number(d.node_type, *n))
-            numbers.push_back(*n);
-    std::sort(numbers.begin(), numbers.end());
-    for (uint32_t n : numbers) {
-        bool has_gid_attrs = false;
-        PortState port = read_port(sp, n, &has_gid_attrs);
-        port.transport = classify_transport(d.node_type, port.link_layer, d.kernel_driver);
-        port.roce_versions = roce_versions(port.transport, port.gids, has_gid_attrs);
-        // RDMA-CM's defaults are RoCE's (reconcile/settings/rdma_cm.cpp).
-        if (port.transport == "RoCE")
-            port.rdma_cm = read_rdma_cm_port(std::string(kConfigfsRoot), d.name, n);
-        // A VPI port type that sysfs shows (and switches): mlx4_port<n>.
-        if (driver_capabilities(d.kernel_driver).port_type == PortTypeSwitch::sysfs &&
-            !pci_syspath.empty())
-            if (auto t = sysfs::read_text(pci_syspath, "mlx4_port" + std::to_string(n)))
-                port.port_type = parse_mlx4_port_type(*t).value_or("");
-        d.ports.push_back(std::move(port));
-    }
+    read_ports(d, pci_syspath);
     return d;
+}
+
+DeviceState reread_device_own(DeviceState before, PciReads& pci_reads) {
+    read_node_attributes(before);
+    // The mlx4 port type is the PCI function's file: its directory is looked up for mlx4 only.
+    std::string pci_syspath;
+    if (driver_capabilities(before.kernel_driver).port_type == PortTypeSwitch::sysfs)
+        pci_syspath = pci_reads.function_of(before.syspath).syspath;
+    read_ports(before, pci_syspath);
+    return before;
 }
 
 } // namespace rdmad

@@ -51,6 +51,7 @@ void Scanner::full_scan() {
     devices_on_netdev_.clear();
     devices_at_pci_.clear();
     dirty_devices_.clear();
+    dirty_own_.clear();
     dirty_links_.clear();
     incomplete_.clear();
     for (const auto& path : device_paths::subsystem_devices("infiniband"))
@@ -71,13 +72,17 @@ void Scanner::reread_memlock(const std::vector<std::string>& launchers) {
     structural_ = true; // every device's doctor findings read it
 }
 
-void Scanner::read_device_at(const std::string& syspath) {
+void Scanner::read_device_at(const std::string& syspath, bool own_only) {
     if (!sysfs::exists(syspath)) {
         erase_device_raw(syspath);
         incomplete_.erase(syspath);
         return;
     }
-    DeviceState d = read_device(syspath, pci_reads_);
+    // A read held here is what was read; the Inventory's copy is that, derived.
+    const DeviceState* before = own_only ? device_read(syspath) : nullptr;
+    DeviceState d = !before                   ? read_device(syspath, pci_reads_)
+                    : pending_.count(syspath) ? reread_device_own(*before, pci_reads_)
+                                              : reread_device_own(as_read(*before), pci_reads_);
     if (looks_incomplete(d) && incomplete_[syspath] < kMaxRetries) {
         ++incomplete_[syspath];
     } else {
@@ -323,6 +328,7 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
                 mark_physical_function(d->physical_function, dirty_devices_);
             erase_device_raw(ev.syspath);
             dirty_devices_.erase(ev.syspath);
+            dirty_own_.erase(ev.syspath);
         } else if (ev.subsystem == "net") {
             erase_link_raw(ev.syspath);
             dirty_links_.erase(ev.syspath);
@@ -367,8 +373,14 @@ std::optional<std::pair<std::string, std::string>> Scanner::note(const Uevent& e
                 renamed = std::make_pair(old_syspath, ev.syspath);
             }
             dirty_devices_.erase(old_syspath);
+            dirty_own_.erase(old_syspath);
         }
-        dirty_devices_.insert(ev.syspath);
+        // A "change" of a device known is news of its own directory (reread_device_own());
+        // an add or a move reads it whole.
+        if (ev.action == "change" && known_.count(ev.syspath))
+            dirty_own_.insert(ev.syspath);
+        else
+            dirty_devices_.insert(ev.syspath);
         // A renamed RDMA device changes what its uverbs device's `ibdev` reads; a "change"
         // (port state) leaves the names alone, and an add comes with its uverbs device's own.
         if (ev.action == "move") {
@@ -422,7 +434,7 @@ void Scanner::note_link(int32_t ifindex) {
         for (const auto* index : {&devices_at_pci_, &devices_on_netdev_}) {
             const std::string& key = index == &devices_at_pci_ ? link.pci_address : link.name;
             if (!key.empty())
-                index->for_each(key, [&](KeyRef d) { dirty_devices_.insert(*d); });
+                index->for_each(key, [&](KeyRef d) { dirty_own_.insert(*d); });
         }
     };
     if (ifindex != 0) {
@@ -462,7 +474,7 @@ bool Scanner::note_address(int32_t ifindex) {
 }
 
 void Scanner::take_address_devices() {
-    dirty_devices_.insert(address_devices_.begin(), address_devices_.end());
+    dirty_own_.insert(address_devices_.begin(), address_devices_.end());
     address_devices_.clear();
 }
 
@@ -519,9 +531,9 @@ void Scanner::fill_pfc(DeviceState& d) const {
 }
 
 bool Scanner::dirty() const {
-    return !dirty_devices_.empty() || !dirty_links_.empty() || dirty_verbs_ ||
-           !dirty_verbs_paths_.empty() || !dirty_aux_paths_.empty() || !incomplete_.empty() ||
-           !pfc_devices_.empty() || pfc_.noted();
+    return !dirty_devices_.empty() || !dirty_own_.empty() || !dirty_links_.empty() ||
+           dirty_verbs_ || !dirty_verbs_paths_.empty() || !dirty_aux_paths_.empty() ||
+           !incomplete_.empty() || !pfc_devices_.empty() || pfc_.noted();
 }
 
 ScanChanges Scanner::refresh(bool* incomplete) {
@@ -536,9 +548,11 @@ ScanChanges Scanner::refresh(bool* incomplete) {
         else
             dirty_links_.insert(syspath);
     }
-    const auto devices = std::move(dirty_devices_);
+    auto devices = std::move(dirty_devices_);
+    const auto own = std::move(dirty_own_);
     const auto links = std::move(dirty_links_);
     dirty_devices_.clear();
+    dirty_own_.clear();
     dirty_links_.clear();
     std::set<std::string> added; // devices not known before this read
     for (const auto& syspath : devices) {
@@ -547,7 +561,10 @@ ScanChanges Scanner::refresh(bool* incomplete) {
         if (!was_known)
             added.insert(syspath);
     }
-    changes.devices = devices;
+    for (const auto& syspath : own)
+        if (known_.count(syspath) && devices.insert(syspath).second)
+            read_device_at(syspath, true);
+    changes.devices = std::move(devices);
     // A VF that came changes its PF's sriov_numvfs (DeviceState::sriov): the PF is read in
     // the same pass, once whatever the number of its VFs that came.
     std::set<std::string> pfs;

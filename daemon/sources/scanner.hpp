@@ -135,7 +135,9 @@ class Scanner {
     }
 
   private:
-    void read_device_at(const std::string& syspath);
+    /// Read the device at `syspath` whole (read_device()); with `own_only`, only its own
+    /// directory when a read of it is held (reread_device_own()).
+    void read_device_at(const std::string& syspath, bool own_only = false);
     void read_link_at(const std::string& syspath);
     void read_verbs();
     void read_verbs_at(const std::string& syspath);
@@ -231,7 +233,11 @@ class Scanner {
 
     // Noted by uevents, done by refresh().
     bool structural_ = true; ///< since the last refresh: more than re-reads of known objects
-    std::set<std::string> dirty_devices_;
+    std::set<std::string> dirty_devices_; ///< RDMA devices to read whole
+    /// RDMA devices whose own directory (node attributes, ports) is to be read again, the
+    /// rest kept as read (reread_device_own()): a "change" uevent of the device, a netdev's
+    /// carrier or addresses. One in dirty_devices_ too is read whole.
+    std::set<std::string> dirty_own_;
     std::set<std::string> address_devices_; ///< note_address(), until take_address_devices()
     std::vector<std::string> memlock_launchers_ = DesiredConfig{}.memlock_launchers;
     std::set<std::string> dirty_links_;

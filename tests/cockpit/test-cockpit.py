@@ -409,8 +409,10 @@ def check_sriov(rig, page):
     page.go("daemon")
     check(click_result(page, "reload", "#reconcile-result", "Reloaded the configuration"),
           "Reload: %r" % page.text("#reconcile-result"))
+    # A PF's VF count changes with a "change" uevent of the PCI function (drivers/pci/iov.c
+    # sriov_enable(): kobject_uevent(KOBJ_CHANGE) on the PF), not of its RDMA device.
     sender = RawSender(rig.tbroot)
-    sender.send(MLX5_IB, "change")
+    sender.send(MLX5_PCI, "change")
     sender.close()
     check(eventually(lambda: page.row("mlx5_0", 1)["InSync"] == "no (wants SR-IOV VFs 17)"),
           "the VF count asked did not show: %s" % page.row("mlx5_0", 1))

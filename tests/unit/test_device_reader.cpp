@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+//
+// Unit tests for read_device() and reread_device_own() (daemon/sources/device_reader.hpp)
+// on a sysfs tree written the way the kernel lays it out: a PCI function below its root port
+// (Documentation/ABI/testing/sysfs-devices), its RDMA device in infiniband/<name>
+// (Documentation/ABI/stable/sysfs-class-infiniband), a RoCE port with two GID entries.
+// The news of the device's own directory re-reads it and keeps what the device's parent gave.
+#include "sources/device_reader.hpp"
+#include "sources/pci_reads.hpp"
+#include "temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+using namespace rdmad;
+
+namespace {
+
+struct Tree {
+    test::TempDir dir{"rdmad-device-reader"};
+    std::string root_port, pci, ib;
+
+    Tree() {
+        root_port = (dir.path / "devices/pci0000:00/0000:00:01.0").string();
+        pci = root_port + "/0000:01:00.0";
+        ib = pci + "/infiniband/mlx5_0";
+        std::filesystem::create_directories(dir.path / "bus/pci/drivers/mlx5_core");
+        for (const std::string& f : {root_port, pci}) {
+            std::filesystem::create_directories(f);
+            std::filesystem::create_directory_symlink(dir.path / "bus/pci", f + "/subsystem");
+            put(f + "/current_link_speed", "8.0 GT/s PCIe\n");
+            put(f + "/current_link_width", "16\n");
+            put(f + "/max_link_speed", "8.0 GT/s PCIe\n");
+            put(f + "/max_link_width", "16\n");
+        }
+        std::filesystem::create_directory_symlink(dir.path / "bus/pci/drivers/mlx5_core",
+                                                  pci + "/driver");
+        put(pci + "/sriov_totalvfs", "8\n");
+        put(pci + "/sriov_numvfs", "0\n");
+        std::filesystem::create_directories(ib);
+        std::filesystem::create_directory_symlink("../..", ib + "/device");
+        put(ib + "/node_type", "1: CA\n");
+        put(ib + "/node_guid", "0c42:a103:0000:0000\n");
+        put(ib + "/sys_image_guid", "0c42:a103:0000:0000\n");
+        put(ib + "/fw_ver", "16.35.2000\n");
+        put(ib + "/hca_type", "MT4119\n");
+        put(ib + "/board_id", "MT_0000000008\n");
+        put(ib + "/node_desc", "host mlx5_0\n");
+        const std::string p = ib + "/ports/1";
+        put(p + "/state", "4: ACTIVE\n");
+        put(p + "/phys_state", "5: LinkUp\n");
+        put(p + "/link_layer", "Ethernet\n");
+        put(p + "/rate", "100 Gb/sec (4X EDR)\n");
+        put(p + "/lid", "0x0\n");
+        put(p + "/sm_lid", "0x0\n");
+        put(p + "/gids/0", "fe80:0000:0000:0000:0e42:a1ff:fe00:0000\n");
+        put(p + "/gids/1", "fe80:0000:0000:0000:0e42:a1ff:fe00:0000\n");
+        put(p + "/gid_attrs/types/0", "IB/RoCE v1\n");
+        put(p + "/gid_attrs/types/1", "RoCE v2\n");
+        put(p + "/gid_attrs/ndevs/0", "ens1f0\n");
+        put(p + "/gid_attrs/ndevs/1", "ens1f0\n");
+    }
+    static void put(const std::string& path, const std::string& text) {
+        std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    }
+};
+
+} // namespace
+
+TEST_CASE("reread_device_own reads the device's directory again and keeps what the parent gave",
+          "[device_reader]") {
+    Tree t;
+    PciReads pci;
+    const DeviceState read = read_device(t.ib, pci);
+    pci.clear();
+    REQUIRE(read.pci_address == "0000:01:00.0");
+    REQUIRE(read.kernel_driver == "mlx5_core");
+    REQUIRE(read.node_description == "host mlx5_0");
+    REQUIRE(read.sriov.totalvfs == 8);
+    REQUIRE(read.pcie_path.size() == 2);
+    REQUIRE(read.pcie_path[0].current_link_width == "16");
+    REQUIRE(read.ports.size() == 1);
+    REQUIRE(read.ports[0].state == "ACTIVE");
+    REQUIRE(read.ports[0].transport == "RoCE");
+    REQUIRE(read.ports[0].gids.size() == 2);
+
+    // The port goes down and loses a GID entry, the node description changes; the PCIe link
+    // retrains and the PF's VF limit changes (the PCI function's news, not the device's).
+    Tree::put(t.ib + "/ports/1/state", "1: DOWN\n");
+    Tree::put(t.ib + "/ports/1/phys_state", "3: Disabled\n");
+    std::filesystem::remove(t.ib + "/ports/1/gids/1");
+    Tree::put(t.pci + "/current_link_width", "8\n");
+    Tree::put(t.pci + "/sriov_totalvfs", "4\n");
+    Tree::put(t.ib + "/node_desc", "renamed mlx5_0\n");
+
+    const DeviceState ports = reread_device_own(read, pci);
+    pci.clear();
+    CHECK(ports.node_description == "renamed mlx5_0");
+    REQUIRE(ports.ports.size() == 1);
+    CHECK(ports.ports[0].state == "DOWN");
+    CHECK(ports.ports[0].phys_state == "Disabled");
+    CHECK(ports.ports[0].transport == "RoCE");
+    REQUIRE(ports.ports[0].gids.size() == 1);
+    CHECK(ports.ports[0].gids[0].index == 0);
+    CHECK(ports.ports[0].netdev == "ens1f0");
+    // Kept as read.
+    CHECK(ports.pcie_path == read.pcie_path);
+    CHECK(ports.sriov.totalvfs == 8);
+    CHECK(ports.pci_address == read.pci_address);
+    CHECK(ports.kernel_driver == read.kernel_driver);
+    CHECK(ports.node_guid == read.node_guid);
+    CHECK(ports.syspath == read.syspath);
+
+    // A whole read sees all of it.
+    const DeviceState whole = read_device(t.ib, pci);
+    CHECK(whole.pcie_path[0].current_link_width == "8");
+    CHECK(whole.sriov.totalvfs == 4);
+    CHECK(whole.node_description == "renamed mlx5_0");
+    CHECK(whole.ports[0].state == "DOWN");
+}
+
+TEST_CASE("reread_device_own of a port that went gives no port", "[device_reader]") {
+    Tree t;
+    PciReads pci;
+    const DeviceState read = read_device(t.ib, pci);
+    pci.clear();
+    REQUIRE(read.ports.size() == 1);
+    std::filesystem::remove_all(t.ib + "/ports/1");
+    CHECK(reread_device_own(read, pci).ports.empty());
+}
