@@ -40,6 +40,10 @@ void remove_stale_temporaries(const std::string& dir, const std::string& stem) {
     ::closedir(d);
 }
 
+/// Writes of rdmad.prom in a row that a change of the Inventory may cut short before the next
+/// is written whole: a flood of changes delays the file, it cannot hold it off.
+constexpr unsigned kMaxAborts = 3;
+
 bool is_directory(const std::string& dir) {
     struct stat st {};
     return !dir.empty() && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -63,6 +67,13 @@ ExportWriter::ExportWriter(sd_event* event, std::function<ExportConfig()> config
                               this);
     if (r >= 0)
         r = sd_event_source_set_enabled(refresh_.get(), SD_EVENT_OFF);
+    if (r >= 0)
+        r = sd_event_add_defer(event_, into(slice_), on_slice, this);
+    if (r >= 0)
+        r = sd_event_source_set_enabled(slice_.get(), SD_EVENT_OFF);
+    // A slice only when nothing else is due: signals, calls and uevents go first.
+    if (r >= 0)
+        r = sd_event_source_set_priority(slice_.get(), SD_EVENT_PRIORITY_IDLE);
     if (r < 0)
         throw std::system_error(-r, std::generic_category(), "export timer");
 }
@@ -87,6 +98,10 @@ void ExportWriter::changed(const Inventory& inventory, const ChangeSet& changes,
     if (reconciled_ok)
         facts_.last_reconcile_usec = now_usec(CLOCK_REALTIME);
     pending_ = true;
+    schedule();
+}
+
+void ExportWriter::schedule() {
     if (armed_)
         return; // the timer writes the latest state when it fires
     const uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -120,48 +135,48 @@ int ExportWriter::on_refresh(sd_event_source*, uint64_t, void* userdata) {
     return at_loop_edge("exports", [&] { self->write_pending(); });
 }
 
+int ExportWriter::on_slice(sd_event_source*, void* userdata) {
+    auto* self = static_cast<ExportWriter*>(userdata);
+    return at_loop_edge("exports", [&] {
+        if (!self->prom_slice())
+            sd_event_source_set_enabled(self->slice_.get(), SD_EVENT_OFF);
+    });
+}
+
 void ExportWriter::write_pending() {
     pending_ = false;
     last_write_usec_ = now_usec(CLOCK_MONOTONIC);
     if (!inventory_)
         return;
     const ExportConfig config = config_();
-    std::string error;
     // A file rdmad wrote where [export] no longer points (changed, or "", on SIGHUP) goes.
     const bool prom_on = is_directory(config.prometheus_dir);
     const bool nfd_on = is_directory(config.nfd_dir);
-    if (!prom_path_.empty() &&
-        (!prom_on || prom_path_ != config.prometheus_dir + "/" + prometheus_file)) {
+    const std::string prom_path = config.prometheus_dir + "/" + prometheus_file;
+    if (prom_job_ && (!prom_on || prom_job_->path != prom_path)) {
+        prom_job_.reset(); // its temporary file goes with it
+        sd_event_source_set_enabled(slice_.get(), SD_EVENT_OFF);
+    }
+    if (!prom_path_.empty() && (!prom_on || prom_path_ != prom_path)) {
         ::unlink(prom_path_.c_str());
         prom_path_.clear();
     }
+    if (!prom_on)
+        prom_error_.clear();
     if (!nfd_path_.empty() && (!nfd_on || nfd_path_ != config.nfd_dir + "/" + nfd_file)) {
         ::unlink(nfd_path_.c_str());
         nfd_path_.clear();
     }
     if (prom_on) {
-        const std::string path = config.prometheus_dir + "/" + prometheus_file;
         prometheus_.update(*inventory_, facts_);
-        if (path != prom_path_ || prometheus_.generation() != prom_generation_) {
-            if (path != prom_path_)
-                remove_stale_temporaries(config.prometheus_dir,
-                                         "." + std::string(prometheus_file) + ".rdmad-tmp.");
-            try {
-                // A dot-file, not *.prom: node-exporter never reads it half-written.
-                // Rendered from the Inventory as it streams, in pieces of 64 KiB: neither
-                // the whole text (1.3 MB at 1,024 devices) nor any object's samples kept.
-                write_file_atomically(
-                    path, [&](const FileSink& put) { prometheus_.write(*inventory_, put); }, 0644,
-                    true, Sync::replace_only);
-                prom_path_ = path;
-                prom_generation_ = prometheus_.generation();
-            } catch (const std::system_error& e) {
-                error = e.what();
-            }
-        }
+        const bool written =
+            prom_path == prom_path_ && prometheus_.generation() == prom_generation_;
+        const bool writing = prom_job_ && prom_job_->generation == prometheus_.generation() &&
+                             prom_job_->version == inventory_->version();
+        if (!written && !writing)
+            start_prom(prom_path);
     }
-    // The piece rdmad.prom was rendered into went back to malloc: give its pages back too.
-    malloc_trim(0);
+    nfd_error_.clear();
     if (nfd_on) {
         const std::string path = config.nfd_dir + "/" + nfd_file;
         std::string labels = render_nfd_labels(inventory_->state(), facts_);
@@ -183,13 +198,81 @@ void ExportWriter::write_pending() {
                                          last_write_usec_ + options_.nfd_ttl_usec / 2);
                 sd_event_source_set_enabled(refresh_.get(), SD_EVENT_ONESHOT);
             } catch (const std::system_error& e) {
-                // Both files may fail in one pass: say both.
-                error += (error.empty() ? "" : "; ") + std::string(e.what());
+                nfd_error_ = e.what();
             }
         }
     } else {
         sd_event_source_set_enabled(refresh_.get(), SD_EVENT_OFF);
     }
+    report();
+}
+
+void ExportWriter::start_prom(const std::string& path) {
+    prom_job_.reset(); // one that a change cut short: its temporary file goes
+    sd_event_source_set_enabled(slice_.get(), SD_EVENT_OFF);
+    if (path != prom_path_)
+        remove_stale_temporaries(path.substr(0, path.rfind('/')),
+                                 "." + std::string(prometheus_file) + ".rdmad-tmp.");
+    try {
+        // A dot-file, not *.prom: node-exporter never reads it half-written. Rendered from
+        // the Inventory as it streams: neither the whole text (1.3 MB at 1,024 devices) nor
+        // any object's samples kept.
+        prom_job_.reset(new PromJob{path, prometheus_.generation(), inventory_->version(),
+                                    AtomicFile(path, true), prometheus_.stream(*inventory_)});
+    } catch (const std::system_error& e) {
+        end_prom(e.what());
+        return;
+    }
+    // The first slice now (a small file is then written whole, at once); the rest when the
+    // loop is idle, or now after kMaxAborts, or when no slice can be scheduled.
+    if (!prom_slice())
+        return;
+    if (prom_aborts_ >= kMaxAborts || sd_event_source_set_enabled(slice_.get(), SD_EVENT_ON) < 0)
+        while (prom_slice()) {
+        }
+}
+
+bool ExportWriter::prom_slice() {
+    if (!prom_job_)
+        return false;
+    if (prom_job_->version != inventory_->version()) {
+        // The objects it walks may be gone: this state is not the one to write. The change
+        // that moved the version asks for a write of its own; ask anyway.
+        prom_job_.reset();
+        ++prom_aborts_;
+        pending_ = true;
+        schedule();
+        return false;
+    }
+    try {
+        if (const std::string_view piece = prom_job_->stream.next(); !piece.empty())
+            prom_job_->file.append(piece);
+        if (!prom_job_->stream.done())
+            return true;
+        prom_job_->file.commit(0644, Sync::replace_only);
+        prom_path_ = prom_job_->path;
+        prom_generation_ = prom_job_->generation;
+        end_prom("");
+    } catch (const std::system_error& e) {
+        end_prom(e.what());
+    }
+    return false;
+}
+
+void ExportWriter::end_prom(std::string error) {
+    prom_job_.reset();
+    prom_aborts_ = 0;
+    prom_error_ = std::move(error);
+    // The pieces rdmad.prom was rendered into went back to malloc: give their pages back too.
+    malloc_trim(0);
+    report();
+}
+
+void ExportWriter::report() {
+    // Both files may fail: say both.
+    std::string error = prom_error_;
+    if (!nfd_error_.empty())
+        error += (error.empty() ? "" : "; ") + nfd_error_;
     if (error == last_error_)
         return;
     if (!error.empty())

@@ -163,12 +163,10 @@ constexpr size_t kFlushBytes = 64 * 1024;
 /// Writes the samples of one family at a time into `out` (begin() chooses it; the render
 /// functions ask family() and build only its labels), the family's HELP and TYPE before its
 /// first sample: a family without samples is left out, as a HELP alone would announce a
-/// metric that is not there. With a flush function, spill() hands `out` to it and empties it
-/// once it holds kFlushBytes or more, and finish() hands the rest.
+/// metric that is not there.
 class Sampler {
   public:
-    Sampler(std::string& out, const std::function<void(std::string_view)>* flush)
-        : out_(out), flush_(flush) {}
+    explicit Sampler(std::string& out) : out_(out) {}
     void begin(FamilyId f) {
         family_ = f;
         header_ = false;
@@ -231,22 +229,9 @@ class Sampler {
     /// so that building them allocates only when they grow.
     std::string& device_label() { return device_; }
     std::string& port_label() { return port_; }
-    void spill() {
-        if (flush_ && out_.size() >= kFlushBytes) {
-            (*flush_)(out_);
-            out_.clear();
-        }
-    }
-    void finish() {
-        if (flush_ && !out_.empty()) {
-            (*flush_)(out_);
-            out_.clear();
-        }
-    }
 
   private:
     std::string& out_;
-    const std::function<void(std::string_view)>* flush_;
     FamilyId family_ = kState;
     bool header_ = false;
     std::string device_, port_;
@@ -494,32 +479,6 @@ void render_link(const LinkState& l, Sampler& s) {
              l.rdma_capable);
 }
 
-/// rdmad.prom into `out`, family by family, each family's samples object by object (the
-/// Manager, `devices`, `links`, in that order); with `flush`, in pieces (Sampler::spill()).
-void emit_prometheus(const ManagerFacts& facts, const std::vector<const DeviceState*>& devices,
-                     const std::vector<const LinkState*>& links, std::string& out,
-                     const std::function<void(std::string_view)>* flush) {
-    Sampler s(out, flush);
-    for (size_t f = 0; f < kFamilyCount; ++f) {
-        s.begin(static_cast<FamilyId>(f));
-        if (f < kDeviceInfo) {
-            render_manager(facts, s);
-        } else if (f < kRdmaCapable) {
-            for (const DeviceState* d : devices) {
-                render_device(*d, s);
-                s.spill();
-            }
-        } else {
-            for (const LinkState* l : links) {
-                render_link(*l, s);
-                s.spill();
-            }
-        }
-        s.spill();
-    }
-    s.finish();
-}
-
 // The change-set names (inventory/properties.cpp and the settings' rows) of what
 // render_device(), render_port() and render_link() read. "syspath" and a netdev's index
 // break ties in the name order; "Ports" is a port come or gone.
@@ -571,18 +530,71 @@ bool names_any(const std::map<Key, std::set<std::string>>& changed,
 
 } // namespace
 
+struct PrometheusStream::Walk {
+    Walk(const HostState& inventory, const ManagerFacts& f)
+        : facts(f), devices(by_name(inventory.devices, &DeviceState::syspath)),
+          links(by_name(inventory.links, &LinkState::index)), sampler(piece) {
+        piece.reserve(kFlushBytes + 4096);
+    }
+    const ManagerFacts facts;
+    const std::vector<const DeviceState*> devices;
+    const std::vector<const LinkState*> links;
+    std::string piece;
+    Sampler sampler;
+    size_t family = 0;  ///< the family being written
+    size_t object = 0;  ///< its next object (devices or links)
+    bool begun = false; ///< the sampler is on `family`
+};
+
+PrometheusStream::PrometheusStream(const HostState& inventory, const ManagerFacts& facts)
+    : walk_(std::make_unique<Walk>(inventory, facts)) {}
+
+PrometheusStream::~PrometheusStream() = default;
+
+std::string_view PrometheusStream::next() {
+    // Family by family, each family's samples object by object (the Manager, the devices,
+    // the netdevs, in that order), until the piece holds kFlushBytes.
+    Walk& w = *walk_;
+    w.piece.clear();
+    while (w.family < kFamilyCount && w.piece.size() < kFlushBytes) {
+        if (!w.begun) {
+            w.sampler.begin(static_cast<FamilyId>(w.family));
+            w.begun = true;
+            w.object = 0;
+        }
+        if (w.family < kDeviceInfo) {
+            render_manager(w.facts, w.sampler);
+        } else if (w.family < kRdmaCapable) {
+            while (w.object < w.devices.size() && w.piece.size() < kFlushBytes)
+                render_device(*w.devices[w.object++], w.sampler);
+            if (w.object < w.devices.size())
+                break; // the piece is full: this family goes on in the next
+        } else {
+            while (w.object < w.links.size() && w.piece.size() < kFlushBytes)
+                render_link(*w.links[w.object++], w.sampler);
+            if (w.object < w.links.size())
+                break;
+        }
+        ++w.family;
+        w.begun = false;
+    }
+    return w.piece;
+}
+
+bool PrometheusStream::done() const {
+    return walk_->family >= kFamilyCount;
+}
+
 void write_prometheus(const HostState& inventory, const ManagerFacts& facts,
                       const std::function<void(std::string_view)>& out) {
-    std::string piece;
-    piece.reserve(kFlushBytes + 4096);
-    emit_prometheus(facts, by_name(inventory.devices, &DeviceState::syspath),
-                    by_name(inventory.links, &LinkState::index), piece, &out);
+    PrometheusStream stream(inventory, facts);
+    for (std::string_view piece = stream.next(); !piece.empty(); piece = stream.next())
+        out(piece);
 }
 
 std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts) {
     std::string out;
-    emit_prometheus(facts, by_name(inventory.devices, &DeviceState::syspath),
-                    by_name(inventory.links, &LinkState::index), out, nullptr);
+    write_prometheus(inventory, facts, [&out](std::string_view piece) { out += piece; });
     return out;
 }
 
@@ -609,6 +621,10 @@ void PrometheusRenderer::update(const Inventory&, const ManagerFacts& facts) {
 void PrometheusRenderer::write(const Inventory& inventory,
                                const std::function<void(std::string_view)>& out) const {
     write_prometheus(inventory.state(), facts_, out);
+}
+
+PrometheusStream PrometheusRenderer::stream(const Inventory& inventory) const {
+    return PrometheusStream(inventory.state(), facts_);
 }
 
 std::string PrometheusRenderer::render(const Inventory& inventory, const ManagerFacts& facts) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -73,6 +74,28 @@ inline constexpr size_t kFamilyCount = 30;
 void write_prometheus(const HostState& inventory, const ManagerFacts& facts,
                       const std::function<void(std::string_view)>& out);
 
+/// write_prometheus() a piece at a time, for a writer that goes back to its event loop
+/// between pieces: the pieces of next(), joined, are the text write_prometheus() gives.
+/// `inventory` is read as the pieces are made: it must not change until the last one (the
+/// stream holds a pointer to each object, sorted by name). Movable, not copyable.
+class PrometheusStream {
+  public:
+    PrometheusStream(const HostState& inventory, const ManagerFacts& facts);
+    ~PrometheusStream();
+    PrometheusStream(PrometheusStream&&) noexcept = default;
+    PrometheusStream& operator=(PrometheusStream&&) noexcept = default;
+
+    /// The next piece: whole families and objects, about 64 KiB (more when one object's
+    /// samples do not fit); "" once the text has ended. Valid until the next call.
+    std::string_view next();
+    /// The last piece has been given (next() gives "" from now on).
+    bool done() const;
+
+  private:
+    struct Walk;
+    std::unique_ptr<Walk> walk_;
+};
+
 /// rdmad.prom, rendered from the Inventory at each write(), with nothing kept per object:
 /// changed() decides from a change set's structure (objects added, removed) and property
 /// names whether the text may have changed, in the time of the change set; update() counts it
@@ -92,6 +115,9 @@ class PrometheusRenderer {
     /// The whole rdmad.prom (write_prometheus()) of `inventory` and the facts of the last
     /// update(), in pieces of about 64 KiB: the export writer streams it to the file.
     void write(const Inventory& inventory, const std::function<void(std::string_view)>& out) const;
+    /// write() a piece at a time (PrometheusStream): `inventory` must not change until its
+    /// last piece.
+    PrometheusStream stream(const Inventory& inventory) const;
     /// update(), then the whole rdmad.prom as one text (what write() gives, joined).
     std::string render(const Inventory& inventory, const ManagerFacts& facts);
     /// Counts the update()s after which the text may differ from the one before (the first

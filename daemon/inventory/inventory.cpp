@@ -205,6 +205,7 @@ void Inventory::mark_link_relatives(const LinkState& l) {
 }
 
 ChangeSet Inventory::settle() {
+    ++version_;
     ChangeSet cs;
     for (const auto& syspath : unresolved_devices_) {
         auto it = state_.devices.find(syspath);
@@ -310,6 +311,7 @@ bool Inventory::upgrade_id(const std::string& syspath, ChangeSet& cs) {
 // ---- updates ------------------------------------------------------------------------------
 
 ChangeSet Inventory::put_device(DeviceState d) {
+    ++version_;
     ChangeSet cs;
     const SharedText syspath = d.syspath; // the text d holds, shared by its key
     ++objects_compared_;
@@ -379,6 +381,7 @@ ChangeSet Inventory::put_device(DeviceState d) {
 }
 
 ChangeSet Inventory::remove_device(std::string syspath) {
+    ++version_;
     ChangeSet cs;
     auto it = state_.devices.find(syspath);
     if (it == state_.devices.end())
@@ -399,6 +402,7 @@ ChangeSet Inventory::remove_device(std::string syspath) {
 }
 
 void Inventory::rename_device(std::string old_syspath, std::string new_syspath) {
+    ++version_;
     auto it = state_.devices.find(old_syspath);
     if (it == state_.devices.end() || state_.devices.count(new_syspath))
         return;
@@ -418,6 +422,7 @@ void Inventory::rename_device(std::string old_syspath, std::string new_syspath) 
 }
 
 ChangeSet Inventory::put_link(LinkState l) {
+    ++version_;
     ChangeSet cs;
     ++objects_compared_;
     auto it = state_.links.find(l.index);
@@ -446,6 +451,7 @@ ChangeSet Inventory::put_link(LinkState l) {
 }
 
 ChangeSet Inventory::remove_link(int32_t ifindex) {
+    ++version_;
     ChangeSet cs;
     auto it = state_.links.find(ifindex);
     if (it == state_.links.end())
@@ -459,6 +465,7 @@ ChangeSet Inventory::remove_link(int32_t ifindex) {
 }
 
 ChangeSet Inventory::replace(HostState next) {
+    ++version_;
     // One batch: the references settle once, against the whole new state.
     begin_batch();
     ChangeSet cs;

@@ -115,6 +115,11 @@ class Inventory {
     /// Properties derived again by put_device()/put_link() since construction (their diffs
     /// computed): what an update cost, for tests and benchmarks.
     uint64_t objects_compared() const { return objects_compared_; }
+    /// Counts the calls that may have changed, added, removed or moved a device or a netdev
+    /// state() holds (a put, a remove, a rename, a replace, a batch's references settled):
+    /// a reader that walks them across several turns of the event loop (the export writer's
+    /// slices of rdmad.prom) knows by it whether the pointers it took still hold.
+    uint64_t version() const { return version_; }
 
   private:
     /// A device's syspath as the key of its entry in state_.devices (util/key_ref.hpp): the
@@ -162,6 +167,7 @@ class Inventory {
     /// netdev name -> (syspath, port number) of the ports on it
     SortedIndex<std::pair<SyspathRef, uint32_t>, PortRefLess> ports_on_;
     uint64_t objects_compared_ = 0;
+    uint64_t version_ = 0;
     std::set<std::string> unresolved_devices_; ///< syspaths whose references may have moved
     std::set<int32_t> unresolved_links_;       ///< likewise, ifindexes
     int batch_ = 0;

@@ -21,78 +21,82 @@ namespace {
 
 } // namespace
 
-void write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
-                           bool hidden_temp, Sync sync) {
-    write_file_atomically(
-        path, [content](const FileSink& put) { put(content); }, mode, hidden_temp, sync);
-}
-
-void write_file_atomically(const std::string& path,
-                           const std::function<void(const FileSink&)>& produce, mode_t mode,
-                           bool hidden_temp, Sync sync) {
-    const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash ? slash : 1);
-    std::string tmpl = path + ".XXXXXX";
+AtomicFile::AtomicFile(std::string path, bool hidden_temp) : path_(std::move(path)) {
+    const auto slash = path_.rfind('/');
+    std::string tmpl = path_ + ".XXXXXX";
     if (hidden_temp)
         tmpl = (slash == std::string::npos
-                    ? "." + path
-                    : path.substr(0, slash + 1) + "." + path.substr(slash + 1)) +
+                    ? "." + path_
+                    : path_.substr(0, slash + 1) + "." + path_.substr(slash + 1)) +
                ".rdmad-tmp.XXXXXX";
     std::vector<char> name(tmpl.begin(), tmpl.end());
     name.push_back('\0');
-    UniqueFd fd(::mkostemp(name.data(), O_CLOEXEC));
-    if (!fd)
-        fail("cannot create a temporary file for", path);
-    const std::string tmp(name.data());
-    auto cleanup = [&] {
-        int saved = errno;
-        fd.reset();
-        ::unlink(tmp.c_str());
-        errno = saved;
-    };
-    const FileSink put = [&](std::string_view content) {
-        size_t done = 0;
-        while (done < content.size()) {
-            ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                cleanup();
-                fail("cannot write", tmp);
-            }
-            done += static_cast<size_t>(n);
+    fd_.reset(::mkostemp(name.data(), O_CLOEXEC));
+    if (!fd_)
+        fail("cannot create a temporary file for", path_);
+    temp_ = name.data();
+}
+
+AtomicFile::~AtomicFile() {
+    if (!temp_.empty())
+        discard();
+}
+
+void AtomicFile::discard() {
+    const int saved = errno;
+    fd_.reset();
+    ::unlink(temp_.c_str());
+    temp_.clear();
+    errno = saved;
+}
+
+void AtomicFile::append(std::string_view content) {
+    if (temp_.empty())
+        throw std::system_error(EBADF, std::generic_category(), "cannot write " + path_);
+    size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t n = ::write(fd_.get(), content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const std::string temp = temp_;
+            if (n == 0)
+                errno = ENOSPC; // write(2) moved nothing and said no error
+            discard();
+            fail("cannot write", temp);
         }
-    };
-    try {
-        produce(put);
-    } catch (...) {
-        if (fd) // not yet cleaned up by a failed write
-            cleanup();
-        throw;
+        done += static_cast<size_t>(n);
     }
-    if (::fchmod(fd.get(), mode) < 0 || (sync == Sync::durable && ::fsync(fd.get()) < 0)) {
-        cleanup();
-        fail("cannot sync", tmp);
+}
+
+void AtomicFile::commit(mode_t mode, Sync sync) {
+    if (temp_.empty())
+        throw std::system_error(EBADF, std::generic_category(), "cannot commit " + path_);
+    const std::string temp = temp_;
+    if (::fchmod(fd_.get(), mode) < 0 || (sync == Sync::durable && ::fsync(fd_.get()) < 0)) {
+        discard();
+        fail("cannot sync", temp);
     }
-    if (fd.close_checked() < 0) {
-        ::unlink(tmp.c_str());
-        fail("cannot close", tmp);
+    if (fd_.close_checked() < 0) {
+        discard();
+        fail("cannot close", temp);
     }
-    if (::rename(tmp.c_str(), path.c_str()) < 0) {
-        int saved = errno;
-        ::unlink(tmp.c_str());
-        errno = saved;
-        fail("cannot rename into", path);
+    if (::rename(temp.c_str(), path_.c_str()) < 0) {
+        discard();
+        fail("cannot rename into", path_);
     }
+    temp_.clear(); // renamed: nothing to remove
     if (sync == Sync::replace_only)
         return;
     // The new content is in place from here on: failing now would tell the caller "nothing
     // changed" about a file that did change (rdmad then refused every later persist, the file
     // no longer being what it last wrote). The rename is not yet durable: say so, and let the
     // next sync of the directory (ours or the kernel's writeback) make it so.
+    const auto slash = path_.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash ? slash : 1);
     UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dfd) {
-        log::warning("{} written, but its directory cannot be opened to sync it: {}", path,
+        log::warning("{} written, but its directory cannot be opened to sync it: {}", path_,
                      std::strerror(errno));
         return;
     }
@@ -102,7 +106,22 @@ void write_file_atomically(const std::string& path,
     if (r < 0)
         log::warning("{} written, but syncing its directory failed: {}; a crash now may "
                      "bring back the previous content",
-                     path, std::strerror(saved));
+                     path_, std::strerror(saved));
+}
+
+void write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
+                           bool hidden_temp, Sync sync) {
+    AtomicFile file(path, hidden_temp);
+    file.append(content);
+    file.commit(mode, sync);
+}
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(const FileSink&)>& produce, mode_t mode,
+                           bool hidden_temp, Sync sync) {
+    AtomicFile file(path, hidden_temp);
+    produce([&file](std::string_view content) { file.append(content); });
+    file.commit(mode, sync); // an exception from produce() left: the destructor removes it
 }
 
 } // namespace rdmad

@@ -4,6 +4,8 @@
 // content, never a torn file.
 #pragma once
 
+#include "util/unique_fd.hpp"
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -22,6 +24,35 @@ enum class Sync {
     /// temporary file, then mv it into place); an fsync there blocked rdmad's event loop for
     /// 4-16 ms at each write of a 1.1 MB rdmad.prom.
     replace_only,
+};
+
+/// A file replaced atomically, written in as many steps as the caller likes (the export
+/// writer writes rdmad.prom in slices between events): the new content goes to a temporary
+/// file in the same directory, which commit() renames over `path`. Until then `path` is
+/// unchanged, and the temporary file is removed when the object ends without commit() or a
+/// step fails. Not copyable; one descriptor held.
+class AtomicFile {
+  public:
+    /// Create the temporary file for `path` (named as write_file_atomically() says, by
+    /// `hidden_temp`). Throws std::system_error (with the path) when it cannot.
+    AtomicFile(std::string path, bool hidden_temp);
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+
+    /// Write `content` after what was written. Throws std::system_error (with the temporary
+    /// file's path); the temporary file is then removed and the object is spent.
+    void append(std::string_view content);
+    /// fchmod to `mode`, fsync (Sync::durable), rename over the path, fsync the directory
+    /// (Sync::durable; a failure there is logged, not thrown: the content is in place).
+    /// Throws std::system_error up to the rename, `path` then unchanged. Once only.
+    void commit(mode_t mode, Sync sync);
+
+  private:
+    void discard();
+    std::string path_;
+    std::string temp_;
+    UniqueFd fd_;
 };
 
 /// Write `content` to `path`: a temporary file in the same directory, write, fsync, rename

@@ -3,10 +3,12 @@
 // The export writer (daemon/export/export_writer.hpp) on a real sd-event loop and real files:
 // written at once after a quiet spell, at most once per interval during a burst and once more
 // when it settles, never when nothing changed, off without its directory, the NFD temporary
-// file a dot-file, and the files gone when the writer ends.
+// file a dot-file, and the files gone when the writer ends; a large rdmad.prom written in
+// slices between the loop's other work, written again whole when the Inventory changes midway.
 #include "export/export_writer.hpp"
 #include "util/atomic_file.hpp"
 
+#include "inventory_fixtures.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -131,6 +133,97 @@ TEST_CASE("export writer: at once (after the loop's other work) after a quiet sp
     }
     // The writer's end (rdmad stops): its files are gone.
     CHECK(!std::filesystem::exists(dir.path / "nfd" / "rdmad"));
+}
+
+namespace {
+
+/// `n` dual-port devices and their netdevs: about 1.2 KiB of rdmad.prom each.
+void fill(Inventory& inv, int n) {
+    for (int i = 0; i < n; ++i) {
+        char pci[32];
+        std::snprintf(pci, sizeof pci, "0000:%02x:%02x.0", 1 + i / 32, i % 32);
+        char guid[40];
+        std::snprintf(guid, sizeof guid, "0c42:a103:00%02x:%04x", i / 256, i % 256);
+        inv.put_device(test::cx5("mlx5_" + std::to_string(i), guid, pci));
+        inv.put_link(test::netdev(100 + i, "mlx5_" + std::to_string(i) + "p1", "mlx5_0"));
+    }
+}
+
+size_t entries(const std::filesystem::path& dir) {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir))
+        ++n;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("export writer: a large rdmad.prom is written in slices, each at a turn of the loop; a "
+          "change of the inventory midway writes the new state, never a mix") {
+    TempDir dir("rdmad-unit-export");
+    std::filesystem::create_directories(dir.path / "prom");
+    ExportConfig config{(dir.path / "prom").string(), ""};
+    const auto prom = dir.path / "prom" / "rdmad.prom";
+    Loop loop;
+    WriterOptions options;
+    options.min_interval_usec = 50'000;
+    ExportWriter writer(loop.event, [&] { return config; }, options);
+    Inventory inv;
+    fill(inv, 300);
+    writer.changed(inv, inv.put_link(eth0("yes")), "running", 0, true);
+    // The timer's turn writes the first slice; each later turn, one more.
+    REQUIRE(sd_event_run(loop.event, 1'000) > 0);
+    CHECK(!std::filesystem::exists(prom));
+    CHECK(entries(dir.path / "prom") == 1); // the temporary file, a dot-file
+    const int slices = loop.run_for(1'000);
+    CHECK(slices >= 4); // 300 devices: more than 5 x 64 KiB
+    REQUIRE(std::filesystem::exists(prom));
+    ManagerFacts facts;
+    facts.state = "running";
+    const std::string whole = slurp(prom);
+    CHECK(whole.size() > 5 * 64 * 1024);
+    CHECK(whole.find("rdmad_netdev_rdma_capable{device=\"eth0\",state=\"yes\"} 1\n") !=
+          std::string::npos);
+    CHECK(whole.find("rdmad_device_info{device=\"mlx5_299\"") != std::string::npos);
+    CHECK(entries(dir.path / "prom") == 1);
+
+    // A change midway: the slices of the old state stop, and its temporary file goes; the
+    // new state is written when the interval has passed.
+    const ino_t first = inode(prom);
+    writer.changed(inv, inv.put_link(eth0("no")), "running", 0, true);
+    REQUIRE(sd_event_run(loop.event, 200'000) > 0); // the timer: the first slice
+    REQUIRE(sd_event_run(loop.event, 0) > 0);       // a second slice
+    CHECK(inode(prom) == first);
+    DeviceState gone = *inv.device_named("mlx5_7");
+    const ChangeSet removed = inv.remove_device(gone.syspath);
+    writer.changed(inv, removed, "running", 0, true);
+    loop.run_for(5'000); // the slices, until the timer is all that is left
+    CHECK(inode(prom) == first);
+    CHECK(entries(dir.path / "prom") == 1);
+    loop.run_for(200'000);
+    CHECK(inode(prom) != first);
+    const std::string after = slurp(prom);
+    CHECK(after.find("rdmad_netdev_rdma_capable{device=\"eth0\",state=\"no\"} 1\n") !=
+          std::string::npos);
+    CHECK(after.find("device=\"mlx5_7\"") == std::string::npos);
+    CHECK(after.find("device=\"mlx5_8\"") != std::string::npos);
+    CHECK(entries(dir.path / "prom") == 1); // the cut-short write's temporary file is gone
+
+    // A change without a call to changed() (a rename before its pass) also stops the slices:
+    // the writer asks for a write of its own.
+    const ino_t second = inode(prom);
+    writer.changed(inv, inv.put_link(eth0("yes")), "running", 0, true);
+    REQUIRE(sd_event_run(loop.event, 200'000) > 0);
+    inv.put_device(test::cx5("mlx5_7", "0c42:a103:0000:0007", "0000:01:07.0"));
+    loop.run_for(5'000);
+    CHECK(inode(prom) == second);
+    loop.run_for(200'000);
+    CHECK(inode(prom) != second);
+    const std::string last = slurp(prom);
+    CHECK(last.find("device=\"mlx5_7\"") != std::string::npos);
+    CHECK(last.find("rdmad_netdev_rdma_capable{device=\"eth0\",state=\"yes\"} 1\n") !=
+          std::string::npos);
+    CHECK(entries(dir.path / "prom") == 1);
 }
 
 TEST_CASE("export writer: a directory that does not exist turns its file off") {
