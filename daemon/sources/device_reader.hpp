@@ -25,7 +25,7 @@ DeviceState read_device(const std::string& syspath, PciReads& pci);
 /// VF index and PF counts, rxe parent) is kept. For the news of the RDMA device itself (a
 /// "change" uevent of it) and of its ports (a netdev's carrier or address change), not of the
 /// PCI function above it, which has uevents of its own (and whose PCIe link, retrained, says
-/// so by none: the next whole read sees it: an add, a remove, a Reload). A one-port RoCE
+/// so by none: the next whole read sees it: an add, SIGHUP). A one-port RoCE
 /// function of bench/make-tree.py: 64 file system calls instead of 77.
 DeviceState reread_device_own(DeviceState before, PciReads& pci);
 
