@@ -316,6 +316,18 @@ void Daemon::pass() {
 }
 
 ChangeList Daemon::publish(ScanChanges changes) {
+    // The read and the plan put a device in turn: the change set names what the pass as a
+    // whole changed (Inventory::end_pass()), also when it ends by an exception.
+    struct Pass {
+        Inventory& inventory;
+        explicit Pass(Inventory& i) : inventory(i) { inventory.begin_pass(); }
+        ~Pass() {
+            ChangeSet unused;
+            inventory.end_pass(unused);
+        }
+        Pass(const Pass&) = delete;
+        Pass& operator=(const Pass&) = delete;
+    } pass(inventory_);
     ChangeSet cs = scanner_->derive_into(inventory_, changes);
     log::debug("pass: {} RDMA devices and {} netdevs re-read{}{}; {} objects changed",
                changes.devices.size(), changes.links.size(),
@@ -344,6 +356,7 @@ ChangeList Daemon::publish(ScanChanges changes) {
             reconcile_into(&cs, false, &changes.devices);
         if (!changes.devices.empty())
             cs.merge(provider_installs(&changes.devices));
+        inventory_.end_pass(cs);
         bus_->apply(inventory_, cs);
         dispatcher_->changed(inventory_, cs);
         notify_status(cs);
@@ -351,6 +364,7 @@ ChangeList Daemon::publish(ScanChanges changes) {
     }
     ChangeList planned = reconcile_into(&cs, false);
     cs.merge(provider_installs(nullptr));
+    inventory_.end_pass(cs);
     bus_->apply(inventory_, cs);
     dispatcher_->changed(inventory_, cs);
     verbs_->track(scanner_->devices_with_verbs());

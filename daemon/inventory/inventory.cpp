@@ -257,6 +257,38 @@ ChangeSet Inventory::settled(ChangeSet cs) {
     return cs;
 }
 
+void Inventory::begin_pass() {
+    pass_before_.clear();
+    in_pass_ = true;
+}
+
+void Inventory::end_pass(ChangeSet& cs) {
+    in_pass_ = false;
+    for (const auto& [syspath, before] : pass_before_) {
+        const DeviceState* now = device(syspath);
+        const std::string& id = id_of(syspath);
+        if (!now || id.empty() || cs.devices_added.count(id) ||
+            now->ports.size() != before.ports.size())
+            continue;
+        if (auto named = cs.devices_changed.find(id); named != cs.devices_changed.end()) {
+            const std::set<std::string> net = device_diff(before, *now);
+            std::erase_if(named->second, [&](const std::string& p) { return !net.count(p); });
+            if (named->second.empty())
+                cs.devices_changed.erase(named);
+        }
+        for (size_t i = 0; i < now->ports.size(); ++i) {
+            auto named = cs.ports_changed.find({id, now->ports[i].number});
+            if (named == cs.ports_changed.end() || before.ports[i].number != now->ports[i].number)
+                continue;
+            const std::set<std::string> net = port_diff(before.ports[i], now->ports[i]);
+            std::erase_if(named->second, [&](const std::string& p) { return !net.count(p); });
+            if (named->second.empty())
+                cs.ports_changed.erase(named);
+        }
+    }
+    pass_before_.clear();
+}
+
 void Inventory::begin_batch() {
     ++batch_;
 }
@@ -337,6 +369,8 @@ ChangeSet Inventory::put_device(DeviceState d) {
                 p.link_index = q.link_index;
     std::set<std::string> props = device_diff(old, d);
     const bool ports_same = !props.count("Ports");
+    if (in_pass_ && (!props.empty() || old.ports != d.ports))
+        pass_before_.try_emplace(syspath.str(), old); // the first put of the pass only
     bool netdevs_moved = !ports_same;
     if (ports_same)
         for (size_t i = 0; i < d.ports.size(); ++i) {

@@ -112,6 +112,18 @@ class Inventory {
     void begin_batch();
     ChangeSet end_batch();
 
+    /// A pass puts a device more than once: its read (values the plan fills back at their
+    /// defaults), then its plan (the desired values, InSync, the plan's problems). Each put
+    /// names what it changed, so the two together named every desired value of a device that
+    /// has one, unchanged, in every pass that read it. Between begin_pass() and end_pass(), the
+    /// Inventory keeps each device as it was before its first put that changed it, and
+    /// end_pass() takes out of `cs` (the pass's change sets merged) the device and port
+    /// properties whose value is what it was then: the change set says what the pass changed.
+    /// Objects added or removed are left as they are. A begin_pass() drops what an unfinished
+    /// pass kept.
+    void begin_pass();
+    void end_pass(ChangeSet& cs);
+
     /// Properties derived again by put_device()/put_link() since construction (their diffs
     /// computed): what an update cost, for tests and benchmarks.
     uint64_t objects_compared() const { return objects_compared_; }
@@ -168,6 +180,9 @@ class Inventory {
     SortedIndex<std::pair<SyspathRef, uint32_t>, PortRefLess> ports_on_;
     uint64_t objects_compared_ = 0;
     uint64_t version_ = 0;
+    bool in_pass_ = false;
+    /// syspath -> the device before its first put that changed it in this pass
+    std::map<std::string, DeviceState> pass_before_;
     std::set<std::string> unresolved_devices_; ///< syspaths whose references may have moved
     std::set<int32_t> unresolved_links_;       ///< likewise, ifindexes
     int batch_ = 0;

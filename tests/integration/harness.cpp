@@ -833,6 +833,15 @@ void SignalRecorder::pump(std::chrono::milliseconds max_wait) {
     }
 }
 
+bool SignalRecorder::changed_since(size_t from, const std::string& path,
+                                   const std::string& property) const {
+    for (size_t k = from; k < signals_.size(); ++k)
+        if (signals_[k].kind == "changed" && signals_[k].path == path &&
+            signals_[k].props.contains(property))
+            return true;
+    return false;
+}
+
 bool SignalRecorder::eventually(const std::function<bool()>& pred,
                                 std::chrono::milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;

@@ -225,6 +225,8 @@ public:
     void pump(std::chrono::milliseconds max_wait);
     // Pump until pred() holds; false on timeout.
     bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
+    // Whether a PropertiesChanged of `path` naming `property` is among the signals from `from`.
+    bool changed_since(size_t from, const std::string& path, const std::string& property) const;
     // Pump for `period`; true when no signal arrived meanwhile.
     bool quiet(std::chrono::milliseconds period);
     const std::vector<Signal>& signals() const { return signals_; }

@@ -553,14 +553,7 @@ TEST_CASE("hotplug: an isolated port change is handled at once, not at the end o
         const size_t mark = rec.size();
         const auto t0 = std::chrono::steady_clock::now();
         rig.testbed.uevent(ib, "change");
-        REQUIRE(rec.eventually(
-            [&] {
-                for (size_t k = mark; k < rec.size(); ++k)
-                    if (rec.signals()[k].path == port && rec.signals()[k].props.contains("State"))
-                        return true;
-                return false;
-            },
-            kWait));
+        REQUIRE(rec.eventually([&] { return rec.changed_since(mark, port, "State"); }, kWait));
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                t0)
                          .count());

@@ -908,6 +908,44 @@ TEST_CASE("reconcile: a converged state sends no writes, and Reconcile lists no 
     CHECK(r.port("mlx4_0", 2)["InSync"] == true);
 }
 
+TEST_CASE("reconcile: a port change of a device with desired values names only what changed, "
+          "not the desired values again",
+          "[reconcile]") {
+    // org.rdmad1(5): PropertiesChanged carries only the properties that changed. A pass puts
+    // the device read (desired values at their defaults), then planned: the desired values
+    // and InSync, the same as before, must not be sent again (a new user saw every uevent
+    // re-send them once a setting was made).
+    RRig r(kHost);
+    write_file(r.tb(kMlx4Pci + "/mlx4_port1"), "eth\n");
+    write_file(r.tb(kMlx4Pci + "/mlx4_port2"), "eth\n");
+    r.config(kEthEth);
+    r.start();
+    REQUIRE(r.eventually([&] { return r.port("mlx4_0", 1)["DesiredPortType"] == "eth"; }));
+    const std::string port = r.port_path("mlx4_0", 1);
+    const std::string device = port.substr(0, port.rfind("/port/"));
+    SignalRecorder rec(*r.client);
+    rec.quiet(300ms);
+    const size_t mark = rec.size();
+    write_file(r.tb(kMlx4Ib + "/ports/1/state"), "1: DOWN\n");
+    r.testbed.uevent(kMlx4Ib, "change");
+    REQUIRE(rec.eventually([&] { return rec.changed_since(mark, port, "State"); }, 5s));
+    rec.quiet(300ms);
+    INFO(rec.dump(mark));
+    for (size_t k = mark; k < rec.size(); ++k) {
+        const Signal& sig = rec.signals()[k];
+        if (sig.path == port)
+            CHECK(sig.summary() == "changed " + port + " org.rdmad1.Port State");
+        else if (sig.path == device)
+            CHECK(sig.summary() ==
+                  "changed " + device + " org.rdmad1.Device ProblemDetails,Problems");
+        else
+            CHECK(sig.path == "not a signal of another object");
+    }
+    CHECK(r.port("mlx4_0", 1)["State"] == "DOWN");
+    CHECK(r.port("mlx4_0", 1)["DesiredPortType"] == "eth");
+    CHECK(r.port("mlx4_0", 1)["InSync"] == true);
+}
+
 // ---- 6. hotplug -------------------------------------------------------------------------
 
 TEST_CASE("reconcile: a hotplugged device matching a rule is written without a call, and again "

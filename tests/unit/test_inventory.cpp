@@ -284,3 +284,53 @@ TEST_CASE("GID netdev names as shared texts: thousands of distinct names, each r
     CHECK(most <= before + 40);
     CHECK(SharedText::held() == before);
 }
+
+TEST_CASE("a pass that puts a device twice names what the pass changed, not each put's change") {
+    // A read puts the device with its desired values at their defaults (as_read()), the plan
+    // puts them back: the pass changed the port's state only. Seen on the bus by a new user:
+    // every uevent re-sent DesiredPFCNoDrop, InSync and DesiredOrigin, unchanged.
+    Inventory inv;
+    DeviceState planned = cx5("mlx5_0", "0c42:a103:0000:0001", "0000:03:00.0");
+    planned.desired_origin = {{"PFCNoDrop", "dbus"}};
+    planned.ports[0].desired_pfc_no_drop = {3};
+    planned.ports[0].in_sync = false;
+    inv.put_device(planned);
+    const std::string id = inv.id_of(planned.syspath);
+
+    inv.begin_pass();
+    DeviceState read = planned;
+    read.desired_origin.clear();
+    read.ports[0].desired_pfc_no_drop.clear();
+    read.ports[0].in_sync = true;
+    read.ports[0].state = "DOWN";
+    ChangeSet cs = inv.put_device(read);
+    CHECK(cs.ports_changed[{id, 1}] == Names{"DesiredPFCNoDrop", "InSync", "State"});
+    DeviceState replanned = planned;
+    replanned.ports[0].state = "DOWN";
+    cs.merge(inv.put_device(replanned));
+    inv.end_pass(cs);
+    CHECK(cs.devices_changed.empty());
+    REQUIRE(cs.ports_changed.size() == 1);
+    CHECK(cs.ports_changed[{id, 1}] == Names{"State"});
+
+    // A desired value that the plan does change stays named; a pass that changes nothing
+    // names nothing.
+    inv.begin_pass();
+    DeviceState asked = replanned;
+    asked.ports[0].desired_pfc_no_drop = {3, 4};
+    cs = inv.put_device(read);
+    cs.merge(inv.put_device(asked));
+    inv.end_pass(cs);
+    CHECK(cs.devices_changed.empty());
+    CHECK(cs.ports_changed[{id, 1}] == Names{"DesiredPFCNoDrop"});
+
+    inv.begin_pass();
+    cs = inv.put_device(read);
+    cs.merge(inv.put_device(asked));
+    inv.end_pass(cs);
+    CHECK(cs.empty());
+
+    // Outside a pass every put names its own change.
+    cs = inv.put_device(read);
+    CHECK(!cs.ports_changed.empty());
+}
