@@ -7,10 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
-#include <vector>
 
 namespace rdmad {
 namespace {
@@ -23,18 +23,34 @@ namespace {
 
 AtomicFile::AtomicFile(std::string path, bool hidden_temp) : path_(std::move(path)) {
     const auto slash = path_.rfind('/');
-    std::string tmpl = path_ + ".XXXXXX";
-    if (hidden_temp)
-        tmpl = (slash == std::string::npos
-                    ? "." + path_
-                    : path_.substr(0, slash + 1) + "." + path_.substr(slash + 1)) +
-               ".rdmad-tmp.XXXXXX";
-    std::vector<char> name(tmpl.begin(), tmpl.end());
-    name.push_back('\0');
-    fd_.reset(::mkostemp(name.data(), O_CLOEXEC));
+    const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash ? slash : 1);
+    const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+    // The temporary file is created and removed through a descriptor of its directory, not by
+    // its path: a directory path that comes to name another directory midway (a symlink
+    // repointed while rdmad.prom is written in slices) would leave it where it was made.
+    dir_fd_.reset(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!dir_fd_)
+        fail("cannot create a temporary file for", path_);
+    const std::string prefix = hidden_temp ? "." + base + ".rdmad-tmp." : base + ".";
+    static constexpr char kChars[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    // As mkostemp(3): six random characters from [A-Za-z0-9], O_EXCL, mode 0600, tried again
+    // while the name is taken.
+    for (int attempt = 0; attempt < 100 && !fd_; ++attempt) {
+        unsigned char random[6];
+        if (::getrandom(random, sizeof random, 0) != ssize_t(sizeof random))
+            fail("cannot create a temporary file for", path_);
+        name_ = prefix;
+        for (unsigned char r : random)
+            name_ += kChars[r % (sizeof kChars - 1)];
+        fd_.reset(::openat(dir_fd_.get(), name_.c_str(),
+                           O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+        if (!fd_ && errno != EEXIST)
+            break;
+    }
     if (!fd_)
         fail("cannot create a temporary file for", path_);
-    temp_ = name.data();
+    temp_ = (slash == std::string::npos ? "" : path_.substr(0, slash + 1)) + name_;
 }
 
 AtomicFile::~AtomicFile() {
@@ -45,7 +61,7 @@ AtomicFile::~AtomicFile() {
 void AtomicFile::discard() {
     const int saved = errno;
     fd_.reset();
-    ::unlink(temp_.c_str());
+    ::unlinkat(dir_fd_.get(), name_.c_str(), 0);
     temp_.clear();
     errno = saved;
 }
@@ -81,7 +97,10 @@ void AtomicFile::commit(mode_t mode, Sync sync) {
         discard();
         fail("cannot close", temp);
     }
-    if (::rename(temp.c_str(), path_.c_str()) < 0) {
+    // From the directory the temporary file is in to where `path` names now (the same
+    // directory, unless a symlink in its path was repointed: then there when it is on the same
+    // file system, else EXDEV, and the temporary file is removed where it is).
+    if (::renameat(dir_fd_.get(), name_.c_str(), AT_FDCWD, path_.c_str()) < 0) {
         discard();
         fail("cannot rename into", path_);
     }

@@ -30,7 +30,9 @@ enum class Sync {
 /// writer writes rdmad.prom in slices between events): the new content goes to a temporary
 /// file in the same directory, which commit() renames over `path`. Until then `path` is
 /// unchanged, and the temporary file is removed when the object ends without commit() or a
-/// step fails. Not copyable; one descriptor held.
+/// step fails, from the directory it was made in even if the directory's path has come to name
+/// another since (a symlink repointed). Not copyable; two descriptors held (the file, its
+/// directory).
 class AtomicFile {
   public:
     /// Create the temporary file for `path` (named as write_file_atomically() says, by
@@ -51,7 +53,9 @@ class AtomicFile {
   private:
     void discard();
     std::string path_;
-    std::string temp_;
+    std::string temp_; ///< the temporary file's path, for messages; "" once spent
+    std::string name_; ///< its name in dir_fd_
+    UniqueFd dir_fd_;  ///< O_PATH descriptor of the directory it was made in
     UniqueFd fd_;
 };
 

@@ -273,3 +273,50 @@ TEST_CASE("a file written piece by piece replaces the old one whole; a failure m
     }
     CHECK(entries == 1);
 }
+
+TEST_CASE("a file written across turns whose directory path comes to name another directory "
+          "(a symlink repointed) midway leaves no temporary file in either directory") {
+    // prometheus_dir may be a symlink (a deployment's "current" link): repointed while
+    // rdmad.prom is written in slices, the temporary file is in the old target and the path
+    // now resolves into the new one. A temporary file left in the old target stays: rdmad
+    // never lists that directory again. A commit puts the file where the path names now.
+    TempDir dir;
+    namespace fs = std::filesystem;
+    fs::create_directory(dir.path / "a");
+    fs::create_directory(dir.path / "b");
+    fs::create_directory_symlink("a", dir.path / "current");
+    const std::string path = (dir.path / "current" / "rdmad.prom").string();
+    auto files = [&](const char* sub) {
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(dir.path / sub))
+            names.push_back(e.path().filename().string());
+        return names;
+    };
+    auto repoint = [&](const char* to) {
+        fs::remove(dir.path / "current");
+        fs::create_directory_symlink(to, dir.path / "current");
+    };
+    SECTION("committed: where the path names now") {
+        {
+            AtomicFile file(path, true);
+            file.append("a 1\n");
+            REQUIRE(files("a").size() == 1); // the temporary file
+            repoint("b");
+            file.commit(0644, Sync::replace_only);
+        }
+        CHECK(slurp(dir.path / "b" / "rdmad.prom") == "a 1\n");
+        fs::remove(dir.path / "b" / "rdmad.prom");
+    }
+    SECTION("written after the move (through its descriptor: no failure), then dropped") {
+        AtomicFile file(path, true);
+        repoint("b");
+        file.append("a 1\n");
+    }
+    SECTION("dropped before its commit (a change of the Inventory, rdmad stopping)") {
+        AtomicFile file(path, true);
+        file.append("a 1\n");
+        repoint("b");
+    }
+    CHECK(files("a").empty());
+    CHECK(files("b").empty());
+}
