@@ -75,11 +75,12 @@ void AtomicFile::append(std::string_view content) {
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            const std::string temp = temp_;
             if (n == 0)
                 errno = ENOSPC; // write(2) moved nothing and said no error
             discard();
-            fail("cannot write", temp);
+            // The file it replaces, not the temporary file: its random name made every
+            // failed write of rdmad.prom a new error to log and report.
+            fail("cannot write", path_);
         }
         done += static_cast<size_t>(n);
     }
@@ -88,14 +89,13 @@ void AtomicFile::append(std::string_view content) {
 void AtomicFile::commit(mode_t mode, Sync sync) {
     if (temp_.empty())
         throw std::system_error(EBADF, std::generic_category(), "cannot commit " + path_);
-    const std::string temp = temp_;
     if (::fchmod(fd_.get(), mode) < 0 || (sync == Sync::durable && ::fsync(fd_.get()) < 0)) {
         discard();
-        fail("cannot sync", temp);
+        fail("cannot sync", path_);
     }
     if (fd_.close_checked() < 0) {
         discard();
-        fail("cannot close", temp);
+        fail("cannot close", path_);
     }
     // From the directory the temporary file is in to where `path` names now (the same
     // directory, unless a symlink in its path was repointed: then there when it is on the same

@@ -42,8 +42,8 @@ class AtomicFile {
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;
 
-    /// Write `content` after what was written. Throws std::system_error (with the temporary
-    /// file's path); the temporary file is then removed and the object is spent.
+    /// Write `content` after what was written. Throws std::system_error (naming `path`, the
+    /// same at every attempt); the temporary file is then removed and the object is spent.
     void append(std::string_view content);
     /// fchmod to `mode`, fsync (Sync::durable), rename over the path, fsync the directory
     /// (Sync::durable; a failure there is logged, not thrown: the content is in place).
@@ -53,7 +53,7 @@ class AtomicFile {
   private:
     void discard();
     std::string path_;
-    std::string temp_; ///< the temporary file's path, for messages; "" once spent
+    std::string temp_; ///< the temporary file's path; "" once spent (committed, discarded)
     std::string name_; ///< its name in dir_fd_
     UniqueFd dir_fd_;  ///< O_PATH descriptor of the directory it was made in
     UniqueFd fd_;

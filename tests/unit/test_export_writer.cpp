@@ -17,8 +17,11 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <csignal>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-event.h>
+#include <vector>
 
 using namespace rdmad;
 using namespace rdmad::exports;
@@ -319,4 +322,35 @@ TEST_CASE("a file written across turns whose directory path comes to name anothe
     }
     CHECK(files("a").empty());
     CHECK(files("b").empty());
+}
+
+TEST_CASE("a write that fails names the file it replaces, the same at every attempt, not its "
+          "temporary file") {
+    // The export writer logs and reports (Manager.Problems) an error once until it changes:
+    // a message naming the temporary file (a new random name each time) was a new error at
+    // every write of rdmad.prom to a full file system, up to four warnings and four
+    // PropertiesChanged a second. RLIMIT_FSIZE makes write(2) fail (EFBIG) as ENOSPC would.
+    TempDir dir;
+    const std::string path = (dir.path / "rdmad.prom").string();
+    struct rlimit saved {};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    const auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = saved;
+    small.rlim_cur = 4096;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    std::vector<std::string> messages;
+    for (int i = 0; i < 2; ++i) {
+        try {
+            AtomicFile file(path, true);
+            file.append(std::string(8192, 'x'));
+        } catch (const std::system_error& e) {
+            messages.push_back(e.what());
+        }
+    }
+    ::setrlimit(RLIMIT_FSIZE, &saved);
+    ::signal(SIGXFSZ, old_handler);
+    REQUIRE(messages.size() == 2);
+    CHECK(messages[0] == messages[1]);
+    CHECK_THAT(messages[0], Catch::Contains("cannot write " + path));
+    CHECK(std::filesystem::is_empty(dir.path));
 }
