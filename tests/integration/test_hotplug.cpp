@@ -540,7 +540,7 @@ TEST_CASE("hotplug: an isolated port change is handled at once, not at the end o
     // 50 ms (CoalescerTiming::window_usec, daemon/sources/coalescer.hpp); a pass on this host
     // takes a few ms, so "at once" is shown as well under 40 ms, with room for a slow (sanitizer)
     // build.
-    Rig rig("constructed-mlx5-roce");
+    Rig rig("constructed-mlx5-roce", DaemonOptions{{"--verbose"}, {}});
     SignalRecorder rec(*rig.client);
     const std::string ib = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0";
     const std::string port = rig.device_path("mlx5_0") + "/port/1";
@@ -561,6 +561,19 @@ TEST_CASE("hotplug: an isolated port change is handled at once, not at the end o
     std::sort(ms.begin(), ms.end());
     INFO("latencies (ms, sorted): " << json(ms).dump());
     CHECK(ms[2] < 40.0);
+    // After start-up's pass (everything), each of them, the first too, re-read the one device
+    // and derived it alone (the debug line of Daemon::publish()), not the whole host again.
+    {
+        const std::string log = rig.daemon->log();
+        INFO(log);
+        std::vector<std::string> passes;
+        for (size_t at = log.find("pass: "); at != std::string::npos; at = log.find("pass: ", at + 1))
+            passes.push_back(log.substr(at, log.find('\n', at) - at));
+        REQUIRE(passes.size() == 6);
+        CHECK(passes[0].find("everything derived again") != std::string::npos);
+        for (size_t i = 1; i < passes.size(); ++i)
+            CHECK(passes[i].find("pass: 1 RDMA devices and 0 netdevs re-read; ") == 0);
+    }
 
     // Nine changes back to back (DOWN -> ACTIVE, ..., ACTIVE: the last differs from the bus):
     // the first gets its pass at once, the rest share one pass per 50 ms window, however
