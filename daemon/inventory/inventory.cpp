@@ -259,7 +259,9 @@ ChangeSet Inventory::settled(ChangeSet cs) {
 
 void Inventory::begin_pass() {
     pass_before_.clear();
-    in_pass_ = true;
+    pass_added_.clear();
+    // Every device of a pass that starts empty (start-up) is added in it: nothing to keep.
+    in_pass_ = !state_.devices.empty();
 }
 
 void Inventory::end_pass(ChangeSet& cs) {
@@ -287,6 +289,7 @@ void Inventory::end_pass(ChangeSet& cs) {
         }
     }
     pass_before_.clear();
+    pass_added_.clear();
 }
 
 void Inventory::begin_batch() {
@@ -350,6 +353,8 @@ ChangeSet Inventory::put_device(DeviceState d) {
     auto it = state_.devices.find(syspath);
     if (it == state_.devices.end()) {
         const auto& [key, stored] = *state_.devices.emplace(syspath, std::move(d)).first;
+        if (in_pass_)
+            pass_added_.insert(key);
         index_device(&key.str(), stored, true);
         const std::string id = choose_id(stored);
         ids_[&key.str()] = id;
@@ -369,7 +374,7 @@ ChangeSet Inventory::put_device(DeviceState d) {
                 p.link_index = q.link_index;
     std::set<std::string> props = device_diff(old, d);
     const bool ports_same = !props.count("Ports");
-    if (in_pass_ && (!props.empty() || old.ports != d.ports))
+    if (in_pass_ && (!props.empty() || old.ports != d.ports) && !pass_added_.count(syspath))
         pass_before_.try_emplace(syspath.str(), old); // the first put of the pass only
     bool netdevs_moved = !ports_same;
     if (ports_same)
@@ -535,6 +540,8 @@ ChangeSet Inventory::replace(HostState next) {
     stored.reserve(fresh.size());
     for (Entry it : fresh) {
         const auto& [key, d] = *state_.devices.insert(next.devices.extract(it)).position;
+        if (in_pass_)
+            pass_added_.insert(key);
         stored.emplace_back(&key.str(), &d);
     }
     for (const auto& [key, d] : stored)

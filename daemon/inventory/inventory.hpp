@@ -183,6 +183,9 @@ class Inventory {
     bool in_pass_ = false;
     /// syspath -> the device before its first put that changed it in this pass
     std::map<std::string, DeviceState> pass_before_;
+    /// Devices added in this pass: no copy (their objects are announced whole; at start-up,
+    /// 1,024 copies were 1.2 MiB of peak RSS for nothing). The keys' shared texts.
+    std::set<SharedText, SharedTextLess> pass_added_;
     std::set<std::string> unresolved_devices_; ///< syspaths whose references may have moved
     std::set<int32_t> unresolved_links_;       ///< likewise, ifindexes
     int batch_ = 0;
