@@ -3,6 +3,7 @@
 
 #include "util/sysfs.hpp"
 
+#include <cerrno>
 #include <sys/utsname.h>
 
 namespace rdmad {
@@ -34,9 +35,13 @@ HostFacts read_host(const HostPaths& paths) {
     const std::string builtin_path = paths.modules + "/" + release + "/modules.builtin";
     // modules.builtin lists some hundred modules (tens of KiB): read up to 4 MiB.
     std::optional<std::string> builtin;
-    if (!release.empty())
-        if (auto r = sysfs::read_attribute(builtin_path, "", 4u << 20); r.ok())
+    int builtin_error = 0;
+    if (!release.empty()) {
+        auto r = sysfs::read_attribute(builtin_path, "", 4u << 20);
+        if (r.ok())
             builtin = std::move(r.text);
+        builtin_error = r.error;
+    }
     const bool sys_readable = sysfs::exists(paths.sys + "/class");
     struct Mark {
         const char* module;
@@ -61,8 +66,9 @@ HostFacts read_host(const HostPaths& paths) {
         }
         const bool in_builtin = builtin && lists_module(*builtin, m.module);
         s.evidence.push_back(builtin_path +
-                             (builtin ? (in_builtin ? " = lists " : " = does not list ")
-                                      : " = unreadable, looked for ") +
+                             (builtin           ? (in_builtin ? " = lists " : " = does not list ")
+                              : builtin_error == ENOENT ? " = absent, looked for "
+                                                        : " = unreadable, looked for ") +
                              m.module + ".ko");
         if (!sys_readable)
             s.state = "unknown";

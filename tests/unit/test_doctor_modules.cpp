@@ -8,6 +8,8 @@
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <filesystem>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -108,4 +110,20 @@ TEST_CASE("read_host: loaded from sysfs marks, built-in from modules.builtin, el
           h.modules[3].evidence.end());
     HostFacts none = read_host({(t.path / "nosys").string(), "", ""});
     CHECK(none.modules[0].state == "unknown");
+    // modules.builtin missing (no /lib/modules on the host) reads as absent; there but not
+    // readable (a directory in its place: EISDIR), as unreadable.
+    const std::string builtin = std::string("/") + u.release + "/modules.builtin";
+    auto builtin_evidence = [&](const HostFacts& f) {
+        for (const auto& e : f.modules[0].evidence)
+            if (e.find("modules.builtin") != std::string::npos)
+                return e;
+        return std::string();
+    };
+    const HostFacts missing = read_host({(t.path / "sys").string(), "", (t.path / "none").string()});
+    CHECK(builtin_evidence(missing) ==
+          (t.path / "none").string() + builtin + " = absent, looked for ib_uverbs.ko");
+    std::filesystem::create_directories(t.path / "dir" / u.release / "modules.builtin");
+    const HostFacts odd = read_host({(t.path / "sys").string(), "", (t.path / "dir").string()});
+    CHECK(builtin_evidence(odd) ==
+          (t.path / "dir").string() + builtin + " = unreadable, looked for ib_uverbs.ko");
 }
