@@ -20,8 +20,8 @@
 //          reorder   recv holds this datagram back and returns the one queued behind it
 //                    first, when there is one; the held one comes at the next recv on the fd
 //   GLOB   fnmatch(3) pattern on the path: open as called, read/write/fsync the file the fd
-//          is open on (/proc/self/fd, so under umockdev the testbed's path), rename the new
-//          name; for recv, "uevent" (umockdev's AF_UNIX stand-in for the uevent netlink
+//          is open on (/proc/self/fd, so under umockdev the testbed's path), rename and
+//          renameat the new name; for recv, "uevent" (umockdev's AF_UNIX stand-in for the uevent netlink
 //          socket), "route" (NETLINK_ROUTE) or "*"
 //   every  fail one matching call in N (default 1: every one)
 //
@@ -325,6 +325,17 @@ int rename(const char* from, const char* to) {
         return -1;
     }
     return NEXT(rename)(from, to);
+}
+
+// util/atomic_file.cpp renames from a descriptor of the temporary file's directory to the
+// file's path: renameat(dirfd, name, AT_FDCWD, path). The rule's glob is on the new name.
+int renameat(int from_dir, const char* from, int to_dir, const char* to) {
+    int e = any_rule(OP_RENAME) ? fault_for(OP_RENAME, to) : 0;
+    if (e > 0) {
+        errno = e;
+        return -1;
+    }
+    return NEXT(renameat)(from_dir, from, to_dir, to);
 }
 
 static int recv_fault(int fd) {
