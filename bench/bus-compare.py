@@ -11,7 +11,8 @@ session, each run set against the bare cost of the same work measured in that ru
   latency  (latency sizes, default 1,64,1024): one port's state file flipped plus one
            `change` uevent for its RDMA device, until PropertiesChanged(Port.State); against
            the bare cost: sending that uevent (same sender, same run) plus
-           `bench-sysfs-read --port mlx5_0/1` under the preload.
+           `bench-sysfs-read --port mlx5_0/1` under the preload; with --uevent-echo also
+           against bench-uevent-echo (the uevent, the port's files, one signal) on the same tree.
   burst    (--vfs, default 1000): VFs each with a netdev and an RDMA device added to the
            one-device host, all `add` uevents sent back to back; rdmad CPU against one bare
            read of the host afterwards; InterfacesAdded per object path; time from the last
@@ -477,6 +478,46 @@ def port_object(w, name="mlx5_0"):
     raise SystemExit("no port object for %s on the bus" % name)
 
 
+def echo_latencies(args, root, ib_sys, state_file, port_path):
+    """The latencies of bench-uevent-echo (the least a daemon does for the same change: the
+    uevent, the port's files, one PropertiesChanged) for args.events flips of the port, sent
+    and stamped as rdmad's are: the floor that also pays the uevent's wake-up and the bus."""
+    for stale in glob.glob(os.path.join(root, "event[0-9]*")):
+        os.unlink(stale)  # rdmad's listener socket, gone with it
+    env = dict(os.environ, LD_PRELOAD=PRELOAD, UMOCKDEV_DIR=root)
+    proc = subprocess.Popen([args.uevent_echo, "--port", "mlx5_0/1", "--path", port_path],
+                            env=env, stdout=subprocess.PIPE, text=True)
+    if proc.stdout.readline().strip() != "ready":
+        raise SystemExit("bench-uevent-echo did not start")
+    clock = SignalClock(args.signal_clock)
+    sender = hotplug.RawSender(root)
+    lat = []
+    state = "4: ACTIVE"
+    try:
+        time.sleep(0.2)
+        for i in range(args.events):
+            state = "1: DOWN" if state == "4: ACTIVE" else "4: ACTIVE"
+            with open(state_file, "w") as f:
+                f.write(state + "\n")
+            start = len(clock.events)
+            t0 = time.monotonic_ns()
+            sender.send(ib_sys, "change")
+            ev = clock.wait_for(lambda e: e[1] == "PropertiesChanged" and e[2] == port_path
+                                and "State" in e[3][1], start, args.event_timeout)
+            if ev is None:
+                raise SystemExit("bench-uevent-echo event %d: no PropertiesChanged(State)" % i)
+            lat.append((ev[0] - t0) / 1e6)
+            time.sleep(0.002 + args.window_ms / 1000 + 0.005)  # the same spacing as rdmad's
+    finally:
+        sender.close()
+        clock.close()
+        proc.terminate()
+        proc.wait()
+        with open(state_file, "w") as f:
+            f.write("4: ACTIVE\n")
+    return lat
+
+
 def run_latency_one(args, name, root, n, run_dir):
     binary = args.old if name == "old" else args.new
     ib_sys = "/sys/devices/%s/infiniband/mlx5_0" % hotplug.PF_PATH
@@ -524,6 +565,10 @@ def run_latency_one(args, name, root, n, run_dir):
         rd.stop()
         with open(state_file, "w") as f:
             f.write("4: ACTIVE\n")
+    if args.uevent_echo:
+        echo = echo_latencies(args, root, ib_sys, state_file, port_path)
+        r.update({"echo_p50_ms": statistics.median(echo), "echo_p99_ms": pct(echo, 99),
+                  "echo_all_ms": echo})
     best, files, _, each = bare_pass(args, root, ["--port", "mlx5_0/1", "--each"], args.events)
     bare = [send_us[i] / 1e3 + each[i] / 1e3 for i in range(len(lat))]
     r.update({
@@ -538,6 +583,10 @@ def run_latency_one(args, name, root, n, run_dir):
     })
     r["p99_x_bare"] = r["lat_p99_ms"] / r["bare_p99_ms"]
     r["p50_x_bare"] = r["lat_p50_ms"] / r["bare_p50_ms"]
+    if args.uevent_echo:
+        r["echo_p99_x_bare"] = r["echo_p99_ms"] / r["bare_p99_ms"]
+        r["p99_x_echo"] = r["lat_p99_ms"] / r["echo_p99_ms"]
+        r["p50_x_echo"] = r["lat_p50_ms"] / r["echo_p50_ms"]
     return r
 
 
@@ -562,6 +611,11 @@ def run_latency(args, sizes, results):
                 % (n, name, rnd, r["lat_p50_ms"], r["lat_p99_ms"], r["bare_p50_ms"],
                    r["bare_p99_ms"], r["send_p50_us"], r["port_read_p50_us"], r["p99_x_bare"],
                    r["cpu_p50_ms"], r["load"]))
+            if args.uevent_echo:
+                log("                   bench-uevent-echo p50 %.2f p99 %.2f ms (p99 %.1fx bare); "
+                    "rdmad p50 %.2fx, p99 %.2fx the echo's"
+                    % (r["echo_p50_ms"], r["echo_p99_ms"], r["echo_p99_x_bare"],
+                       r["p50_x_echo"], r["p99_x_echo"]))
             save(args, results)
 
 
@@ -711,6 +765,8 @@ def main():
     ap.add_argument("--sysfs-read", required=True)
     ap.add_argument("--describe", required=True)
     ap.add_argument("--signal-clock", required=True)
+    ap.add_argument("--uevent-echo", help="latency: also time bench-uevent-echo on each run's "
+                                          "tree, the least a daemon does for the change")
     ap.add_argument("--node-exporter", default=shutil.which("prometheus-node-exporter"))
     ap.add_argument("--only", default="startup,latency,burst")
     ap.add_argument("--sizes", default="64,1024")

@@ -15,9 +15,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD_DIR:-$here/../build}
 # shellcheck source=common.sh
 . "$here/common.sh"
-bench_require bus-compare.sh bench/bench-sysfs-read bench/bench-describe bench/bench-signal-clock
+bench_require bus-compare.sh bench/bench-sysfs-read bench/bench-describe bench/bench-signal-clock \
+  bench/bench-uevent-echo
 bench_bus rdmad-cmp-bus
 /usr/bin/python3 "$here/bus-compare.py" \
   --sysfs-read "$build/bench/bench-sysfs-read" \
   --describe "$build/bench/bench-describe" \
-  --signal-clock "$build/bench/bench-signal-clock" "$@"
+  --signal-clock "$build/bench/bench-signal-clock" \
+  --uevent-echo "$build/bench/bench-uevent-echo" "$@"
