@@ -478,6 +478,35 @@ def port_object(w, name="mlx5_0"):
     raise SystemExit("no port object for %s on the bus" % name)
 
 
+def time_changes(args, clock, sender, ib_sys, state_file, port_path, who, pid=None):
+    """args.events flips of the port's state file, each with its `change` uevent, isolated
+    (after the pass's window), each until the PropertiesChanged(State) of `port_path` reaches
+    the clock: (latencies in ms, send times in us, CPU ms of `pid` per change, [] without)."""
+    state = "4: ACTIVE"
+    lat, send_us, cpu = [], [], []
+    for i in range(args.events):
+        state = "1: DOWN" if state == "4: ACTIVE" else "4: ACTIVE"
+        with open(state_file, "w") as f:
+            f.write(state + "\n")
+        start = len(clock.events)
+        c0 = cpu_ns_all(pid) if pid else 0
+        t0 = time.monotonic_ns()
+        sender.send(ib_sys, "change")
+        t1 = time.monotonic_ns()
+        ev = clock.wait_for(lambda e: e[1] == "PropertiesChanged" and e[2] == port_path
+                            and "State" in e[3][1], start, args.event_timeout)
+        if ev is None:
+            raise SystemExit("%s event %d: no PropertiesChanged(State) on %s"
+                             % (who, i, port_path))
+        lat.append((ev[0] - t0) / 1e6)
+        send_us.append((t1 - t0) / 1e3)
+        time.sleep(0.002)
+        if pid:
+            cpu.append((cpu_ns_all(pid) - c0) / 1e6)
+        time.sleep(args.window_ms / 1000 + 0.005)  # isolated: after the pass's window
+    return lat, send_us, cpu
+
+
 def echo_latencies(args, root, ib_sys, state_file, port_path):
     """The latencies of bench-uevent-echo (the least a daemon does for the same change: the
     uevent, the port's files, one PropertiesChanged) for args.events flips of the port, sent
@@ -491,23 +520,10 @@ def echo_latencies(args, root, ib_sys, state_file, port_path):
         raise SystemExit("bench-uevent-echo did not start")
     clock = SignalClock(args.signal_clock)
     sender = hotplug.RawSender(root)
-    lat = []
-    state = "4: ACTIVE"
     try:
         time.sleep(0.2)
-        for i in range(args.events):
-            state = "1: DOWN" if state == "4: ACTIVE" else "4: ACTIVE"
-            with open(state_file, "w") as f:
-                f.write(state + "\n")
-            start = len(clock.events)
-            t0 = time.monotonic_ns()
-            sender.send(ib_sys, "change")
-            ev = clock.wait_for(lambda e: e[1] == "PropertiesChanged" and e[2] == port_path
-                                and "State" in e[3][1], start, args.event_timeout)
-            if ev is None:
-                raise SystemExit("bench-uevent-echo event %d: no PropertiesChanged(State)" % i)
-            lat.append((ev[0] - t0) / 1e6)
-            time.sleep(0.002 + args.window_ms / 1000 + 0.005)  # the same spacing as rdmad's
+        lat = time_changes(args, clock, sender, ib_sys, state_file, port_path,
+                           "bench-uevent-echo")[0]
     finally:
         sender.close()
         clock.close()
@@ -535,28 +551,9 @@ def run_latency_one(args, name, root, n, run_dir):
     perf = start_perf(args, "latency%d" % n, name, rd.pid)
     try:
         port_path = port_object(w)
-        state = "4: ACTIVE"
-        lat, send_us, cpu = [], [], []
         time.sleep(0.2)
-        for i in range(args.events):
-            state = "1: DOWN" if state == "4: ACTIVE" else "4: ACTIVE"
-            with open(state_file, "w") as f:
-                f.write(state + "\n")
-            start = len(clock.events)
-            c0 = cpu_ns_all(rd.pid)
-            t0 = time.monotonic_ns()
-            sender.send(ib_sys, "change")
-            t1 = time.monotonic_ns()
-            ev = clock.wait_for(lambda e: e[1] == "PropertiesChanged" and e[2] == port_path
-                            and "State" in e[3][1], start, args.event_timeout)
-            if ev is None:
-                raise SystemExit("%s event %d: no PropertiesChanged(State) on %s; see %s"
-                                 % (name, i, port_path, rd.log_path))
-            lat.append((ev[0] - t0) / 1e6)
-            send_us.append((t1 - t0) / 1e3)
-            time.sleep(0.002)
-            cpu.append((cpu_ns_all(rd.pid) - c0) / 1e6)
-            time.sleep(args.window_ms / 1000 + 0.005)  # isolated: after the pass's window
+        lat, send_us, cpu = time_changes(args, clock, sender, ib_sys, state_file, port_path,
+                                         name, rd.pid)
     finally:
         stop_perf(perf)
         sender.close()

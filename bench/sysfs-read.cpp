@@ -20,6 +20,8 @@
 // gid_attrs/types/I and gid_attrs/ndevs/I): the bare cost of re-reading one port after its
 // change uevent. --each also prints every pass's microseconds, one line each, after the
 // summary line.
+#include "bare_reads.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,6 +35,8 @@
 #include <vector>
 
 namespace {
+
+using bench::list;
 
 struct Stats {
     long files = 0, bytes = 0, links = 0, devices = 0;
@@ -61,21 +65,18 @@ void pcie_links(const std::string& pci_dir) {
 }
 
 std::string read_attr(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return {};
-    char buf[4096];
-    std::string out;
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n <= 0)
-            break;
-        out.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fd);
-    ++st.files;
-    st.bytes += static_cast<long>(out.size());
+    bench::ReadCount count;
+    std::string out = bench::read_attr(path, count);
+    st.files += count.files;
+    st.bytes += count.bytes;
     return out;
+}
+
+void read_port(const std::string& p) {
+    bench::ReadCount count;
+    bench::read_port(p, doctor, count);
+    st.files += count.files;
+    st.bytes += count.bytes;
 }
 
 std::string real_dir(const std::string& path) {
@@ -97,39 +98,6 @@ std::string link_base(const std::string& path) {
     std::string t(buf, static_cast<size_t>(n));
     auto s = t.rfind('/');
     return s == std::string::npos ? t : t.substr(s + 1);
-}
-
-std::vector<std::string> list(const std::string& path) {
-    std::vector<std::string> names;
-    DIR* d = ::opendir(path.c_str());
-    if (!d)
-        return names;
-    while (dirent* e = ::readdir(d))
-        if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
-            names.emplace_back(e->d_name);
-    ::closedir(d);
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
-bool zero_gid(const std::string& g) {
-    return g.rfind("0000:0000:0000:0000:0000:0000:0000:0000", 0) == 0 ||
-           g.rfind("fe80:0000:0000:0000:0000:0000:0000:0000", 0) == 0;
-}
-
-void read_port(const std::string& p) {
-    for (const char* a : {"state", "phys_state", "link_layer", "rate", "lid", "sm_lid"})
-        read_attr(p + a);
-    if (doctor)
-        read_attr(p + "pkeys/0");
-    struct stat sb;
-    const bool attrs = ::stat((p + "gid_attrs").c_str(), &sb) == 0;
-    for (const auto& i : list(p + "gids")) {
-        if (zero_gid(read_attr(p + "gids/" + i)) || !attrs)
-            continue;
-        read_attr(p + "gid_attrs/types/" + i);
-        read_attr(p + "gid_attrs/ndevs/" + i);
-    }
 }
 
 void pass(const std::string& sys) {

@@ -13,6 +13,8 @@
 //
 // Run it under the umockdev preload (UMOCKDEV_DIR) like rdmad. Prints "ready" once the name
 // is owned and the monitor listens; ends on SIGTERM.
+#include "bare_reads.hpp"
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -31,54 +33,10 @@ namespace {
 
 volatile sig_atomic_t stop = 0;
 
-std::string read_attr(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return {};
-    char buf[4096];
-    std::string out;
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n <= 0)
-            break;
-        out.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fd);
-    return out;
-}
-
-std::vector<std::string> list(const std::string& dir) {
-    std::vector<std::string> out;
-    if (DIR* d = ::opendir(dir.c_str())) {
-        while (const dirent* e = ::readdir(d))
-            if (e->d_name[0] != '.')
-                out.emplace_back(e->d_name);
-        ::closedir(d);
-    }
-    return out;
-}
-
-bool zero_gid(const std::string& g) {
-    return g.rfind("0000:0000:0000:0000:0000:0000:0000:0000", 0) == 0 ||
-           g.rfind("fe80:0000:0000:0000:0000:0000:0000:0000", 0) == 0;
-}
-
-/// The port's files as bench-sysfs-read --port reads them; returns its state's text.
+/// The port's files as bench-sysfs-read --port reads them; returns its state ("ACTIVE").
 std::string read_port(const std::string& p) {
-    std::string state;
-    for (const char* a : {"state", "phys_state", "link_layer", "rate", "lid", "sm_lid"}) {
-        std::string t = read_attr(p + a);
-        if (!std::strcmp(a, "state"))
-            state = t;
-    }
-    struct stat sb;
-    const bool attrs = ::stat((p + "gid_attrs").c_str(), &sb) == 0;
-    for (const auto& i : list(p + "gids")) {
-        if (zero_gid(read_attr(p + "gids/" + i)) || !attrs)
-            continue;
-        read_attr(p + "gid_attrs/types/" + i);
-        read_attr(p + "gid_attrs/ndevs/" + i);
-    }
+    bench::ReadCount count;
+    std::string state = bench::read_port(p, false, count);
     // "4: ACTIVE\n" -> "ACTIVE"
     const auto colon = state.find(": ");
     if (colon != std::string::npos)
