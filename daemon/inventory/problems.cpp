@@ -5,6 +5,7 @@
 #include "doctor/gid_choice.hpp"
 #include "doctor/roce_mtu.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace rdmad {
@@ -30,13 +31,19 @@ std::vector<Problem> device_problems(const DeviceState& d, const doctor::Facts& 
              {dev + "/device/driver = " + (d.kernel_driver.empty() ? "absent" : d.kernel_driver)},
              ""});
     }
-    if (d.verbs_device.empty())
+    auto checks = doctor::run_checks(d, facts);
+    // One fault, one problem: when the doctor knows ib_uverbs is not loaded, its
+    // "module-ib-uverbs-absent" says why there is no verbs device, with the module's evidence.
+    const bool explained = std::any_of(checks.begin(), checks.end(), [](const Problem& p) {
+        return p.code == "module-ib-uverbs-absent";
+    });
+    if (d.verbs_device.empty() && !explained)
         problems.push_back({"no-verbs-device",
                             "warning",
                             "no /dev/infiniband/uverbs device: load ib_uverbs",
                             {"/sys/class/infiniband_verbs/uverbs*/ibdev = none names " + d.name},
                             "modprobe ib_uverbs"});
-    for (auto& p : doctor::run_checks(d, facts)) {
+    for (auto& p : checks) {
         p.details_only = p.severity == "info";
         problems.push_back(std::move(p));
     }

@@ -14,7 +14,8 @@ namespace rdmad {
 ///  - "provider-missing" (error): the provider is known but not installed; text names the
 ///    package ("install ibverbs-providers");
 ///  - "no-provider" (warning): rdma-core has no provider for the kernel driver;
-///  - "no-verbs-device" (warning): no /dev/infiniband/uverbsN (ib_uverbs not loaded);
+///  - "no-verbs-device" (warning): no /dev/infiniband/uverbsN, unless the doctor's
+///    "module-ib-uverbs-absent" says why (ib_uverbs known not loaded): one problem per fault;
 ///  - then every doctor check (doctor/doctor.hpp run_checks()), among them "port-not-active"
 ///    (warning), one per port whose state is not ACTIVE, with the reason.
 /// Libibverbs silently drops a device for the first three (DOMAIN.md §4.1, §7.6). `facts`

@@ -119,6 +119,23 @@ TEST_CASE("a device without /dev/infiniband/uverbsN warns that ib_uverbs is miss
     CHECK_THAT(ps[0].text, Contains("ib_uverbs"));
 }
 
+TEST_CASE("ib_uverbs known not loaded: one problem says so, not a second for the missing verbs "
+          "device") {
+    // The same fault once (found by a new user: two warnings per device for one module).
+    auto d = healthy();
+    d.verbs_device = "";
+    HostFacts host;
+    host.modules = {{"ib_uverbs", "absent", {"/sys/module/ib_uverbs = absent"}}};
+    auto ps = serious(device_problems(d, doctor::Facts{nullptr, &host}));
+    CHECK(count_code(ps, "no-verbs-device") == 0);
+    CHECK(count_code(ps, "module-ib-uverbs-absent") == 1);
+    // Loaded (or not known), yet no verbs device: the device's own warning stays.
+    host.modules = {{"ib_uverbs", "loaded", {}}};
+    ps = serious(device_problems(d, doctor::Facts{nullptr, &host}));
+    CHECK(count_code(ps, "no-verbs-device") == 1);
+    CHECK(count_code(ps, "module-ib-uverbs-absent") == 0);
+}
+
 TEST_CASE("a DOWN port is reported as port-not-active") {
     auto d = healthy();
     d.ports[0] = port(1, "DOWN", "Disabled");
