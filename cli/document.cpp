@@ -162,6 +162,11 @@ std::string rate_text(const json& port) {
     return fmt::format("{:g} Gb/s", rate);
 }
 
+std::string problem_text(const json& problem) {
+    return fmt::format("{}: {} ({})", str(problem, "Severity"), str(problem, "Text"),
+                       str(problem, "Code"));
+}
+
 std::string priorities_text(const json& obj, const char* key) {
     std::vector<std::string> items;
     for (const auto& v : array(obj, key))

@@ -43,6 +43,11 @@ std::string provider_text(const json& device);
 std::string transport_text(const json& port);
 /// "100 Gb/s", "2.5 Gb/s"; "" when RateGbps is unknown (negative).
 std::string rate_text(const json& port);
+/// One problem (a Problems or ProblemDetails entry in the Describe() shape: {"Code",
+/// "Severity", "Text", ...}) on one line: "warning: port 1 is DOWN (Disabled): ...
+/// (port-not-active)". A ProblemDetails entry's evidence and remedy are left to rdmactl
+/// doctor: they made lines of kilobytes in show and monitor.
+std::string problem_text(const json& problem);
 /// A list of PFC priorities (PFCNoDrop, DesiredPFCNoDrop) as "3,4"; "" when empty.
 std::string priorities_text(const json& obj, const char* key);
 

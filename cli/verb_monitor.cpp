@@ -378,6 +378,8 @@ std::string Monitor::text(std::string_view property, const json& v) const {
             items.push_back(text(property, e));
         return fmt::format("[{}]", fmt::join(items, ", "));
     }
+    if (v.is_object() && (property == "Problems" || property == "ProblemDetails"))
+        return sanitize(doc::problem_text(v)); // as show has it: no evidence, no remedy
     if (v.is_object()) {
         std::vector<std::string> items;
         if (const auto* fields = struct_fields(property)) {

@@ -132,8 +132,7 @@ bool lossless_known(const json& v) {
 std::vector<std::string> problem_lines(const json& problems) {
     std::vector<std::string> out;
     for (const auto& p : problems)
-        out.push_back(fmt::format("{}: {} ({})", doc::str(p, "Severity"), doc::str(p, "Text"),
-                                  doc::str(p, "Code")));
+        out.push_back(doc::problem_text(p));
     return out;
 }
 
@@ -151,7 +150,7 @@ std::vector<std::string> value_lines(const json& doc, std::string_view key, cons
                 where += ", " + doc::str(v, k);
         return {fmt::format("{} {} ({})", doc::integer(v, "Index"), doc::str(v, "GID"), where)};
     }
-    if (key == "Problems")
+    if (key == "Problems" || key == "ProblemDetails")
         return problem_lines(v);
     if (key == "DesiredOrigin")
         return v.is_array() ? origin_lines(v) : std::vector<std::string>{};
@@ -225,9 +224,10 @@ Fields fields_of(const json& doc, const json& obj, const std::array<const char*,
 // Problems lines ("warning: ...") take their severity's colour, State ACTIVE green.
 void paint_fields(Fields& fields) {
     fields.paint_key("State", state_color);
-    fields.paint_key("Problems", [](std::string_view line) {
-        return severity_color(line.substr(0, line.find(':')));
-    });
+    for (const char* key : {"Problems", "ProblemDetails"})
+        fields.paint_key(key, [](std::string_view line) {
+            return severity_color(line.substr(0, line.find(':')));
+        });
 }
 
 void print_device(const json& doc, const json& dev, const Output& out) {

@@ -128,6 +128,17 @@ TEST_CASE("rdmactl monitor prints one line per change of a scripted sequence, un
     auto lines = human.lines();
     CHECK(std::count(lines.begin(), lines.end(), "mlx5_0 port 1: State ACTIVE -> DOWN") == 1);
     CHECK(std::count(lines.begin(), lines.end(), "removed link ens1f1np1") == 1);
+    // The device's problems as show has them, "severity: text (code)": ProblemDetails'
+    // evidence (sysfs paths) and remedy made lines of kilobytes (found by a new user).
+    bool details = false;
+    for (const auto& l : lines)
+        if (l.rfind("mlx5_0: ProblemDetails ", 0) == 0) {
+            details = true;
+            CHECK(l.find("warning: port 1 is DOWN") != std::string::npos);
+            CHECK(l.find("(port-not-active)") != std::string::npos);
+            CHECK(l.find("/sys/") == std::string::npos);
+        }
+    CHECK(details);
 
     // JSON: one object per line, the same events.
     bool state = false, removed = false;

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <regex>
 #include <sstream>
 
 using namespace it;
@@ -278,6 +279,18 @@ TEST_CASE("rdmactl colours on a terminal only, pages there, and --no-legend prin
     INFO("show: " << n.out);
     CHECK(n.out.find("Number: 2") != std::string::npos);
     CHECK(n.out.find("\n\n") == std::string::npos);
+    // ProblemDetails one "severity: text (code)" line a problem, as Problems: its evidence
+    // and remedy (doctor's) made one line of kilobytes (found by a new user).
+    const std::regex details(R"(^ *ProblemDetails: (info|warning|error): [^\n]* \([a-z0-9-]+\)$)");
+    bool found = false;
+    std::istringstream show_lines(n.out);
+    for (std::string l; std::getline(show_lines, l);)
+        if (l.find("ProblemDetails:") != std::string::npos) {
+            found = true;
+            CHECK(std::regex_match(l, details));
+            CHECK(l.find("/sys/") == std::string::npos);
+        }
+    CHECK(found);
     auto with = run_program({env_or_fail("RDMACTL"), "status"});
     CHECK(with.out.find("\n\n") != std::string::npos); // the legend keeps them
     rig.stop_daemon();
