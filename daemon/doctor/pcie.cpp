@@ -108,7 +108,10 @@ std::vector<Problem> check_pcie(const DeviceState& d) {
         const PcieFunction& low = path[i];
         const PcieFunction& up = path[i + 1];
         const End a = parse(low), b = parse(up);
-        const std::string hop = fmt::format("{} - {}", low.address, up.address);
+        // A VF's path is its PF's (sources/device_reader.cpp): say whose link it is.
+        const std::string hop =
+            fmt::format("{}{} - {}", d.physical_function.empty() ? "" : "of physical function ",
+                        low.address, up.address);
         if (!a.cur_speed || !a.cur_width || !a.max_speed || !a.max_width || !b.max_speed ||
             !b.max_width) {
             Problem pr{"pcie-unknown", "info",

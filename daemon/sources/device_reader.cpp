@@ -221,14 +221,19 @@ DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
         d.kernel_driver = sysfs::link_basename(sp, "device/driver");
     else if (!pci_syspath.empty())
         d.kernel_driver = sysfs::link_basename(pci_syspath, "driver");
-    if (!pci_syspath.empty())
-        d.pcie_path = pci_reads.pcie_path(pci_syspath);
     if (!pci_syspath.empty()) {
-        std::string pf = sysfs::link_basename(pci_syspath, "physfn");
+        const std::string pf_syspath = sysfs::resolve_link(pci_syspath, "physfn");
+        std::string pf = device_paths::sysname(pf_syspath);
         if (is_pci_address(pf)) {
-            d.physical_function = pf;
-            d.vf_index = pci_reads.vf_index(pci_syspath, d.pci_address); // settings/vf_guids.cpp
+            // A VF has no PCIe link of its own: its traffic takes its PF's, the link the
+            // doctor checks for it (the kernel reports a link's status on function 0 only,
+            // never on a VF: drivers/pci/probe.c pcie_report_downtraining(), "Multi-function
+            // PCIe devices share the same link/status"). Read once a pass for all the VFs.
+            d.pcie_path = pci_reads.pcie_path(pf_syspath);
+            d.vf_index = pci_reads.vf_index(pci_syspath, pf, d.pci_address); // vf_guids.cpp
+            d.physical_function = std::move(pf);
         } else {
+            d.pcie_path = pci_reads.pcie_path(pci_syspath);
             d.sriov = read_sriov(pci_syspath); // a PF's (reconcile/settings/sriov_numvfs.cpp)
         }
     }

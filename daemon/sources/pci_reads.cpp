@@ -64,8 +64,8 @@ std::vector<PcieFunction> PciReads::pcie_path(const std::string& pci_syspath) {
     return path;
 }
 
-int32_t PciReads::vf_index(const std::string& pci_syspath, const std::string& address) {
-    const std::string pf = sysfs::link_basename(pci_syspath, "physfn");
+int32_t PciReads::vf_index(const std::string& pci_syspath, const std::string& pf,
+                           const std::string& address) {
     auto [it, fresh] = vfs_.try_emplace(pf);
     if (fresh)
         it->second = read_vf_indexes(pci_syspath);

@@ -36,11 +36,12 @@ public:
     /// are "". Each function's four files are read at most once until clear().
     std::vector<PcieFunction> pcie_path(const std::string& pci_syspath);
 
-    /// The index of the VF at `pci_syspath` (address `address`) on its PF (read_vf_indexes()),
-    /// -1 when none; each PF's `virtfn<n>` links are read at most once until clear() (again
-    /// for a VF they did not name). Read per VF, the PF's links were a list and a readlink of
-    /// each: a 1,000-VF burst read about a million links.
-    int32_t vf_index(const std::string& pci_syspath, const std::string& address);
+    /// The index of the VF at `pci_syspath` (address `address`, its `physfn` naming `pf`) on
+    /// its PF (read_vf_indexes()), -1 when none; each PF's `virtfn<n>` links are read at most
+    /// once until clear() (again for a VF they did not name). Read per VF, the PF's links were
+    /// a list and a readlink of each: a 1,000-VF burst read about a million links.
+    int32_t vf_index(const std::string& pci_syspath, const std::string& pf,
+                     const std::string& address);
     /// Forget what was read: the scanner clears at the start and end of every pass, so a
     /// retrained link or a function that went is read again by the next one.
     void clear();

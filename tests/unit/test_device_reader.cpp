@@ -131,3 +131,38 @@ TEST_CASE("reread_device_own of a port that went gives no port", "[device_reader
     std::filesystem::remove_all(t.ib + "/ports/1");
     CHECK(reread_device_own(read, pci).ports.empty());
 }
+
+TEST_CASE("a VF's PCIe path is its PF's: a VF has no link of its own", "[device_reader]") {
+    // drivers/pci/probe.c pcie_report_downtraining(): "Multi-function PCIe devices share the
+    // same link/status", not reported for a VF. A VF's own Link Status reads as no link
+    // (lspci: "Speed unknown, Width x0"; sysfs "Unknown" and 0), which is not the link its
+    // traffic takes.
+    Tree t;
+    const std::string vf = t.root_port + "/0000:01:00.2";
+    const std::string vf_ib = vf + "/infiniband/mlx5_2";
+    std::filesystem::create_directories(vf);
+    std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", vf + "/subsystem");
+    std::filesystem::create_directory_symlink(t.dir.path / "bus/pci/drivers/mlx5_core",
+                                              vf + "/driver");
+    std::filesystem::create_directory_symlink("../0000:01:00.0", vf + "/physfn");
+    std::filesystem::create_directory_symlink("../0000:01:00.2", t.pci + "/virtfn0");
+    Tree::put(vf + "/current_link_speed", "Unknown\n");
+    Tree::put(vf + "/current_link_width", "0\n");
+    Tree::put(vf + "/max_link_speed", "8.0 GT/s PCIe\n");
+    Tree::put(vf + "/max_link_width", "16\n");
+    std::filesystem::create_directories(vf_ib + "/ports/1");
+    std::filesystem::create_directory_symlink("../..", vf_ib + "/device");
+    Tree::put(vf_ib + "/node_type", "1: CA\n");
+    Tree::put(vf_ib + "/ports/1/state", "4: ACTIVE\n");
+    Tree::put(vf_ib + "/ports/1/link_layer", "Ethernet\n");
+
+    PciReads pci;
+    const DeviceState d = read_device(vf_ib, pci);
+    CHECK(d.pci_address == "0000:01:00.2");
+    CHECK(d.physical_function == "0000:01:00.0");
+    CHECK(d.vf_index == 0);
+    REQUIRE(d.pcie_path.size() == 2);
+    CHECK(d.pcie_path[0].address == "0000:01:00.0");
+    CHECK(d.pcie_path[0].current_link_width == "16");
+    CHECK(d.pcie_path[1].address == "0000:00:01.0");
+}

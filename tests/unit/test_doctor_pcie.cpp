@@ -103,3 +103,15 @@ TEST_CASE("absent link files are pcie-unknown, never degraded", "[doctor]") {
     rxe.name = "rxe0";
     CHECK(check_pcie(rxe).empty());
 }
+
+TEST_CASE("a VF's finding names its physical function's link", "[doctor]") {
+    // sources/device_reader.cpp gives a VF its PF's path: the link its traffic takes.
+    auto d = dev({fn("0000:3b:00.0", "8.0 GT/s PCIe", "8", "16.0 GT/s PCIe", "16"),
+                  fn("0000:3a:00.0", "16.0 GT/s PCIe", "16", "16.0 GT/s PCIe", "16")});
+    d.pci_address = "0000:3b:00.2";
+    d.physical_function = "0000:3b:00.0";
+    auto ps = check_pcie(d);
+    REQUIRE(count(ps, "pcie-degraded") == 1);
+    CHECK_THAT(ps[0].text, Contains("PCIe link of physical function 0000:3b:00.0 - 0000:3a:00.0 "
+                                    "runs at 8 GT/s x8"));
+}
