@@ -7,8 +7,8 @@
 //   bench-sysfs-read [--root DIR] [--passes N] [--doctor] [--port DEV/PORT [--each]]
 //
 // --doctor also reads the facts the doctor's checks add (daemon/doctor/): each port's
-// `pkeys/0`, the PCIe link attributes of each device's PCI function and of every bridge above
-// it, each netdev's `carrier`, `flags` and `mtu`, and the host's module marks; the difference
+// `pkeys/0`, the PCIe link attributes of each device's PCI function (a VF's: its PF's) and of
+// every bridge above it, each function once a pass, each netdev's `carrier`, `flags` and `mtu`, and the host's module marks; the difference
 // from a pass without it is their added cost.
 //
 // --root DIR reads DIR/sys directly (no preload); without it, /sys (run it under the umockdev
@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <set>
 #include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
@@ -47,10 +48,15 @@ bool doctor = false;
 std::string read_attr(const std::string& path);
 std::string real_dir(const std::string& path);
 
+std::set<std::string> pcie_read; ///< functions whose link files this pass read
+
 void pcie_links(const std::string& pci_dir) {
-    // The function, then each parent directory named like a PCI function (its bridges).
+    // The function, then each parent directory named like a PCI function (its bridges), each
+    // once a pass, as rdmad's PciReads reads them.
     std::string dir = pci_dir;
     for (;;) {
+        if (!pcie_read.insert(dir).second)
+            return; // it and everything above it read already
         for (const char* a :
              {"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"})
             read_attr(dir + "/" + a);
@@ -102,6 +108,7 @@ std::string link_base(const std::string& path) {
 
 void pass(const std::string& sys) {
     st = {};
+    pcie_read.clear();
     const std::string ib = sys + "/class/infiniband/";
     for (const auto& dev : list(ib)) {
         ++st.devices;
@@ -111,9 +118,10 @@ void pass(const std::string& sys) {
             read_attr(d + a);
         link_base(d + "device");
         link_base(d + "device/driver");
-        link_base(d + "device/physfn");
+        const bool vf = !link_base(d + "device/physfn").empty();
+        // A VF's link is its PF's (rdmad: sources/device_reader.cpp).
         if (doctor)
-            if (std::string pci = real_dir(d + "device"); !pci.empty())
+            if (std::string pci = real_dir(d + (vf ? "device/physfn" : "device")); !pci.empty())
                 pcie_links(pci);
         for (const auto& port : list(d + "ports"))
             read_port(d + "ports/" + port + "/");
