@@ -134,9 +134,8 @@ TEST_CASE("reread_device_own of a port that went gives no port", "[device_reader
 
 TEST_CASE("a VF's PCIe path is its PF's: a VF has no link of its own", "[device_reader]") {
     // drivers/pci/probe.c pcie_report_downtraining(): "Multi-function PCIe devices share the
-    // same link/status", not reported for a VF. A VF's own Link Status reads as no link
-    // (lspci: "Speed unknown, Width x0"; sysfs "Unknown" and 0), which is not the link its
-    // traffic takes.
+    // same link/status", not reported for a VF. Whatever a VF's own link files say (here
+    // "Unknown" and 0), they are not the link its traffic takes.
     Tree t;
     const std::string vf = t.root_port + "/0000:01:00.2";
     const std::string vf_ib = vf + "/infiniband/mlx5_2";
