@@ -120,15 +120,18 @@ MemlockFacts read_memlock(const std::vector<std::string>& launchers, const Memlo
         if (!all_digits(name) || name.size() > 9)
             continue;
         const std::string dir = paths.proc + "/" + name;
+        const auto comm = sysfs::read_attribute(dir, "comm", 64);
+        if (!comm.ok())
+            continue;
+        const std::string c(trim(comm.text));
+        const bool launcher = std::find(launchers.begin(), launchers.end(), c) != launchers.end();
+        if (name != "1" && !launcher)
+            continue; // most processes: one read, no stat
         // Launchers run as root; any user can name a process "slurmd" (comm is the
         // executable's name, or what prctl(PR_SET_NAME) sets), so only root's count.
         struct stat st {};
         if (::stat(dir.c_str(), &st) < 0 || st.st_uid != 0)
             continue;
-        const auto comm = sysfs::read_attribute(dir, "comm", 64);
-        if (!comm.ok())
-            continue;
-        const std::string c(trim(comm.text));
         if (name == "1") {
             // Services get systemd's own limit when DefaultLimitMEMLOCK= is unset.
             if (c == "systemd")
@@ -136,8 +139,6 @@ MemlockFacts read_memlock(const std::vector<std::string>& launchers, const Memlo
                     facts.manager = parse_memlock_limit(r.text);
             continue;
         }
-        if (std::find(launchers.begin(), launchers.end(), c) == launchers.end())
-            continue;
         const auto limits = sysfs::read_attribute(dir, "limits");
         if (!limits.ok())
             continue;
