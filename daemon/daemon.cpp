@@ -770,6 +770,9 @@ void Daemon::reload(ReloadDone done) {
     // A read running now began before this call and may miss what the caller just wrote:
     // the call is answered by the next one, which start() queues.
     pending_reloads_.push_back({std::move(done), config_loader_->running() ? 1 : 0});
+    // As SIGHUP (rdmactl(1), org.rdmad1(5)): the hardware is read again too, so that what
+    // changed without an event rdmad follows (a PCIe link that retrained) shows.
+    rescan_after_read_ = true;
     config_loader_->start(reconciler_->options());
 }
 

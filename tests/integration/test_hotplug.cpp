@@ -1946,3 +1946,20 @@ TEST_CASE("hotplug: Describe() during a burst of 500 netdev adds and 250 removes
     CHECK(log.find("were measured") == std::string::npos);
     CHECK(describes > 40);
 }
+
+TEST_CASE("Manager.Reload reads the hardware again, as SIGHUP does", "[hotplug]") {
+    // rdmactl(1) reload and org.rdmad1(5) Reload() say "as SIGHUP": what changed without an
+    // event rdmad follows shows after it (a new user found Reload read only the files).
+    Rig rig("constructed-mlx5-roce");
+    SignalRecorder rec(*rig.client);
+    const std::string ib = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0";
+    const std::string port = rig.device_path("mlx5_0") + "/port/1";
+    REQUIRE(rig.port("mlx5_0", 1).value("State", "") == "ACTIVE");
+    rig.testbed.set_attr(ib, "ports/1/state", "1: DOWN\n"); // no uevent
+    CHECK(rec.quiet(300ms));
+    CHECK(variant_json(rig.client->get(port, "org.rdmad1.Port", "State")) == "ACTIVE");
+    const size_t mark = rec.size();
+    rig.client->manager().callMethod("Reload").onInterface("org.rdmad1.Manager");
+    REQUIRE(rec.eventually([&] { return rec.changed_since(mark, port, "State"); }, kWait));
+    CHECK(variant_json(rig.client->get(port, "org.rdmad1.Port", "State")) == "DOWN");
+}
