@@ -282,7 +282,11 @@ TEST_CASE("firmware port type: a function that refuses the query is reported onc
     CHECK(text.find(command + " exited with 1: -E- Failed to open device") != std::string::npos);
     CHECK(r.problem("mstconfig-failed", "ProblemDetails")["Remedy"] ==
           "run the mstconfig command above as root to see the tool's error; if it works there, "
-          "give rdmad.service CAP_SYS_ADMIN (the drop-in in rdmad.conf(5)), then rdmactl reload");
+          "give rdmad.service CAP_SYS_ADMIN (the drop-in in rdmad.conf(5)), then systemctl "
+          "restart rdmad (a reload keeps the service's capabilities)");
+    // The link layer is InfiniBand and eth is asked: the text says both.
+    CHECK(text.find("port 1 is InfiniBand but eth is asked: mstconfig cannot read LINK_TYPE_P1 "
+                    "of 0000:04:00.0") == 0);
     CHECK(r.port1()["NextBootPortType"] == "");
     CHECK(r.port1()["PendingPortType"] == "");
     CHECK(r.port1()["InSync"] == false); // the link layer is InfiniBand, eth is asked

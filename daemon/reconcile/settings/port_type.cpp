@@ -185,29 +185,37 @@ void PortTypeSetting::plan_firmware(SettingPlanContext& ctx, const PortState& po
         pp.in_sync = pp.in_sync && link_layer_satisfies(type, port.link_layer);
         p.severity = "warning";
         p.evidence = {fw.message};
+        // A port that is already what is asked still has an unknown next-boot type: "port 1
+        // is Ethernet but eth is asked" said the opposite (found by a new user).
+        const std::string now =
+            link_layer_satisfies(type, port.link_layer)
+                ? fmt::format("port {} is {} as asked ({}), but its type at the next boot is "
+                              "unknown",
+                              port.number, port.link_layer, type)
+                : fmt::format("port {} is {} but {} is asked", port.number, port.link_layer,
+                              type);
         if (fw.status == FirmwarePortType::Status::missing) {
             p.code = "mstconfig-missing";
-            p.text = fmt::format("port {} is {} but {} is asked: on this adapter the port type is "
-                                 "the firmware setting {}, and mstconfig cannot be run ({})",
-                                 port.number, port.link_layer, type, param, fw.message);
+            p.text = fmt::format("{}: on this adapter the port type is the firmware setting {}, "
+                                 "and mstconfig cannot be run ({})",
+                                 now, param, fw.message);
             p.remedy = fmt::format("apt install mstflint (or set [daemon] mstconfig), then "
                                    "rdmactl reload: rdmad sets {} for the next boot; or by hand: "
                                    "mstconfig -d {} set {}, and reboot",
                                    param, dev.pci_address, link_type_setting(dev, type));
         } else {
             p.code = "mstconfig-failed";
-            p.text = fmt::format("port {} is {} but {} is asked, and mstconfig cannot read {} "
-                                 "of {}: {} (left alone until the device is added again or "
-                                 "rdmactl reload)",
-                                 port.number, port.link_layer, type, param, dev.pci_address,
-                                 fw.message);
+            p.text = fmt::format("{}: mstconfig cannot read {} of {}: {} (left alone until "
+                                 "the device is added again or rdmactl reload)",
+                                 now, param, dev.pci_address, fw.message);
             // mstflint needs the configuration space past its header, which the kernel gives
             // only to CAP_SYS_ADMIN (drivers/pci/pci-sysfs.c, pci_read_config()): the unit
             // withholds it unless the drop-in of rdmad.conf(5) gives it.
             // The message starts with the command run (sources/mstconfig.hpp).
             p.remedy = "run the mstconfig command above as root to see the tool's error; if it "
                        "works there, give rdmad.service CAP_SYS_ADMIN (the drop-in in "
-                       "rdmad.conf(5)), then rdmactl reload";
+                       "rdmad.conf(5)), then systemctl restart rdmad (a reload keeps the "
+                       "service's capabilities)";
         }
         ctx.problems.push_back(std::move(p));
         return;
