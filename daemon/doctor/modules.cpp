@@ -65,7 +65,13 @@ std::vector<Problem> check_modules(const DeviceState& d, const HostFacts* host) 
              "InfiniBand management (opensm, ibstat, ibacm, srp_daemon) cannot open "
              "/dev/infiniband/umadN",
              out);
-    if (ib)
+    // An IPoIB netdev on an InfiniBand port is ib_ipoib's own (drivers/infiniband/ulp/ipoib
+    // creates them): it is loaded, whatever its marks say (a recorded host without
+    // module/ib_ipoib listed ib0 beside "no IPoIB netdevs (ib0 ...)").
+    const bool ipoib = std::any_of(d.ports.begin(), d.ports.end(), [](const PortState& p) {
+        return p.transport == "InfiniBand" && !p.netdev.empty();
+    });
+    if (ib && !ipoib)
         need(*host, "ib_ipoib", "module-ib-ipoib-absent", "info",
              "no IPoIB netdevs (ib0 ...) for IP over InfiniBand", out);
     return out;

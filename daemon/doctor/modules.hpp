@@ -17,7 +17,8 @@ namespace rdmad::doctor {
 ///    NFS over RDMA tools) fail to open /dev/infiniband/rdma_cm;
 ///  - "module-ib-umad-absent" (info, InfiniBand/OPA ports only): opensm, ibstat, ibacm and
 ///    srp_daemon fail (no /dev/infiniband/umadN);
-///  - "module-ib-ipoib-absent" (info, InfiniBand ports only): no IPoIB netdevs.
+///  - "module-ib-ipoib-absent" (info, InfiniBand ports only, none with a netdev): no IPoIB
+///    netdevs.
 /// Not for transport "unspecified" (EFA) beyond ib_uverbs. `host` null: nothing.
 std::vector<Problem> check_modules(const DeviceState& d, const HostFacts* host);
 

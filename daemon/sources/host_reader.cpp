@@ -32,11 +32,13 @@ HostFacts read_host(const HostPaths& paths) {
         host.hostname = u.nodename;
         release = u.release;
     }
-    const std::string builtin_path = paths.modules + "/" + release + "/modules.builtin";
+    const std::string builtin_path =
+        (paths.module_dir.empty() ? paths.modules + "/" + release : paths.module_dir) +
+        "/modules.builtin";
     // modules.builtin lists some hundred modules (tens of KiB): read up to 4 MiB.
     std::optional<std::string> builtin;
     int builtin_error = 0;
-    if (!release.empty()) {
+    if (!release.empty() || !paths.module_dir.empty()) {
         auto r = sysfs::read_attribute(builtin_path, "", 4u << 20);
         if (r.ok())
             builtin = std::move(r.text);
@@ -48,9 +50,13 @@ HostFacts read_host(const HostPaths& paths) {
         std::vector<std::string> files;
     };
     const Mark marks[] = {
-        {"ib_uverbs", {paths.sys + "/class/infiniband_verbs/abi_version"}},
+        // A class exists while the module that registers it is loaded: a recorded host (or a
+        // kernel) without abi_version but with uverbs devices has ib_uverbs.
+        {"ib_uverbs",
+         {paths.sys + "/class/infiniband_verbs/abi_version", paths.sys + "/class/infiniband_verbs"}},
         {"rdma_ucm", {paths.sys + "/class/misc/rdma_cm", paths.dev + "/infiniband/rdma_cm"}},
-        {"ib_umad", {paths.sys + "/class/infiniband_mad/abi_version"}},
+        {"ib_umad",
+         {paths.sys + "/class/infiniband_mad/abi_version", paths.sys + "/class/infiniband_mad"}},
         {"ib_ipoib", {}},
     };
     for (const auto& m : marks) {

@@ -15,7 +15,15 @@
 #include <limits>
 
 namespace rdmad {
+
 namespace {
+
+/// Where read_host() looks: the module directory libkmod is given (--module-dir).
+HostPaths host_paths(const ScanOptions& options) {
+    HostPaths paths;
+    paths.module_dir = options.kmod.module_dir;
+    return paths;
+}
 
 // A device or netdev read right after "add" may miss attributes the driver has not created
 // yet; it is read again this many times before it is taken as it is.
@@ -60,7 +68,7 @@ void Scanner::full_scan() {
     read_verbs();
     read_aux();
     dirty_verbs_ = false;
-    host_ = read_host();
+    host_ = read_host(host_paths(options_));
     host_.memlock = read_memlock(memlock_launchers_);
     pci_reads_.clear();
     // The pass of a full scan derives everything (ScanChanges{}: full); the next refresh() is
@@ -599,7 +607,7 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     changes.full = changes.full || !incomplete_.empty();
     if (changes.full) { // modules load and unload with devices: read the host's facts again
         MemlockFacts memlock = std::move(host_.memlock); // not tied to devices: on Reload only
-        host_ = read_host();
+        host_ = read_host(host_paths(options_));
         host_.memlock = std::move(memlock);
     }
     // PFC noted without its state (a CEE notification, a lost one): one IEEE_GET each.

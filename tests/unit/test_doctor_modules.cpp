@@ -93,7 +93,7 @@ TEST_CASE("read_host: loaded from sysfs marks, built-in from modules.builtin, el
     t.write(std::string("modules/") + u.release + "/modules.builtin",
             "kernel/drivers/infiniband/core/ib_umad.ko\nkernel/fs/ext4/ext4.ko\n");
     HostPaths paths{(t.path / "sys").string(), (t.path / "dev").string(),
-                    (t.path / "modules").string()};
+                    (t.path / "modules").string(), ""};
     HostFacts h = read_host(paths);
     CHECK(h.hostname == u.nodename);
     REQUIRE(h.modules.size() == 4);
@@ -108,7 +108,7 @@ TEST_CASE("read_host: loaded from sysfs marks, built-in from modules.builtin, el
     CHECK(std::find(h.modules[3].evidence.begin(), h.modules[3].evidence.end(),
                     (t.path / "sys/module/ib_ipoib").string() + " = absent") !=
           h.modules[3].evidence.end());
-    HostFacts none = read_host({(t.path / "nosys").string(), "", ""});
+    HostFacts none = read_host({(t.path / "nosys").string(), "", "", ""});
     CHECK(none.modules[0].state == "unknown");
     // modules.builtin missing (no /lib/modules on the host) reads as absent; there but not
     // readable (a directory in its place: EISDIR), as unreadable.
@@ -119,11 +119,43 @@ TEST_CASE("read_host: loaded from sysfs marks, built-in from modules.builtin, el
                 return e;
         return std::string();
     };
-    const HostFacts missing = read_host({(t.path / "sys").string(), "", (t.path / "none").string()});
+    const HostFacts missing = read_host({(t.path / "sys").string(), "", (t.path / "none").string(), ""});
     CHECK(builtin_evidence(missing) ==
           (t.path / "none").string() + builtin + " = absent, looked for ib_uverbs.ko");
     std::filesystem::create_directories(t.path / "dir" / u.release / "modules.builtin");
-    const HostFacts odd = read_host({(t.path / "sys").string(), "", (t.path / "dir").string()});
+    const HostFacts odd = read_host({(t.path / "sys").string(), "", (t.path / "dir").string(), ""});
     CHECK(builtin_evidence(odd) ==
           (t.path / "dir").string() + builtin + " = unreadable, looked for ib_uverbs.ko");
+}
+
+TEST_CASE("read_host: a class that lists uverbs devices is ib_uverbs loaded without "
+          "abi_version; --module-dir's modules.builtin is the one read",
+          "[doctor]") {
+    // drivers/infiniband/core/uverbs_main.c: ib_uverbs_init() registers the class
+    // infiniband_verbs; it exists while the module is loaded. A recorded host (the new user's
+    // constructed-sriov) has uverbs0 and uverbs1 there and no abi_version.
+    test::TempDir t;
+    t.write("sys/class/infiniband_verbs/uverbs0/ibdev", "mlx5_0\n");
+    t.write("sys/class/net/lo/type", "772\n");
+    t.write("kmod/modules.builtin", "kernel/drivers/infiniband/core/ib_uverbs.ko\n");
+    HostPaths paths{(t.path / "sys").string(), (t.path / "dev").string(),
+                    (t.path / "nowhere").string(), (t.path / "kmod").string()};
+    HostFacts h = read_host(paths);
+    REQUIRE(h.modules.size() == 4);
+    CHECK(h.modules[0].name == "ib_uverbs");
+    CHECK(h.modules[0].state == "built-in"); // the class, and --module-dir's modules.builtin
+    CHECK(h.modules[2].name == "ib_umad");
+    CHECK(h.modules[2].state == "absent"); // no class infiniband_mad
+    CHECK(std::find(h.modules[0].evidence.begin(), h.modules[0].evidence.end(),
+                    (t.path / "kmod/modules.builtin").string() + " = lists ib_uverbs.ko") !=
+          h.modules[0].evidence.end());
+}
+
+TEST_CASE("an InfiniBand port with a netdev has ib_ipoib loaded, whatever its marks say",
+          "[doctor]") {
+    auto h = host("loaded", "loaded", "loaded", "absent");
+    auto d = dev("InfiniBand");
+    CHECK(codes(check_modules(d, &h)) == std::vector<std::string>{"module-ib-ipoib-absent"});
+    d.ports[0].netdev = "ib0"; // created by ib_ipoib
+    CHECK(check_modules(d, &h).empty());
 }
