@@ -114,10 +114,16 @@ std::vector<Problem> check_pcie(const DeviceState& d) {
                         low.address, up.address);
         if (!a.cur_speed || !a.cur_width || !a.max_speed || !a.max_width || !b.max_speed ||
             !b.max_width) {
+            // Name the end whose files are missing: "its link attributes" read as the
+            // device's own when only the bridge's were absent.
+            const bool low_known = a.cur_speed && a.cur_width && a.max_speed && a.max_width;
+            const bool up_known = b.max_speed && b.max_width;
+            const std::string which =
+                low_known ? fmt::format("the link attributes of {} (the bridge) are", up.address)
+                : up_known ? fmt::format("the link attributes of {} are", low.address)
+                           : std::string("the link attributes of both ends are");
             Problem pr{"pcie-unknown", "info",
-                       fmt::format("PCIe link {} unknown: its link attributes are absent or "
-                                   "unreadable",
-                                   hop)};
+                       fmt::format("PCIe link {} unknown: {} absent or unreadable", hop, which)};
             add_evidence(pr, low);
             add_evidence(pr, up);
             out.push_back(std::move(pr));
@@ -126,7 +132,10 @@ std::vector<Problem> check_pcie(const DeviceState& d) {
         const double speed = std::min(*a.max_speed, *b.max_speed);
         const uint32_t width = std::min(*a.max_width, *b.max_width);
         if (*a.cur_speed < speed || *a.cur_width < width) {
-            Problem pr{"pcie-degraded", "warning",
+            // A VF's finding is its PF's link, which the PF's own device reports as a
+            // warning: on each VF it is info (ProblemDetails only), so that one slot is one
+            // warning, not one per VF.
+            Problem pr{"pcie-degraded", d.physical_function.empty() ? "warning" : "info",
                        fmt::format("PCIe link {} runs at {} x{}, below the {} x{} both ends can "
                                    "do",
                                    hop, gts(*a.cur_speed), *a.cur_width, gts(speed), width)};

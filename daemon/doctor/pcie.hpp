@@ -32,7 +32,8 @@ std::optional<uint32_t> parse_pcie_width(std::string_view text);
 ///    faster or wider than the slot it sits in);
 ///  - "pcie-unknown" (info) when a file a link needs is absent or does not parse.
 /// Nothing when the device is not on PCI. A VF's path is its PF's (a VF has no link of its
-/// own), and its texts say "PCIe link of physical function <PF> - <bridge>".
+/// own), its texts say "PCIe link of physical function <PF> - <bridge>", and its
+/// "pcie-degraded" is info: the PF's device has the warning.
 std::vector<Problem> check_pcie(const DeviceState& d);
 
 } // namespace rdmad::doctor

@@ -97,6 +97,12 @@ TEST_CASE("absent link files are pcie-unknown, never degraded", "[doctor]") {
     CHECK(ps[0].code == "pcie-unknown");
     CHECK(ps[0].severity == "info");
     CHECK(ps[0].evidence[0] == "/sys/bus/pci/devices/0000:3b:00.0/current_link_speed = absent");
+    CHECK_THAT(ps[0].text, Contains("the link attributes of both ends are absent"));
+    // Only the bridge's missing: the text names the bridge, not the device.
+    auto bridge = dev({fn("0000:3b:00.0", "8.0 GT/s PCIe", "8", "8.0 GT/s PCIe", "8"),
+                       fn("0000:3a:00.0", "", "", "", "")});
+    CHECK_THAT(check_pcie(bridge)[0].text,
+               Contains("the link attributes of 0000:3a:00.0 (the bridge) are absent"));
     auto lone = dev({fn("0000:00:06.0", "", "", "", "")});
     CHECK(check_pcie(lone)[0].code == "pcie-unknown");
     DeviceState rxe;
@@ -114,4 +120,9 @@ TEST_CASE("a VF's finding names its physical function's link", "[doctor]") {
     REQUIRE(count(ps, "pcie-degraded") == 1);
     CHECK_THAT(ps[0].text, Contains("PCIe link of physical function 0000:3b:00.0 - 0000:3a:00.0 "
                                     "runs at 8 GT/s x8"));
+    // One slot, one warning: the PF's device has it; each VF's is info (ProblemDetails).
+    CHECK(ps[0].severity == "info");
+    d.physical_function.clear();
+    d.pci_address = "0000:3b:00.0";
+    CHECK(check_pcie(d)[0].severity == "warning");
 }
