@@ -178,6 +178,11 @@ nfd_dir = "$tmp/nfd"
 
 [dispatcher]
 directories = ["$tmp/dispatcher.d"]
+
+# Never this machine's firmware tool: a recorded host's PCI address may name one of this
+# machine's own adapters. A ConnectX-4+ port type asked in the demo reads "mstconfig-missing".
+[daemon]
+mstconfig = "$tmp/mstconfig-not-run-by-the-demo"
 EOF
 
 # rdmad runs in the foreground of a small shell that waits for it to take its name, prints
