@@ -478,6 +478,9 @@ void Monitor::apply(const std::string& path, Object& obj,
                                       sanitize(after)));
         }
     }
+    // ProblemDetails holds every problem of Problems, with more: the human lines give it alone.
+    const bool details = std::any_of(changed.begin(), changed.end(),
+                                     [](const auto& c) { return c.first == "ProblemDetails"; });
     for (const auto& [name, raw] : changed) {
         if (named && name == "Name" && raw.is_string())
             continue;
@@ -486,6 +489,31 @@ void Monitor::apply(const std::string& path, Object& obj,
         if (old == value)
             continue;
         obj.props[name] = value;
+        if (!json_ && (name == "Problems" || name == "ProblemDetails")) {
+            if (name == "Problems" && details)
+                continue;
+            // One line per problem that came or went ("+" or "-"), as show prints them: the
+            // whole lists before and after made lines of kilobytes (found by a new user).
+            auto texts = [this, &name](const json& list) {
+                std::vector<std::string> out;
+                for (const auto& p : list.is_array() ? list : json::array())
+                    out.push_back(text(name, p));
+                return out;
+            };
+            const auto before = texts(old), after = texts(value);
+            auto in = [](const std::vector<std::string>& v, const std::string& t) {
+                return std::find(v.begin(), v.end(), t) != v.end();
+            };
+            for (const auto& t : before)
+                if (!in(after, t))
+                    emit_line(fmt::format("{}: {} - {}", sanitize(label(path)),
+                                          sanitize(name), t));
+            for (const auto& t : after)
+                if (!in(before, t))
+                    emit_line(fmt::format("{}: {} + {}", sanitize(label(path)),
+                                          sanitize(name), t));
+            continue;
+        }
         if (json_)
             emit_json({{"event", "changed"},
                        {"path", path},
