@@ -33,26 +33,36 @@ while (($#)); do
 done
 # --list-hosts: "NAME  (recorded|constructed)  what it holds", from each host's notes file
 # (tests/fixtures/hosts/NAME.umockdev.notes: "# Host: NAME (kind)", then "# Holds: ..." or
-# "# Models:" and an indented line: that paragraph's first line).
+# "# Models:" and indented lines: that paragraph's first sentence, at most 90 characters).
 if ((list_hosts)); then
   for f in "$top"/tests/fixtures/hosts/*.umockdev; do
     awk -v name="$(basename "$f" .umockdev)" '
-      /^# Host: / { kind = $4 }
-      /^# (Holds|Models):/ && !what {
-        sub(/^# (Holds|Models):[ \t]*/, ""); what = $0
-        if (what == "") { getline; sub(/^#[ \t]*/, ""); what = $0 }
+      /^# Host: / { kind = $4; next }
+      # The paragraph after "Holds:" or "Models:", its lines joined, to a line of its own or
+      # the next "# Word:" heading.
+      /^# (Holds|Models):/ && !done {
+        sub(/^# (Holds|Models):[ \t]*/, ""); what = $0; inpara = 1; next
       }
+      inpara && (/^#[ \t]*$/ || /^# [A-Z][a-z]+:/ || !/^#/) { inpara = 0; done = 1 }
+      inpara { sub(/^#[ \t]*/, ""); what = what (what == "" ? "" : " ") $0 }
       END {
-        # The first line of the paragraph, without a parenthesis it does not close.
-        depth = 0; open = 0
+        # Without its parentheses, up to the end of its first sentence, at most 90
+        # characters cut at a word ("..." then): a line each, never cut without a mark.
+        out = ""; depth = 0
         for (i = 1; i <= length(what); i++) {
           c = substr(what, i, 1)
-          if (c == "(" && depth++ == 0) open = i
-          if (c == ")" && depth > 0) depth--
+          if (c == "(") { depth++; continue }
+          if (c == ")" && depth > 0) { depth--; continue }
+          if (depth == 0) out = out c
         }
-        if (depth > 0) what = substr(what, 1, open - 1)
-        sub(/[,;.: ]+$/, "", what)
-        printf "%-28s %-13s %s\n", name, kind, what
+        gsub(/ +/, " ", out); gsub(/ ,/, ",", out); gsub(/ ;/, ";", out); gsub(/ :/, ":", out)
+        gsub(/ \./, ".", out)
+        if (match(out, /\.( |$)/)) out = substr(out, 1, RSTART - 1)
+        if (length(out) > 90) {
+          out = substr(out, 1, 90); sub(/ [^ ]*$/, "", out); sub(/[,;: ]+$/, "", out)
+          out = out "..."
+        }
+        printf "%-28s %-13s %s\n", name, kind, out
       }' "$f.notes" 2>/dev/null || echo "$(basename "$f" .umockdev)"
   done
   exit 0
