@@ -46,7 +46,8 @@ constexpr std::array kDeviceKeys = {"Path",
                                     "DesiredVFGUIDs",
                                     "Links",
                                     "DesiredOrigin",
-                                    "Problems"};
+                                    "Problems",
+                                    "ProblemDetails"};
 constexpr std::array kPortKeys = {"Number",
                                   "Path",
                                   "State",
@@ -244,6 +245,10 @@ void print_device(const json& doc, const json& dev, const Output& out) {
         shown_dev.erase("VFIndex");
     if (!dev.contains("DesiredVFGUIDs") || dev.at("DesiredVFGUIDs").empty())
         shown_dev.erase("DesiredVFGUIDs");
+    // ProblemDetails has every problem of Problems, and the info ones: each once (a new user
+    // saw every warning twice).
+    if (dev.contains("ProblemDetails"))
+        shown_dev.erase("Problems");
     std::vector<Fields> sections{fields_of(doc, shown_dev, kDeviceKeys, {"Ports"})};
     for (const auto* port : doc::ports(dev)) {
         // A port type asked of an adapter that sets it in firmware (PortType ""): the type

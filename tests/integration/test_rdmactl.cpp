@@ -291,6 +291,8 @@ TEST_CASE("rdmactl colours on a terminal only, pages there, and --no-legend prin
             CHECK(l.find("/sys/") == std::string::npos);
         }
     CHECK(found);
+    // Problems are among ProblemDetails: not printed twice.
+    CHECK(!std::regex_search(n.out, std::regex(R"((^|\n) *Problems:)")));
     auto with = run_program({env_or_fail("RDMACTL"), "status"});
     CHECK(with.out.find("\n\n") != std::string::npos); // the legend keeps them
     rig.stop_daemon();
