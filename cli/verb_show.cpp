@@ -184,6 +184,9 @@ std::vector<std::string> value_lines(const json& doc, std::string_view key, cons
     }
     if (key == "RateGbps" && v.is_number() && v.get<double>() < 0)
         return {};
+    // 0 is "none or unknown" (org.rdmad1(5)): an InfiniBand port has no RoCE MTU.
+    if ((key == "ActiveMTU" || key == "NetdevMTU") && v.is_number() && v.get<double>() == 0)
+        return {};
     if (v.is_string())
         return {v.get<std::string>()};
     if (v.is_boolean())

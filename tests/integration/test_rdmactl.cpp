@@ -291,6 +291,9 @@ TEST_CASE("rdmactl colours on a terminal only, pages there, and --no-legend prin
             CHECK(l.find("/sys/") == std::string::npos);
         }
     CHECK(found);
+    // mlx4_0's ports are InfiniBand: no RoCE MTU, no netdev in the capture (0 on the bus).
+    CHECK(std::regex_search(n.out, std::regex(R"((^|\n) *ActiveMTU: -\n)")));
+    CHECK(std::regex_search(n.out, std::regex(R"((^|\n) *NetdevMTU: -\n)")));
     // Problems are among ProblemDetails: not printed twice.
     CHECK(!std::regex_search(n.out, std::regex(R"((^|\n) *Problems:)")));
     auto with = run_program({env_or_fail("RDMACTL"), "status"});
