@@ -132,10 +132,14 @@ int verb_doctor(const json& list, const Output& out) {
         port = n;
         const std::string indent = n != 0 ? "    " : "  ";
         const std::string severity = (*p)["severity"].get<std::string>();
+        std::string text = (*p)["text"].get<std::string>();
+        // Under "port 1:" a text's own "port 1: " is said already (a new user read
+        // "port 1: info: port 1: partition membership ...").
+        if (const std::string own = fmt::format("port {}: ", n); n != 0 && text.rfind(own, 0) == 0)
+            text.erase(0, own.size());
         fmt::print("{}{}\n", indent,
                    paint(out.color ? severity_color(severity) : nullptr,
-                         fmt::format("{}: {} ({})", sanitize(severity),
-                                     sanitize((*p)["text"].get<std::string>()),
+                         fmt::format("{}: {} ({})", sanitize(severity), sanitize(text),
                                      sanitize((*p)["code"].get<std::string>()))));
         const std::string remedy = (*p)["remedy"].get<std::string>();
         if (!remedy.empty())

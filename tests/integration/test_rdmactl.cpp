@@ -294,6 +294,11 @@ TEST_CASE("rdmactl colours on a terminal only, pages there, and --no-legend prin
     // mlx4_0's ports are InfiniBand: no RoCE MTU, no netdev in the capture (0 on the bus).
     CHECK(std::regex_search(n.out, std::regex(R"((^|\n) *ActiveMTU: -\n)")));
     CHECK(std::regex_search(n.out, std::regex(R"((^|\n) *NetdevMTU: -\n)")));
+    // doctor: under a "port N:" heading a text does not say "port N:" again.
+    auto doctor = run_program({env_or_fail("RDMACTL"), "doctor"});
+    INFO("doctor: " << doctor.out);
+    CHECK(doctor.out.find("  port 1:\n") != std::string::npos);
+    CHECK(!std::regex_search(doctor.out, std::regex(R"(\n +(info|warning|error): port 1: )")));
     // Problems are among ProblemDetails: not printed twice.
     CHECK(!std::regex_search(n.out, std::regex(R"((^|\n) *Problems:)")));
     auto with = run_program({env_or_fail("RDMACTL"), "status"});
