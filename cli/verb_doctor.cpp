@@ -69,6 +69,20 @@ json doctor_list(const json& doc, const std::string& device) {
     }
     if (!found)
         throw Failure("no RDMA device named " + sanitize(device));
+    // NICs that can do RDMA but have no RDMA device (Link.RdmaCapable "module-not-loaded"):
+    // status lists them, and doctor answers "is it working, and if not, why" for them too
+    // (a new user saw "No problems found." beside status's "RDMA capable, load irdma").
+    if (device.empty())
+        for (const auto* link : doc::links(doc)) {
+            if (doc::str(*link, "RdmaCapable") != "module-not-loaded")
+                continue;
+            const std::string hint = doc::str(*link, "Hint");
+            list.push_back(entry(doc::str(*link, "Name"), doc::str(*link, "Path"),
+                                 json{{"Code", "rdma-driver-not-loaded"},
+                                      {"Severity", "info"},
+                                      {"Text", "RDMA capable, but no RDMA device serves it"},
+                                      {"Remedy", hint}}));
+        }
     return list;
 }
 

@@ -351,3 +351,24 @@ TEST_CASE("rdmactl: an mlx5 port type asked but set in firmware tells one story"
     CHECK(show.out.find("DesiredPortType: eth") != std::string::npos);
     CHECK(daemon.stop() == 0);
 }
+
+TEST_CASE("rdmactl doctor lists a NIC that can do RDMA without an RDMA device, as status does",
+          "[rdmactl][cli]") {
+    if (!have_rdmactl())
+        return;
+    // constructed-irdma-unbound: an E810 (ice) whose auxiliary device ice.iwarp.0 has no
+    // driver: Link.RdmaCapable "module-not-loaded", Hint "load irdma" (a new user saw doctor
+    // say "No problems found." beside status's "enp59s0f0: RDMA capable, load irdma").
+    Rig rig("constructed-irdma-unbound");
+    auto r = run_program({env_or_fail("RDMACTL"), "doctor"});
+    INFO(r.out << r.err);
+    CHECK(r.status == 0); // info: no problem
+    CHECK(r.out.find("enp59s0f0:\n  info: RDMA capable, but no RDMA device serves it "
+                     "(rdma-driver-not-loaded)\n    remedy: load irdma\n") != std::string::npos);
+    auto j = run_program({env_or_fail("RDMACTL"), "--json", "doctor"});
+    const json list = json::parse(j.out);
+    REQUIRE(list.size() == 1);
+    CHECK(list[0]["object"] == "enp59s0f0");
+    CHECK(list[0]["code"] == "rdma-driver-not-loaded");
+    CHECK(list[0]["severity"] == "info");
+}
