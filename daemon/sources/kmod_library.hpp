@@ -44,6 +44,7 @@ struct KmodLibrary {
     decltype(&kmod_config_iter_get_key) iter_get_key = nullptr;
     decltype(&kmod_config_iter_next) iter_next = nullptr;
     decltype(&kmod_config_iter_free_iter) iter_free = nullptr;
+    decltype(&kmod_set_log_fn) set_log_fn = nullptr;
 
     /// Opens libkmod.so.2 and a context on `paths`; failures are logged (debug) and leave
     /// `ctx` null.

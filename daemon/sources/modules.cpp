@@ -6,7 +6,10 @@
 #include "util/log.hpp"
 #include "util/sysfs.hpp"
 
+#include <cstdarg>
+#include <cstdio>
 #include <dlfcn.h>
+#include <string_view>
 
 namespace rdmad {
 
@@ -14,6 +17,20 @@ template <typename F> bool KmodLibrary::bind(F& f, const char* name) {
     f = reinterpret_cast<F>(dlsym(handle, name));
     return f != nullptr;
 }
+
+namespace {
+
+/// kmod_set_log_fn(3)'s callback: one debug line a message.
+void kmod_log(void*, int, const char*, int, const char*, const char* format, va_list args) {
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, args);
+    std::string_view line(text);
+    while (!line.empty() && line.back() == '\n')
+        line.remove_suffix(1);
+    log::debug("libkmod: {}", line);
+}
+
+} // namespace
 
 KmodLibrary::KmodLibrary(const KmodPaths& paths) {
     // The SONAME libkmod has had since kmod 1 (libkmod/Makefile: -version-info 2:...).
@@ -33,7 +50,8 @@ KmodLibrary::KmodLibrary(const KmodPaths& paths) {
         bind(probe_insert, "kmod_module_probe_insert_module") &&
         bind(get_blacklists, "kmod_config_get_blacklists") &&
         bind(iter_get_key, "kmod_config_iter_get_key") &&
-        bind(iter_next, "kmod_config_iter_next") && bind(iter_free, "kmod_config_iter_free_iter");
+        bind(iter_next, "kmod_config_iter_next") && bind(iter_free, "kmod_config_iter_free_iter") &&
+        bind(set_log_fn, "kmod_set_log_fn");
     if (all) {
         // kmod_new(3): a null dirname is /lib/modules/$(uname -r), null config_paths the
         // default modprobe.d directories; the list is null-terminated.
@@ -44,8 +62,13 @@ KmodLibrary::KmodLibrary(const KmodPaths& paths) {
         ctx = new_ctx(paths.module_dir.empty() ? nullptr : paths.module_dir.c_str(),
                       paths.config_paths.empty() ? nullptr : configs.data());
     }
-    if (ctx)
+    if (ctx) {
+        // libkmod's own messages ("could not find module by name='irdma'") go to rdmad's
+        // debug log: rdmad reports the failure itself, once, with what to do. Without this
+        // libkmod printed them on stderr beside rdmad's (as systemd's module-util.c does).
+        set_log_fn(ctx, kmod_log, nullptr);
         load_resources(ctx); // maps the indexes once for every later lookup
+    }
     if (!ctx)
         log::debug("module lookups off: libkmod.so.2 {}",
                    all ? "cannot read the module index" : "lacks a function rdmad calls");

@@ -190,6 +190,9 @@ TEST_CASE("modules: a module the module directory does not have is module-not-fo
     CHECK(text.find("/root/lib/modules/9.9.9: is the package of this kernel's modules "
                     "installed?") != std::string::npos);
     CHECK(rig.daemon->stop() == 0);
+    // libkmod's own "could not find module by name='irdma'" goes to rdmad's debug log, not
+    // beside rdmad's report on stderr (a new user saw the same failure twice).
+    CHECK(rig.daemon->log().find("kmod_module_insert_module") == std::string::npos);
 }
 
 TEST_CASE("modules: an empty or relative --modules-load-dir, --module-dir or --modprobe-dir is a "
