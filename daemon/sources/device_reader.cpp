@@ -222,9 +222,9 @@ DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
     else if (!pci_syspath.empty())
         d.kernel_driver = sysfs::link_basename(pci_syspath, "driver");
     if (!pci_syspath.empty()) {
-        const std::string pf_syspath = sysfs::resolve_link(pci_syspath, "physfn");
-        std::string pf = device_paths::sysname(pf_syspath);
-        if (is_pci_address(pf)) {
+        const std::string pf_syspath = pci_reads.physical_function(pci_syspath);
+        if (!pf_syspath.empty()) {
+            std::string pf = device_paths::sysname(pf_syspath);
             // A VF has no PCIe link of its own: its traffic takes its PF's, the link the
             // doctor checks for it (the kernel reports a link's status on function 0 only,
             // never on a VF: drivers/pci/probe.c pcie_report_downtraining(), "Multi-function

@@ -25,14 +25,33 @@ PciFunction PciReads::function_of(const std::string& syspath) {
         std::string name = device_paths::sysname(ancestor);
         if (!is_pci_address(name))
             continue;
-        auto it = is_pci_.find(ancestor);
-        if (it == is_pci_.end())
-            it = is_pci_.emplace(ancestor, sysfs::link_basename(ancestor, "subsystem") == "pci")
-                     .first;
-        if (it->second)
+        if (is_pci(ancestor))
             return {std::move(name), std::move(ancestor)};
     }
     return {};
+}
+
+bool PciReads::is_pci(const std::string& dir) {
+    auto it = is_pci_.find(dir);
+    if (it == is_pci_.end())
+        it = is_pci_.emplace(dir, sysfs::link_basename(dir, "subsystem") == "pci").first;
+    return it->second;
+}
+
+std::string PciReads::physical_function(const std::string& pci_syspath) {
+    std::string pf = sysfs::resolve_link(pci_syspath, "physfn");
+    if (pf.empty() || pf == pci_syspath || !is_pci_address(device_paths::sysname(pf)))
+        return {};
+    // Every device sits below <sysfs>/devices (Documentation/ABI/testing/sysfs-devices); a
+    // target elsewhere ("/", "..", an absolute path) is not read at all.
+    const auto devices = pci_syspath.find("/devices/");
+    if (devices == std::string::npos ||
+        pf.compare(0, devices + 9, pci_syspath, 0, devices + 9) != 0)
+        return {};
+    auto it = is_pf_.find(pf);
+    if (it == is_pf_.end())
+        it = is_pf_.emplace(pf, is_pci(pf) && sysfs::link_basename(pf, "physfn").empty()).first;
+    return it->second ? pf : std::string();
 }
 
 std::vector<PcieFunction> PciReads::pcie_path(const std::string& pci_syspath) {
@@ -79,6 +98,7 @@ int32_t PciReads::vf_index(const std::string& pci_syspath, const std::string& pf
 
 void PciReads::clear() {
     is_pci_.clear();
+    is_pf_.clear();
     pcie_.clear();
     vfs_.clear();
 }

@@ -30,6 +30,15 @@ public:
     /// read at most once until clear().
     PciFunction function_of(const std::string& syspath);
 
+    /// The syspath of the PF of the VF at `pci_syspath`: its `physfn` link resolved
+    /// (sysfs::resolve_link()); "" for a PF, and for a link no kernel makes (the kernel links
+    /// a VF to its PF alone: drivers/pci/iov.c pci_iov_add_virtfn()), one that names no PCI
+    /// function (dangling, a loop, a directory that is not a function: no `subsystem` link to
+    /// the pci bus), the function itself, a function outside the VF's `devices` directory
+    /// (nothing is read there) or a function that has a `physfn` of its own (a VF is no PF).
+    /// Each PF is checked at most once until clear().
+    std::string physical_function(const std::string& pci_syspath);
+
     /// The PCIe link attributes (`current_link_speed`, `current_link_width`, `max_link_speed`,
     /// `max_link_width`) of the PCI function at `pci_syspath` and of every PCI function whose
     /// directory contains it (its bridges, up to the root port), nearest first; absent files
@@ -47,7 +56,9 @@ public:
     void clear();
 
 private:
+    bool is_pci(const std::string& dir); ///< a PCI function (function_of()), cached
     std::unordered_map<std::string, bool> is_pci_;       ///< directory -> a PCI function
+    std::unordered_map<std::string, bool> is_pf_;        ///< physfn's target -> a PF's
     std::unordered_map<std::string, PcieFunction> pcie_; ///< function directory -> its link
     /// PF address -> its VFs' addresses -> their index
     std::unordered_map<std::string, std::unordered_map<std::string, int32_t>> vfs_;

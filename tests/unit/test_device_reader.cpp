@@ -132,19 +132,17 @@ TEST_CASE("reread_device_own of a port that went gives no port", "[device_reader
     CHECK(reread_device_own(read, pci).ports.empty());
 }
 
-TEST_CASE("a VF's PCIe path is its PF's: a VF has no link of its own", "[device_reader]") {
-    // drivers/pci/probe.c pcie_report_downtraining(): "Multi-function PCIe devices share the
-    // same link/status", not reported for a VF. Whatever a VF's own link files say (here
-    // "Unknown" and 0), they are not the link its traffic takes.
-    Tree t;
+namespace {
+
+/// VF 0000:01:00.2 of the Tree's PF with its RDMA device mlx5_2, its `physfn` link to
+/// `physfn` (the kernel's is "../<PF>": drivers/pci/iov.c pci_iov_add_virtfn()); returns the
+/// RDMA device's syspath. Its own link files read as a VF's do (Unknown, 0).
+std::string vf_device(const Tree& t, const std::string& physfn) {
     const std::string vf = t.root_port + "/0000:01:00.2";
     const std::string vf_ib = vf + "/infiniband/mlx5_2";
     std::filesystem::create_directories(vf);
     std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", vf + "/subsystem");
-    std::filesystem::create_directory_symlink(t.dir.path / "bus/pci/drivers/mlx5_core",
-                                              vf + "/driver");
-    std::filesystem::create_directory_symlink("../0000:01:00.0", vf + "/physfn");
-    std::filesystem::create_directory_symlink("../0000:01:00.2", t.pci + "/virtfn0");
+    std::filesystem::create_symlink(physfn, vf + "/physfn");
     Tree::put(vf + "/current_link_speed", "Unknown\n");
     Tree::put(vf + "/current_link_width", "0\n");
     Tree::put(vf + "/max_link_speed", "8.0 GT/s PCIe\n");
@@ -154,6 +152,31 @@ TEST_CASE("a VF's PCIe path is its PF's: a VF has no link of its own", "[device_
     Tree::put(vf_ib + "/node_type", "1: CA\n");
     Tree::put(vf_ib + "/ports/1/state", "4: ACTIVE\n");
     Tree::put(vf_ib + "/ports/1/link_layer", "Ethernet\n");
+    return vf_ib;
+}
+
+/// What read_device() gives for a function whose `physfn` names no PF the kernel would: no
+/// PF, and the function's own PCIe path (its own files, its root port), nothing read from
+/// where the link points.
+void check_no_pf(const DeviceState& d) {
+    CHECK(d.pci_address == "0000:01:00.2");
+    CHECK(d.physical_function.empty());
+    CHECK(d.vf_index == -1);
+    REQUIRE(d.pcie_path.size() == 2);
+    CHECK(d.pcie_path[0].address == "0000:01:00.2");
+    CHECK(d.pcie_path[0].current_link_speed == "Unknown");
+    CHECK(d.pcie_path[1].address == "0000:00:01.0");
+}
+
+} // namespace
+
+TEST_CASE("a VF's PCIe path is its PF's: a VF has no link of its own", "[device_reader]") {
+    // drivers/pci/probe.c pcie_report_downtraining(): "Multi-function PCIe devices share the
+    // same link/status", not reported for a VF. Whatever a VF's own link files say (here
+    // "Unknown" and 0), they are not the link its traffic takes.
+    Tree t;
+    const std::string vf_ib = vf_device(t, "../0000:01:00.0");
+    std::filesystem::create_directory_symlink("../0000:01:00.2", t.pci + "/virtfn0");
 
     PciReads pci;
     const DeviceState d = read_device(vf_ib, pci);
@@ -164,4 +187,62 @@ TEST_CASE("a VF's PCIe path is its PF's: a VF has no link of its own", "[device_
     CHECK(d.pcie_path[0].address == "0000:01:00.0");
     CHECK(d.pcie_path[0].current_link_width == "16");
     CHECK(d.pcie_path[1].address == "0000:00:01.0");
+}
+
+TEST_CASE("a VF's physfn given as an absolute path into the tree names its PF",
+          "[device_reader][hostile]") {
+    Tree t;
+    PciReads pci;
+    const DeviceState d = read_device(vf_device(t, t.pci), pci);
+    CHECK(d.physical_function == "0000:01:00.0");
+    REQUIRE(d.pcie_path.size() == 2);
+    CHECK(d.pcie_path[0].address == "0000:01:00.0");
+    CHECK(d.pcie_path[0].current_link_width == "16");
+}
+
+TEST_CASE("a physfn that names no PCI function gives no PF", "[device_reader][hostile]") {
+    Tree t;
+    PciReads pci;
+    SECTION("dangling") {
+        check_no_pf(read_device(vf_device(t, "../0000:01:00.7"), pci));
+    }
+    SECTION("the function itself") {
+        check_no_pf(read_device(vf_device(t, "../0000:01:00.2"), pci));
+    }
+    SECTION("itself through '.'") {
+        check_no_pf(read_device(vf_device(t, "."), pci));
+    }
+    SECTION("a loop of links") {
+        std::filesystem::create_symlink("0000:01:00.6", t.root_port + "/0000:01:00.5");
+        std::filesystem::create_symlink("0000:01:00.5", t.root_port + "/0000:01:00.6");
+        check_no_pf(read_device(vf_device(t, "../0000:01:00.5"), pci));
+    }
+    SECTION("a directory named like a PCI address that is no PCI function") {
+        // Link files there would be read as the PF's link.
+        const std::string fake = (t.dir.path / "devices/0000:09:00.0").string();
+        Tree::put(fake + "/current_link_speed", "2.5 GT/s PCIe\n");
+        Tree::put(fake + "/current_link_width", "1\n");
+        check_no_pf(read_device(vf_device(t, "../../../0000:09:00.0"), pci));
+    }
+    SECTION("a PCI function outside the tree's devices directory") {
+        const std::string fake = (t.dir.path / "elsewhere/0000:09:00.0").string();
+        Tree::put(fake + "/current_link_speed", "2.5 GT/s PCIe\n");
+        std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", fake + "/subsystem");
+        check_no_pf(read_device(vf_device(t, fake), pci));
+    }
+    SECTION("'..' climbing above /") {
+        std::string up;
+        for (int i = 0; i < 64; ++i)
+            up += "../";
+        check_no_pf(read_device(vf_device(t, up + "0000:01:00.0"), pci));
+    }
+    SECTION("a VF of its own (a PF has no physfn: only VFs get one)") {
+        // VF 0000:01:00.3 whose physfn is 0000:01:00.2, whose physfn is 0000:01:00.3.
+        const std::string other = t.root_port + "/0000:01:00.3";
+        std::filesystem::create_directories(other);
+        std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", other + "/subsystem");
+        std::filesystem::create_symlink("../0000:01:00.2", other + "/physfn");
+        Tree::put(other + "/current_link_speed", "2.5 GT/s PCIe\n");
+        check_no_pf(read_device(vf_device(t, "../0000:01:00.3"), pci));
+    }
 }
