@@ -21,6 +21,7 @@
 #include <spawn.h>
 #include <sstream>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -432,4 +433,169 @@ TEST_CASE("export: a file that cannot be written is Manager problem export-faile
     }
     CHECK(p.is_null());
     CHECK(rig.daemon->stop() == 0);
+}
+
+namespace {
+
+const std::string kIb0 = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0";
+
+/// The inode of `path` (a rename(2) over it gives a new one), 0 when it is absent.
+ino_t inode_of(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+/// Names in `dir` that start with '.' (write_file_atomically()'s temporary files).
+std::vector<std::string> dot_files(const std::string& dir) {
+    std::vector<std::string> out;
+    if (fs::exists(dir))
+        for (const auto& e : fs::directory_iterator(dir))
+            if (e.path().filename().string().front() == '.')
+                out.push_back(e.path().filename());
+    return out;
+}
+
+/// The exports' watch over a stream: every new inode of rdmad.prom and of the NFD file seen
+/// by polling every 2 ms (a write polling misses only lowers the count).
+struct WriteWatch {
+    std::string prom, nfd;
+    ino_t prom_ino = 0, nfd_ino = 0;
+    unsigned prom_writes = 0, nfd_writes = 0;
+    void poll() {
+        if (const ino_t i = inode_of(prom); i && i != prom_ino) {
+            prom_ino = i;
+            ++prom_writes;
+        }
+        if (const ino_t i = inode_of(nfd); i && i != nfd_ino) {
+            nfd_ino = i;
+            ++nfd_writes;
+        }
+    }
+};
+
+/// mlx5_0's port 1 flipped between DOWN and ACTIVE every 20 ms for `duration`, ending DOWN,
+/// the watch polled between flips; `midway` is called once halfway.
+void port_stream(ExportRig& rig, WriteWatch& w, std::chrono::milliseconds duration,
+                 const std::function<void()>& midway = {}) {
+    const auto start = std::chrono::steady_clock::now();
+    bool down = false, called = false;
+    while (std::chrono::steady_clock::now() - start < duration || !down) {
+        down = !down;
+        rig.testbed.set_attr(kIb0, "ports/1/state", down ? "1: DOWN\n" : "4: ACTIVE\n");
+        rig.testbed.uevent(kIb0, "change");
+        if (midway && !called && std::chrono::steady_clock::now() - start > duration / 2) {
+            called = true;
+            midway();
+        }
+        for (int i = 0; i < 10; ++i) {
+            w.poll();
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    }
+}
+
+/// What the exports must say once settled with mlx5_0's port 1 DOWN: the bus says DOWN, the
+/// NFD file counts one usable RoCE v2 port (mlx5_1's), rdmad.prom lists both devices' ports.
+void check_settled_down(ExportRig& rig, const std::string& prom_file, const std::string& nfd_file) {
+    Client client;
+    json described;
+    for (int i = 0; i < 300; ++i) {
+        described = client.describe();
+        const json& ports = described["Devices"];
+        bool down = false;
+        for (const auto& d : ports)
+            if (d["Name"] == "mlx5_0")
+                down = d["Ports"][0]["State"] == "DOWN";
+        if (down)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    INFO(described.dump(1));
+    rig.wait_for_line(nfd_file, "rdmad.roce-v2.ports=1");
+    const std::string prom = read_file(prom_file);
+    CHECK(prom.find("rdmad_port_info{device=\"mlx5_0\"") != std::string::npos);
+    CHECK(prom.find("rdmad_port_info{device=\"mlx5_1\"") != std::string::npos);
+}
+
+} // namespace
+
+TEST_CASE("export: a 10 s stream of changes is written at most once a second, the first change "
+          "after a quiet second at once, and once more when it settles",
+          "[export][hostile]") {
+    ExportRig rig("constructed-mlx5-roce");
+    rig.start();
+    rig.wait_for_line(rig.prom_file(), R"(rdmad_state{state="running"} 1)");
+    rig.wait_for_line(rig.nfd_file(), "rdmad.roce-v2.ports=2");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500)); // a quiet second
+
+    WriteWatch w{rig.prom_file(), rig.nfd_file()};
+    w.poll();
+    w.prom_writes = w.nfd_writes = 0;
+    const auto start = std::chrono::steady_clock::now();
+    port_stream(rig, w, std::chrono::seconds(10));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // One write at the leading edge and one a second after it (min_interval_usec): at most
+    // seconds + 1 while the stream lasts.
+    INFO("writes seen during " << seconds << " s: prom " << w.prom_writes << ", nfd "
+                               << w.nfd_writes);
+    CHECK(w.prom_writes <= static_cast<unsigned>(seconds) + 1);
+    CHECK(w.nfd_writes <= static_cast<unsigned>(seconds) + 1);
+    CHECK(w.prom_writes >= 5); // it keeps writing while changes keep coming
+    check_settled_down(rig, rig.prom_file(), rig.nfd_file());
+
+    // Quiet for more than a second, then one change: written at once (well before a second).
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    w.poll();
+    const ino_t before = w.nfd_ino;
+    const auto change = std::chrono::steady_clock::now();
+    rig.testbed.set_attr(kIb0, "ports/1/state", "4: ACTIVE\n");
+    rig.testbed.uevent(kIb0, "change");
+    rig.wait_for_line(rig.nfd_file(), "rdmad.roce-v2.ports=2");
+    CHECK(inode_of(rig.nfd_file()) != before);
+    CHECK(std::chrono::steady_clock::now() - change < std::chrono::milliseconds(600));
+
+    // A change right after that write: it waits for the interval, and is written.
+    rig.testbed.set_attr(kIb0, "ports/1/state", "1: DOWN\n");
+    rig.testbed.uevent(kIb0, "change");
+    check_settled_down(rig, rig.prom_file(), rig.nfd_file());
+    CHECK(dot_files(rig.prom_dir()).empty());
+    CHECK(dot_files(rig.nfd_dir()).empty());
+    CHECK(rig.daemon->stop() == 0);
+    CHECK(!fs::exists(rig.prom_file()));
+    CHECK(!fs::exists(rig.nfd_file()));
+}
+
+TEST_CASE("export: SIGHUP moving [export] mid-stream moves both files; SIGTERM mid-stream "
+          "leaves neither files nor temporary files",
+          "[export][hostile]") {
+    ExportRig rig("constructed-mlx5-roce");
+    rig.start();
+    rig.wait_for_line(rig.nfd_file(), "rdmad.roce-v2.ports=2");
+    const std::string prom2 = (rig.dir / "prom2").string(), nfd2 = (rig.dir / "nfd2").string();
+    fs::create_directories(prom2);
+    fs::create_directories(nfd2);
+    WriteWatch w{rig.prom_file(), rig.nfd_file()};
+    port_stream(rig, w, std::chrono::seconds(4), [&] {
+        write_file(rig.dir / "etc" / "rdmad.conf",
+                   "[export]\nprometheus_dir = \"" + prom2 + "\"\nnfd_dir = \"" + nfd2 +
+                       "\"\n\n[[rule]]\ndriver = \"mlx5_core\"\npfc_no_drop = [3]\n");
+        rig.daemon->signal(SIGHUP);
+    });
+    check_settled_down(rig, prom2 + "/rdmad.prom", nfd2 + "/rdmad");
+    CHECK(!fs::exists(rig.prom_file()));
+    CHECK(!fs::exists(rig.nfd_file()));
+    for (const std::string& dir : {rig.prom_dir(), rig.nfd_dir(), prom2, nfd2}) {
+        INFO(dir);
+        CHECK(dot_files(dir).empty());
+    }
+
+    // SIGTERM while the stream runs.
+    WriteWatch w2{prom2 + "/rdmad.prom", nfd2 + "/rdmad"};
+    port_stream(rig, w2, std::chrono::seconds(2), [&] { rig.daemon->signal(SIGTERM); });
+    CHECK(rig.daemon->stop() == 0);
+    for (const std::string& dir : {prom2, nfd2}) {
+        INFO(dir);
+        CHECK(fs::is_empty(dir));
+    }
 }
