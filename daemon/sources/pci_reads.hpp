@@ -32,11 +32,12 @@ public:
 
     /// The syspath of the PF of the VF at `pci_syspath`: its `physfn` link resolved
     /// (sysfs::resolve_link()); "" for a PF, and for a link no kernel makes (the kernel links
-    /// a VF to its PF alone: drivers/pci/iov.c pci_iov_add_virtfn()), one that names no PCI
-    /// function (dangling, a loop, a directory that is not a function: no `subsystem` link to
-    /// the pci bus), the function itself, a function outside the VF's `devices` directory
-    /// (nothing is read there) or a function that has a `physfn` of its own (a VF is no PF).
-    /// Each PF is checked at most once until clear().
+    /// a VF to its PF alone: drivers/pci/iov.c pci_iov_add_virtfn()): one to the function
+    /// itself, outside the VF's `devices` directory (nothing is read there), to what is no
+    /// PCI function (a loop, a directory without a `subsystem` link to the pci bus) or to a
+    /// function with a `physfn` of its own (a VF is no PF). A PF that is absent (removed while
+    /// its VF is read) is the PF still: its return reads its VFs again
+    /// (Scanner::mark_pci_function()). Each PF is checked at most once until clear().
     std::string physical_function(const std::string& pci_syspath);
 
     /// The PCIe link attributes (`current_link_speed`, `current_link_width`, `max_link_speed`,

@@ -51,4 +51,8 @@ std::vector<std::string> list_subdirs(const std::string& dir, std::string_view r
 /// True when `<dir>/<relative>` exists (stat follows links).
 bool exists(const std::string& path);
 
+/// True when nothing is at `path`, not even a link (lstat(2) fails with ENOENT); false for a
+/// dangling link or a loop of links.
+bool absent(const std::string& path);
+
 } // namespace rdmad::sysfs

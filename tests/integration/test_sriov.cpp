@@ -592,3 +592,114 @@ TEST_CASE("vf_guids: a request the kernel never answers fails once after the rec
     CHECK(r.guid_writes().size() == 1);
     r.stop();
 }
+
+namespace {
+
+/// vf_text(i) with its `physfn` link to `target` instead of "../0000:0c:00.0".
+std::string vf_text_physfn(unsigned i, const std::string& target) {
+    std::string text = vf_text(i);
+    const std::string kernel = "L: physfn=../0000:0c:00.0\n";
+    text.replace(text.find(kernel), kernel.size(), "L: physfn=" + target + "\n");
+    return text;
+}
+
+/// The texts of the doctor's pcie-* findings on `device` (rdmactl --json doctor).
+std::vector<std::string> pcie_texts(const std::string& device) {
+    const RunResult r = run_program({env_or_fail("RDMACTL"), "--json", "doctor", device});
+    INFO("rdmactl doctor: " << r.out << r.err);
+    json list;
+    REQUIRE_NOTHROW(list = json::parse(r.out));
+    std::vector<std::string> out;
+    for (const auto& p : list)
+        if (p.value("object", "") == device && p.value("code", "").rfind("pcie-", 0) == 0)
+            out.push_back(p.value("text", ""));
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("sriov: a VF's physfn that names no PF the kernel would gives no PhysicalFunction and "
+          "no link read from where it points; a PF replaced while its VFs come is theirs again",
+          "[sriov][hostile]") {
+    SriovRig r;
+    // The PF's link trained down (8 of 16 GT/s), its bridge's at full speed.
+    const std::string bridge = "/sys/devices/pci0000:0b/0000:0b:00.0";
+    for (const auto& [dev, speed] : {std::pair{"/sys" + kPfPci, "8.0"}, std::pair{bridge, "16.0"}}) {
+        r.testbed.set_attr(dev, "current_link_speed", std::string(speed) + " GT/s PCIe\n");
+        r.testbed.set_attr(dev, "current_link_width", "16\n");
+        r.testbed.set_attr(dev, "max_link_speed", "16.0 GT/s PCIe\n");
+        r.testbed.set_attr(dev, "max_link_width", "16\n");
+    }
+    // A PCI function's look-alike outside the testbed's /sys, with a 2.5 GT/s x1 link.
+    const fs::path outside = r.cfg.path() / "0000:0c:00.0";
+    fs::create_directories(r.cfg.path() / "bus" / "pci");
+    fs::create_directories(outside);
+    fs::create_directory_symlink(r.cfg.path() / "bus" / "pci", outside / "subsystem");
+    write_file(outside / "current_link_speed", "2.5 GT/s PCIe\n");
+    write_file(outside / "current_link_width", "1\n");
+    write_file(outside / "max_link_speed", "2.5 GT/s PCIe\n");
+    write_file(outside / "max_link_width", "1\n");
+    r.config("");
+    r.start();
+    REQUIRE(r.eventually([&] { return !r.device("mlx5_0").is_null(); }));
+    const std::string pf_path = r.device("mlx5_0")["Path"];
+
+    // From the VF's directory (/sys/devices/pci0000:0b/0000:0b:00.0/<VF>) five ".." reach /.
+    const std::string to_root = "../../../../..";
+    const std::vector<std::string> hostile = {
+        to_root + "/../../../../../0000:0c:00.0", // above /: /0000:0c:00.0
+        "../" + vf_address(2),                    // the VF itself
+        to_root + outside.string(),               // a look-alike outside /sys
+        "../" + vf_address(5),                    // a VF (whose physfn names VF 4)
+        "../" + vf_address(4),
+    };
+    r.testbed.add(vf_text(0));
+    for (unsigned i = 1; i <= hostile.size(); ++i)
+        r.testbed.add(vf_text_physfn(i, hostile[i - 1]));
+    REQUIRE(r.eventually([&] { return !r.device(vf_name(5)).is_null(); }));
+    REQUIRE(r.eventually([&] { return r.device(vf_name(0))["PhysicalFunction"] == pf_path; }));
+    // The doctor checks VF 0 on its PF's link, and says so.
+    const auto vf0 = pcie_texts(vf_name(0));
+    INFO(json(vf0).dump());
+    REQUIRE(vf0.size() == 1);
+    CHECK(vf0[0].find("PCIe link of physical function 0000:0c:00.0 - 0000:0b:00.0 runs at 8 "
+                      "GT/s x16") != std::string::npos);
+    for (unsigned i = 1; i <= hostile.size(); ++i) {
+        INFO(vf_name(i) << " physfn -> " << hostile[i - 1]);
+        const json d = r.device(vf_name(i));
+        CHECK(d["PCIAddress"] == vf_address(i));
+        CHECK(d["PhysicalFunction"] == "/");
+        for (const auto& text : pcie_texts(vf_name(i))) {
+            CHECK(text.find("physical function") == std::string::npos);
+            CHECK(text.find("2.5 GT/s") == std::string::npos);
+        }
+    }
+
+    // VF 1's physfn names its PF from the next pass on: it is the PF's VF then.
+    const std::string vf1 = "/sys" + vf_pci(1);
+    fs::remove(r.tb(vf1 + "/physfn"));
+    r.testbed.set_link(vf1, "physfn", "../0000:0c:00.0");
+    r.testbed.uevent(vf1, "change");
+    CHECK(r.eventually([&] { return r.device(vf_name(1))["PhysicalFunction"] == pf_path; }));
+
+    // The PF's function goes (its RDMA device and netdev with it) while VFs 6-9 come, then
+    // comes back: they are its VFs.
+    const std::string pf = r.tb("/sys" + kPfPci);
+    for (const std::string& dev : {kPfNet, kPfIb, "/sys" + kPfPci})
+        r.testbed.uevent(dev, "remove");
+    fs::rename(pf, pf + ".gone");
+    for (unsigned i = 6; i < 10; ++i)
+        r.testbed.add(vf_text(i));
+    REQUIRE(r.eventually([&] { return r.device("mlx5_0").is_null(); }));
+    REQUIRE(r.eventually([&] { return !r.device(vf_name(9)).is_null(); }));
+    fs::rename(pf + ".gone", pf);
+    for (const std::string& dev : {"/sys" + kPfPci, kPfIb, kPfNet})
+        r.testbed.uevent(dev, "add");
+    REQUIRE(r.eventually([&] { return !r.device("mlx5_0").is_null(); }));
+    const std::string pf_back = r.device("mlx5_0")["Path"];
+    for (unsigned i = 6; i < 10; ++i) {
+        INFO(vf_name(i));
+        CHECK(r.eventually([&] { return r.device(vf_name(i))["PhysicalFunction"] == pf_back; }));
+    }
+    r.stop();
+}

@@ -200,12 +200,23 @@ TEST_CASE("a VF's physfn given as an absolute path into the tree names its PF",
     CHECK(d.pcie_path[0].current_link_width == "16");
 }
 
+TEST_CASE("a VF whose PF is absent (removed while the VF is read) names the PF",
+          "[device_reader][hostile]") {
+    // Scanner::mark_pci_function() reads the VF again when the PF comes back, by this name.
+    Tree t;
+    PciReads pci;
+    const DeviceState d = read_device(vf_device(t, "../0000:01:00.7"), pci);
+    CHECK(d.physical_function == "0000:01:00.7");
+    CHECK(d.vf_index == -1);
+    REQUIRE(d.pcie_path.size() == 2);
+    CHECK(d.pcie_path[0].address == "0000:01:00.7");
+    CHECK(d.pcie_path[0].current_link_speed.empty());
+    CHECK(d.pcie_path[1].address == "0000:00:01.0");
+}
+
 TEST_CASE("a physfn that names no PCI function gives no PF", "[device_reader][hostile]") {
     Tree t;
     PciReads pci;
-    SECTION("dangling") {
-        check_no_pf(read_device(vf_device(t, "../0000:01:00.7"), pci));
-    }
     SECTION("the function itself") {
         check_no_pf(read_device(vf_device(t, "../0000:01:00.2"), pci));
     }
