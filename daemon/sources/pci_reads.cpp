@@ -50,8 +50,9 @@ std::string PciReads::physical_function(const std::string& pci_syspath) {
         return {};
     auto it = is_pf_.find(pf);
     if (it == is_pf_.end())
-        it = is_pf_.emplace(pf, sysfs::absent(pf) ||
-                                    (is_pci(pf) && sysfs::link_basename(pf, "physfn").empty()))
+        it = is_pf_
+                 .emplace(pf, sysfs::absent(pf) ||
+                                  (is_pci(pf) && sysfs::link_basename(pf, "physfn").empty()))
                  .first;
     return it->second ? pf : std::string();
 }

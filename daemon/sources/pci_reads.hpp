@@ -57,7 +57,8 @@ public:
     void clear();
 
 private:
-    bool is_pci(const std::string& dir); ///< a PCI function (function_of()), cached
+    /// Whether `dir` is a PCI function (function_of()'s test), cached in is_pci_.
+    bool is_pci(const std::string& dir);
     std::unordered_map<std::string, bool> is_pci_;       ///< directory -> a PCI function
     std::unordered_map<std::string, bool> is_pf_;        ///< physfn's target -> a PF's
     std::unordered_map<std::string, PcieFunction> pcie_; ///< function directory -> its link

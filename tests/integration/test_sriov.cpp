@@ -624,7 +624,8 @@ TEST_CASE("sriov: a VF's physfn that names no PF the kernel would gives no Physi
     SriovRig r;
     // The PF's link trained down (8 of 16 GT/s), its bridge's at full speed.
     const std::string bridge = "/sys/devices/pci0000:0b/0000:0b:00.0";
-    for (const auto& [dev, speed] : {std::pair{"/sys" + kPfPci, "8.0"}, std::pair{bridge, "16.0"}}) {
+    for (const auto& [dev, speed] :
+         {std::pair{"/sys" + kPfPci, "8.0"}, std::pair{bridge, "16.0"}}) {
         r.testbed.set_attr(dev, "current_link_speed", std::string(speed) + " GT/s PCIe\n");
         r.testbed.set_attr(dev, "current_link_width", "16\n");
         r.testbed.set_attr(dev, "max_link_speed", "16.0 GT/s PCIe\n");
