@@ -6,10 +6,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
+#include <regex>
 #include <spawn.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <thread>
 
@@ -185,4 +188,88 @@ TEST_CASE("rdmactl monitor prints DesiredOrigin as Describe() names it: (key, or
         }
     }
     CHECK(seen);
+}
+
+namespace {
+
+/// A port's phys_state as no kernel writes it (sysfs.c phys_state_show() prints "%u: %s\n"):
+/// escape sequences (OSC title, CSI clear, the C1 CSI as UTF-8), BEL, CR, LF, a line that
+/// looks like rdmactl's own, U+2028 LINE SEPARATOR, invalid UTF-8, then 100 KB.
+std::string hostile_phys_state(const std::string& tag) {
+    return "3: Dis\x1b]0;" + tag + "\x07" + "abled\r\nmlx5_9: FAKE " + tag + "\x1b[2J\xc2\x9b" +
+           "31m\xe2\x80\xa8SEP\xff\xfe" + std::string(100 * 1024, 'A') + "\n";
+}
+
+/// No terminal control and no line made by the hostile text: `out` has no C0 control but LF
+/// (and TAB), no C1 control (UTF-8 C2 80-9F), no line that starts with the fake one.
+void check_terminal_safe(const std::string& out) {
+    for (size_t i = 0; i < out.size(); ++i) {
+        const auto c = static_cast<unsigned char>(out[i]);
+        INFO("byte " << i << ": " << int(c));
+        CHECK((c >= 0x20 || c == '\n' || c == '\t'));
+        CHECK(c != 0x7f);
+        if (c == 0xc2 && i + 1 < out.size()) {
+            const auto n = static_cast<unsigned char>(out[i + 1]);
+            CHECK(!(n >= 0x80 && n <= 0x9f));
+        }
+    }
+    std::istringstream in(out);
+    for (std::string l; std::getline(in, l);)
+        CHECK(l.rfind("mlx5_9: FAKE", 0) == std::string::npos);
+}
+
+} // namespace
+
+TEST_CASE("rdmactl show and monitor keep hostile sysfs text in one problem line, without "
+          "terminal controls",
+          "[hostile]") {
+    Rig rig("constructed-mlx5-roce");
+    const std::string ib0 = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0";
+    TempDir tmp;
+    Monitor human({"monitor"}, tmp.path() / "human.txt");
+    std::this_thread::sleep_for(1s); // subscribed, Describe() done
+    rig.testbed.set_attr(ib0, "ports/1/state", "1: DOWN\n");
+    rig.testbed.set_attr(ib0, "ports/1/phys_state", hostile_phys_state("one"));
+    rig.testbed.uevent(ib0, "change");
+    auto shown = [&](const std::string& tag) {
+        for (const auto& l : human.lines())
+            if (l.rfind("mlx5_0: ProblemDetails ", 0) == 0 && l.find(tag) != std::string::npos)
+                return true;
+        return false;
+    };
+    REQUIRE(wait_for([&] { return shown("FAKE one"); }, 5s));
+    rig.testbed.set_attr(ib0, "ports/1/phys_state", hostile_phys_state("two"));
+    rig.testbed.uevent(ib0, "change");
+    REQUIRE(wait_for([&] { return shown("FAKE two"); }, 5s));
+    CHECK(human.interrupt() == 0);
+    const std::string monitored = read_file(tmp.path() / "human.txt");
+    check_terminal_safe(monitored);
+    // One line a problem that came (+) or went (-), "severity: text (code)": the first text
+    // came, then went when the second came.
+    const std::string came = "mlx5_0: ProblemDetails + warning: port 1 is DOWN (Dis?]",
+                      went = "mlx5_0: ProblemDetails - warning: port 1 is DOWN (Dis?]";
+    std::vector<std::string> details;
+    for (const auto& l : human.lines())
+        if (l.rfind("mlx5_0: ProblemDetails ", 0) == 0 && l.find("FAKE") != std::string::npos)
+            details.push_back(l.substr(0, came.size()) + "|" + l.substr(l.size() - 18));
+    std::sort(details.begin(), details.end());
+    CHECK(details == std::vector<std::string>{came + "| (port-not-active)",
+                                              came + "| (port-not-active)",
+                                              went + "| (port-not-active)"});
+
+    const RunResult show = run_program({env_or_fail("RDMACTL"), "show", "mlx5_0"});
+    CHECK(show.status == 0);
+    check_terminal_safe(show.out);
+    const std::regex one_line(R"(^ *ProblemDetails: (info|warning|error): .* \([a-z0-9-]+\)$)");
+    size_t lines = 0;
+    std::istringstream in(show.out);
+    for (std::string l; std::getline(in, l);)
+        if (l.find("ProblemDetails:") != std::string::npos &&
+            l.find("FAKE two") != std::string::npos) {
+            INFO(l.substr(0, 200) << " ... " << l.substr(l.size() > 200 ? l.size() - 200 : 0));
+            ++lines;
+            CHECK(std::regex_match(l, one_line));
+            CHECK(l.find("port-not-active") != std::string::npos);
+        }
+    CHECK(lines == 1);
 }
