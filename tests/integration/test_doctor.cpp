@@ -204,7 +204,8 @@ TEST_CASE("doctor explains an IB port without SM, a limited P_Key, a degraded PC
     INFO(text.out);
     CHECK(text.status == 3);
     CHECK_THAT(text.out, Contains("mlx5_2:\n"));
-    CHECK_THAT(text.out, Contains("  port 1:\n    warning: port 1: netdev ens2f1np1 has MTU 4096"));
+    // Under "port 1:" the text's own "port 1: " is not said again.
+    CHECK_THAT(text.out, Contains("  port 1:\n    warning: netdev ens2f1np1 has MTU 4096"));
     CHECK_THAT(text.out, Contains("      remedy: set the MTU of ens2f1np1"));
     CHECK_THAT(text.out, Contains("      read: /sys/class/net/ens2f1np1/mtu = 4096\n"));
     auto plain = run_program({env_or_fail("RDMACTL"), "doctor", "mlx5_2"});
