@@ -437,6 +437,9 @@ TEST_CASE("a netdev whose PFC could not be read gives pfc-unreadable and no acti
     CHECK(codes_of(plan, mlx5_path) == std::vector<std::string>{"pfc-unreadable"});
     CHECK(contains(problems_of(plan, mlx5_path)[0].text, "Operation not permitted"));
     CHECK(problems_of(plan, mlx5_path)[0].port == 1);
+    // What to do: ask the kernel the same with iproute2's dcb(8) (a new user found none).
+    CHECK(problems_of(plan, mlx5_path)[0].remedy.str().find("run dcb pfc show dev ens1f0np0") ==
+          0);
 
     plan = make_plan(inventory_of({mlx5_device("Ethernet")}), {{mlx5_path, pfc({3})}}, {}, {});
     CHECK(plan.actions.empty()); // never read: not assumed to be 0x00

@@ -12,7 +12,7 @@ namespace rdmad {
 std::optional<PfcActual> usable_dcb_state(SettingPlanContext& ctx, const PortState& port,
                                           const DcbSettingNames& names) {
     PortPlan& pp = ctx.ports[port.number];
-    const auto report = [&](std::string code, std::string text) {
+    const auto report = [&](std::string code, std::string text, std::string remedy = {}) {
         pp.in_sync = false;
         const bool known = std::any_of(ctx.problems.begin(), ctx.problems.end(), [&](auto& p) {
             return p.code == code && p.port == port.number;
@@ -21,6 +21,7 @@ std::optional<PfcActual> usable_dcb_state(SettingPlanContext& ctx, const PortSta
             return;
         ctx.problems.push_back({std::move(code), "warning", std::move(text)});
         ctx.problems.back().port = port.number;
+        ctx.problems.back().remedy = std::move(remedy);
     };
     if (port.netdev.empty()) {
         report(
@@ -36,9 +37,12 @@ std::optional<PfcActual> usable_dcb_state(SettingPlanContext& ctx, const PortSta
         return std::nullopt;
     }
     if (now.status != PfcActual::Status::ok) {
-        report(
-            fmt::format("{}-unreadable", names.code_prefix),
-            fmt::format("{}: {} cannot be read: {}", port.netdev, names.short_name, now.message));
+        // iproute2's dcb(8) asks the kernel the same (DCB_CMD_IEEE_GET over rtnetlink).
+        report(fmt::format("{}-unreadable", names.code_prefix),
+               fmt::format("{}: {} cannot be read: {}", port.netdev, names.short_name, now.message),
+               fmt::format("run dcb {} show dev {} (iproute2) to see the kernel's answer; rdmad "
+                           "reads it again at the netdev's next change or rdmactl reload",
+                           names.code_prefix == "pfc" ? "pfc" : "app", port.netdev));
         return std::nullopt;
     }
     return now;
