@@ -487,24 +487,25 @@ void Objects::apply(const Inventory& inv, const ChangeSet& changes) {
             announce_device(id, *d);
             reannounced.insert(id);
         }
-    for (const auto& [id, names] : changes.devices_changed) {
-        if (reannounced.count(id))
-            continue;
-        const DeviceState* d = device(id);
-        if (!d)
-            continue;
-        if (names.count("Ports") || !shown_.count(id)) {
-            retract_device(id);
-            announce_device(id, *d);
-            reannounced.insert(id);
-            continue;
-        }
-        emit_changed(device_path(id), api::kDeviceInterface, emitted(device_properties(), names));
-    }
+    for (const auto& [id, names] : changes.devices_changed)
+        if (!reannounced.count(id) && (names.count("Ports") || !shown_.count(id)))
+            if (const DeviceState* d = device(id)) {
+                retract_device(id);
+                announce_device(id, *d);
+                reannounced.insert(id);
+            }
+    // A port's own facts before its device's properties: what an isolated port change is
+    // about (State, PhysicalState) reaches a client first; the device's Problems and
+    // ProblemDetails are derived from it. Both are sent in this one call, before the loop
+    // reads again.
     for (const auto& [key, names] : changes.ports_changed)
         if (!reannounced.count(key.first) && shown_.count(key.first))
             emit_changed(port_path(key.first, key.second), api::kPortInterface,
                          emitted(port_properties(), names));
+    for (const auto& [id, names] : changes.devices_changed)
+        if (!reannounced.count(id) && device(id))
+            emit_changed(device_path(id), api::kDeviceInterface,
+                         emitted(device_properties(), names));
     for (const int32_t index : changes.links_added)
         if (inv.link(index))
             announce(link_path(index));

@@ -411,15 +411,16 @@ TEST_CASE("hotplug: add, change and remove an RDMA device", "[hotplug]") {
     CHECK(problem_codes(*added) == std::vector<std::string>{"no-routable-gid"});
 
     // Port goes down: one PropertiesChanged on the port with State only, and the device's
-    // Problems (a port not ACTIVE is a problem) as the only change on the device.
+    // Problems (a port not ACTIVE is a problem) as the only change on the device, after the
+    // port's: the fact the event brought first, what the doctor derives from it next.
     size_t mark = rec.size();
     rig.testbed.set_attr(ib.syspath(), "ports/1/state", "1: DOWN");
     rig.testbed.uevent(ib.syspath(), "change");
     REQUIRE(rec.eventually([&] { return rec.size() >= mark + 2; }, kWait));
     CHECK(rec.quiet(kSettle));
     check_signals(rec, mark,
-                  {"changed " + dev + " org.rdmad1.Device ProblemDetails,Problems",
-                   "changed " + port + " org.rdmad1.Port State"});
+                  {"changed " + port + " org.rdmad1.Port State",
+                   "changed " + dev + " org.rdmad1.Device ProblemDetails,Problems"});
     for (size_t i = mark; i < rec.size(); ++i)
         if (rec.signals()[i].path == port)
             CHECK(rec.signals()[i].props["State"] == "DOWN");
@@ -543,7 +544,8 @@ TEST_CASE("hotplug: an isolated port change is handled at once, not at the end o
     Rig rig("constructed-mlx5-roce", DaemonOptions{{"--verbose"}, {}});
     SignalRecorder rec(*rig.client);
     const std::string ib = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0";
-    const std::string port = rig.device_path("mlx5_0") + "/port/1";
+    const std::string device = rig.device_path("mlx5_0");
+    const std::string port = device + "/port/1";
     std::vector<double> ms;
     std::string state = "4: ACTIVE";
     for (int i = 0; i < 5; ++i) {
@@ -557,6 +559,9 @@ TEST_CASE("hotplug: an isolated port change is handled at once, not at the end o
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                t0)
                          .count());
+        // The device's Problems (the port DOWN, or no longer) follow the port's State.
+        REQUIRE(rec.eventually([&] { return rec.changed_since(mark, device, "Problems"); },
+                               kWait));
     }
     std::sort(ms.begin(), ms.end());
     INFO("latencies (ms, sorted): " << json(ms).dump());
