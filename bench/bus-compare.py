@@ -40,6 +40,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import proc_cpu  # noqa: E402
 import startup  # noqa: E402
 import hotplug  # noqa: E402  (Watcher, RawSender, write_vfs, pct, make-tree as hotplug.mt)
 
@@ -57,15 +58,8 @@ def loadavg():
 
 
 def cpu_ns_all(pid):
-    """CPU time of every thread of pid (sum of /proc/<pid>/task/*/schedstat), ns."""
-    total = 0
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            pass
-    return total
+    """CPU time of every thread pid has had, ended ones too (proc_cpu.py), ns."""
+    return proc_cpu.process_cpu_ns(pid) or 0
 
 
 def status_kib(pid, keys=("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem")):

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+import proc_cpu  # noqa: E402  (bench/, beside this file)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PRELOAD = "libumockdev-preload.so.0"
 
@@ -35,12 +37,8 @@ def proc_status(pid, key):
 
 
 def cpu_ns(pid):
-    """Time on CPU of the process's main thread, from /proc/<pid>/schedstat (ns)."""
-    try:
-        with open("/proc/%d/schedstat" % pid) as f:
-            return int(f.read().split()[0])
-    except OSError:
-        return None
+    """Time on CPU of the process, all its threads (proc_cpu.py), ns; None once it is gone."""
+    return proc_cpu.process_cpu_ns(pid)
 
 
 def ensure_tree(work, n, gids, regen, kind="mlx5"):
