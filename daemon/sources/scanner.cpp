@@ -9,6 +9,7 @@
 #include "sources/link_reader.hpp"
 #include "sources/memlock_reader.hpp"
 #include "util/log.hpp"
+#include "util/parallel_reads.hpp"
 #include "util/sysfs.hpp"
 
 #include <algorithm>
@@ -61,10 +62,10 @@ void Scanner::full_scan() {
     dirty_own_.clear();
     dirty_links_.clear();
     incomplete_.clear();
-    for (const auto& path : device_paths::subsystem_devices("infiniband"))
-        read_device_at(path);
-    for (const auto& path : device_paths::subsystem_devices("net"))
-        read_link_at(path);
+    // The whole host, with nothing else to do until READY=1 (and units ordered after rdmad
+    // waiting): on as many threads as parallel_read_workers() gives.
+    read_devices_at(device_paths::subsystem_devices("infiniband"));
+    read_links_at(device_paths::subsystem_devices("net"));
     read_verbs();
     read_aux();
     dirty_verbs_ = false;
@@ -85,15 +86,38 @@ void Scanner::reread_memlock(const std::vector<std::string>& launchers) {
 
 void Scanner::read_device_at(const std::string& syspath, bool own_only) {
     if (!sysfs::exists(syspath)) {
-        erase_device_raw(syspath);
-        incomplete_.erase(syspath);
+        keep_device_read(syspath, std::nullopt);
         return;
     }
     // A read held here is what was read; the Inventory's copy is that, derived.
     const DeviceState* before = own_only ? device_read(syspath) : nullptr;
-    DeviceState d = !before                   ? read_device(syspath, pci_reads_)
-                    : pending_.count(syspath) ? reread_device_own(*before, pci_reads_)
-                                              : reread_device_own(as_read(*before), pci_reads_);
+    keep_device_read(syspath, !before ? read_device(syspath, pci_reads_)
+                              : pending_.count(syspath)
+                                  ? reread_device_own(*before, pci_reads_)
+                                  : reread_device_own(as_read(*before), pci_reads_));
+}
+
+void Scanner::read_devices_at(const std::vector<std::string>& syspaths) {
+    const unsigned workers = parallel_read_workers(syspaths.size());
+    if (!workers) {
+        for (const auto& syspath : syspaths)
+            read_device_at(syspath);
+        return;
+    }
+    // Each thread its own PCI reads (a PF's links and its VF list may then be read once per
+    // thread); only the reads run on them, the Scanner's indexes are changed here, in order.
+    auto read = read_each<PciReads>(syspaths, workers, read_device);
+    for (size_t i = 0; i < syspaths.size(); ++i)
+        keep_device_read(syspaths[i], std::move(read[i]));
+}
+
+void Scanner::keep_device_read(const std::string& syspath, std::optional<DeviceState> read) {
+    if (!read) { // gone
+        erase_device_raw(syspath);
+        incomplete_.erase(syspath);
+        return;
+    }
+    DeviceState& d = *read;
     if (looks_incomplete(d) && incomplete_[syspath] < kMaxRetries) {
         ++incomplete_[syspath];
     } else {
@@ -190,13 +214,31 @@ void Scanner::index_link_name(const std::string& name) {
 }
 
 void Scanner::read_link_at(const std::string& syspath) {
+    keep_link_read(syspath, sysfs::exists(syspath) ? std::optional(read_link(syspath, pci_reads_))
+                                                   : std::nullopt);
+}
+
+void Scanner::read_links_at(const std::vector<std::string>& syspaths) {
+    const unsigned workers = parallel_read_workers(syspaths.size());
+    if (!workers) {
+        for (const auto& syspath : syspaths)
+            read_link_at(syspath);
+        return;
+    }
+    auto read = read_each<PciReads>(syspaths, workers, read_link);
+    for (size_t i = 0; i < syspaths.size(); ++i)
+        keep_link_read(syspaths[i], std::move(read[i]));
+}
+
+void Scanner::keep_link_read(const std::string& syspath,
+                             std::optional<std::optional<LinkState>> read) {
     // Links are keyed by ifindex; a rename (move) keeps the ifindex and changes the syspath.
     erase_link_raw(syspath);
-    if (!sysfs::exists(syspath)) {
+    if (!read) { // gone
         incomplete_.erase(syspath);
         return;
     }
-    auto link = read_link(syspath, pci_reads_);
+    auto& link = *read;
     if (!link) {
         if (incomplete_[syspath] < kMaxRetries) {
             ++incomplete_[syspath];
@@ -565,6 +607,9 @@ ScanChanges Scanner::refresh(bool* incomplete) {
     dirty_devices_.clear();
     dirty_own_.clear();
     dirty_links_.clear();
+    // A pass reads on the loop's thread alone: after start-up rdmad shares the host's CPUs
+    // with its work, and under umockdev's preload a second thread cost 25-30 % more CPU
+    // for the 1,000-VF burst (bench/README.md, issue #24).
     std::set<std::string> added; // devices not known before this read
     for (const auto& syspath : devices) {
         const bool was_known = known_.count(syspath) > 0;

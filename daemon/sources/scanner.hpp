@@ -138,7 +138,18 @@ class Scanner {
     /// Read the device at `syspath` whole (read_device()); with `own_only`, only its own
     /// directory when a read of it is held (reread_device_own()).
     void read_device_at(const std::string& syspath, bool own_only = false);
+    /// read_device_at() of each, whole (full_scan()); many are read on several threads
+    /// (util/parallel_reads.hpp), then kept in the order given.
+    void read_devices_at(const std::vector<std::string>& syspaths);
+    /// What was read at `syspath` (nullopt: it is gone) held and indexed, or counted as
+    /// incomplete to be read again.
+    void keep_device_read(const std::string& syspath, std::optional<DeviceState> read);
     void read_link_at(const std::string& syspath);
+    /// read_link_at() of each, as read_devices_at().
+    void read_links_at(const std::vector<std::string>& syspaths);
+    /// What was read at `syspath`: nullopt when it is gone, an empty read when it has no
+    /// valid ifindex (yet).
+    void keep_link_read(const std::string& syspath, std::optional<std::optional<LinkState>> read);
     void read_verbs();
     void read_verbs_at(const std::string& syspath);
     void read_aux();

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_set>
@@ -116,7 +117,9 @@ namespace {
 /// that is absent (ENOENT) or has no value now (EINVAL: a rate with the link down): say so in
 /// the journal, once for each path until it reads again. Bounded, like every text rdmad keeps.
 void note_read(const std::string& dir, std::string_view relative, const ReadResult& r) {
+    static std::mutex lock; // a pass may read on several threads (util/parallel_reads.hpp)
     static std::unordered_set<std::string> failing;
+    std::lock_guard guard(lock);
     if (r.ok()) {
         if (!failing.empty())
             failing.erase(join(dir, relative));

@@ -1968,3 +1968,63 @@ TEST_CASE("Manager.Reload reads the hardware again, as SIGHUP does", "[hotplug]"
     REQUIRE(rec.eventually([&] { return rec.changed_since(mark, port, "State"); }, kWait));
     CHECK(variant_json(rig.client->get(port, "org.rdmad1.Port", "State")) == "DOWN");
 }
+
+TEST_CASE("start-up on a host of 40 RDMA devices, read on several threads, gives the objects a "
+          "hotplug of the same devices gave, and a full rescan changes nothing",
+          "[hotplug][startup]") {
+    // From kParallelReadMin (32) devices a full scan reads on several threads
+    // (daemon/util/parallel_reads.hpp); a pass after uevents reads on the loop's thread. The
+    // same files must give the same objects either way.
+    Rig rig("constructed-mlx5-roce");
+    SignalRecorder rec(*rig.client);
+    const size_t devices_before = rig.described["Devices"].size();
+    const size_t links_before = rig.described["Links"].size();
+    const int n = 40;
+    std::vector<std::pair<std::string, std::string>> events; // syspath, subsystem
+    std::vector<Ib> ibs;
+    for (int i = 0; i < n; ++i) {
+        char bus[8], guid[32];
+        std::snprintf(bus, sizeof bus, "%02x", 0x40 + i);
+        std::snprintf(guid, sizeof guid, "0c42:a103:0070:%04x", i);
+        const std::string pci =
+            "/devices/pci0000:3a/0000:3a:03.0/0000:" + std::string(bus) + ":00.0";
+        const std::string netdev = "ens" + std::to_string(100 + i) + "np0";
+        Ib ib{pci, "mlx5_" + std::to_string(10 + i), guid, netdev};
+        ib.state = i % 3 ? "4: ACTIVE" : "1: DOWN";
+        rig.testbed.add(pci_text(pci, "1017") + aux_text(pci, 10 + i, true) +
+                        net_text(pci, netdev, 1100 + i) + ib_text(ib) +
+                        uverbs_text(pci, 10 + i, ib.name));
+        events.insert(events.end(), {{"/sys" + pci, "pci"},
+                                     {"/sys" + aux_devpath(pci, 10 + i), "auxiliary"},
+                                     {"/sys" + net_devpath(pci, netdev), "net"},
+                                     {ib.syspath(), "infiniband"},
+                                     {"/sys" + uverbs_devpath(pci, 10 + i), "infiniband_verbs"}});
+        ibs.push_back(ib);
+    }
+    // 200 uevents: send_uevent() waits for room in rdmad's socket (net.unix.max_dgram_qlen).
+    for (const auto& [syspath, subsystem] : events)
+        send_uevent(rig.testbed.root(), syspath, subsystem, "add");
+    REQUIRE(rec.eventually([&] { return rec.size() >= size_t(3 * n); }, 30s));
+    CHECK(rec.quiet(kSettle));
+    const json d = rig.client->describe();
+    REQUIRE(d["Devices"].size() == devices_before + n);
+    REQUIRE(d["Links"].size() == links_before + n);
+    // Each device as its files say (the helpers above write them).
+    for (int i = 0; i < n; ++i) {
+        const Ib& ib = ibs[i];
+        INFO(ib.name);
+        const json* dev = find_by(d["Devices"], "Name", ib.name);
+        REQUIRE(dev != nullptr);
+        CHECK((*dev)["NodeGUID"] == ib.guid);
+        CHECK((*dev)["PCIAddress"] == slot_of(ib.pci_devpath));
+        CHECK((*dev)["VerbsDevice"] == "/dev/infiniband/uverbs" + std::to_string(10 + i));
+        REQUIRE((*dev)["Ports"].size() == 1);
+        CHECK((*dev)["Ports"][0]["State"] == (i % 3 ? "ACTIVE" : "DOWN"));
+        const json* link = find_by(d["Links"], "Name", ib.netdev);
+        REQUIRE(link != nullptr);
+        CHECK((*link)["Index"] == 1100 + i);
+        CHECK((*link)["RdmaDevice"] == device_path_for_guid(ib.guid));
+    }
+    // SIGHUP reads the whole host again (a full scan: several threads); so does a new rdmad.
+    check_rescan_and_fresh(rig, rec, d);
+}
