@@ -253,7 +253,33 @@ TEST_CASE("a physfn that names no PCI function gives no PF", "[device_reader][ho
         std::filesystem::create_directories(other);
         std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", other + "/subsystem");
         std::filesystem::create_symlink("../0000:01:00.2", other + "/physfn");
+        // With sriov_totalvfs, a PF's mark, so that the physfn is what disqualifies it.
+        Tree::put(other + "/sriov_totalvfs", "8\n");
         Tree::put(other + "/current_link_speed", "2.5 GT/s PCIe\n");
         check_no_pf(read_device(vf_device(t, "../0000:01:00.3"), pci));
+    }
+}
+
+TEST_CASE("a physfn that names a PCI function without sriov_totalvfs (no PF) gives no PF",
+          "[device_reader][hostile]") {
+    // Only a PF carries sriov_totalvfs: drivers/pci/iov.c shows sriov_pf_dev_attrs only where
+    // dev_is_pf() (Documentation/ABI/testing/sysfs-bus-pci: it "appears when a physical PCIe
+    // device supports SR-IOV"). A bridge or a plain function is no VF's PF.
+    Tree t;
+    PciReads pci;
+    SECTION("the VF's bridge, the root port") {
+        check_no_pf(read_device(vf_device(t, ".."), pci));
+    }
+    SECTION("a plain function beside it, with a slow link of its own") {
+        const std::string plain = t.root_port + "/0000:01:00.1";
+        std::filesystem::create_directories(plain);
+        std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", plain + "/subsystem");
+        Tree::put(plain + "/current_link_speed", "2.5 GT/s PCIe\n");
+        Tree::put(plain + "/current_link_width", "1\n");
+        check_no_pf(read_device(vf_device(t, "../0000:01:00.1"), pci));
+    }
+    SECTION("the PF itself once its sriov_totalvfs is gone") {
+        std::filesystem::remove(t.pci + "/sriov_totalvfs");
+        check_no_pf(read_device(vf_device(t, "../0000:01:00.0"), pci));
     }
 }
