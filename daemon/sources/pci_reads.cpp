@@ -91,9 +91,9 @@ std::vector<PcieFunction> PciReads::pcie_path(const std::string& pci_syspath) {
     return path;
 }
 
-int32_t PciReads::vf_index(const std::string& pci_syspath, const std::string& pf,
+int32_t PciReads::vf_index(const std::string& pci_syspath, const std::string& pf_syspath,
                            const std::string& address) {
-    auto [it, fresh] = vfs_.try_emplace(pf);
+    auto [it, fresh] = vfs_.try_emplace(pf_syspath);
     if (fresh)
         it->second = read_vf_indexes(pci_syspath);
     auto vf = it->second.find(address);

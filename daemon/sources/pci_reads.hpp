@@ -48,11 +48,13 @@ class PciReads {
     /// are "". Each function's four files are read at most once until clear().
     std::vector<PcieFunction> pcie_path(const std::string& pci_syspath);
 
-    /// The index of the VF at `pci_syspath` (address `address`, its `physfn` naming `pf`) on
-    /// its PF (read_vf_indexes()), -1 when none; each PF's `virtfn<n>` links are read at most
-    /// once until clear() (again for a VF they did not name). Read per VF, the PF's links were
-    /// a list and a readlink of each: a 1,000-VF burst read about a million links.
-    int32_t vf_index(const std::string& pci_syspath, const std::string& pf,
+    /// The index of the VF at `pci_syspath` (address `address`, its `physfn` resolving to
+    /// `pf_syspath`, physical_function()'s answer) on its PF (read_vf_indexes()), -1 when
+    /// none; each PF's `virtfn<n>` links are read at most once until clear() (again for a VF
+    /// they did not name). Read per VF, the PF's links were a list and a readlink of each: a
+    /// 1,000-VF burst read about a million links. Keyed by the PF's path, not its address:
+    /// two functions of one address (only a hostile tree has them) keep their VFs apart.
+    int32_t vf_index(const std::string& pci_syspath, const std::string& pf_syspath,
                      const std::string& address);
     /// Forget what was read: the scanner clears at the start and end of every pass, so a
     /// retrained link or a function that went is read again by the next one.
@@ -64,7 +66,7 @@ class PciReads {
     std::unordered_map<std::string, bool> is_pci_;       ///< directory -> a PCI function
     std::unordered_map<std::string, bool> is_pf_;        ///< physfn's target -> a PF's
     std::unordered_map<std::string, PcieFunction> pcie_; ///< function directory -> its link
-    /// PF address -> its VFs' addresses -> their index
+    /// PF syspath -> its VFs' addresses -> their index
     std::unordered_map<std::string, std::unordered_map<std::string, int32_t>> vfs_;
 };
 

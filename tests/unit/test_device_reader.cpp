@@ -283,3 +283,32 @@ TEST_CASE("a physfn that names a PCI function without sriov_totalvfs (no PF) giv
         check_no_pf(read_device(vf_device(t, "../0000:01:00.0"), pci));
     }
 }
+
+TEST_CASE("a VF's index comes from its own PF's virtfn links, not from another function's "
+          "with the PF's address",
+          "[device_reader][hostile]") {
+    // Two functions 0000:01:00.0, each a PF with a VF 0000:01:00.2: only a hostile tree has
+    // two functions of one address (the kernel names a function by its place on the bus).
+    Tree t;
+    const std::string vf1_ib = vf_device(t, "../0000:01:00.0");
+    std::filesystem::create_directory_symlink("../0000:01:00.2", t.pci + "/virtfn0");
+    const std::string root2 = (t.dir.path / "devices/pci0000:80/0000:80:01.0").string();
+    const std::string pf2 = root2 + "/0000:01:00.0", vf2 = root2 + "/0000:01:00.2";
+    for (const std::string& f : {root2, pf2, vf2}) {
+        std::filesystem::create_directories(f);
+        std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", f + "/subsystem");
+    }
+    Tree::put(pf2 + "/sriov_totalvfs", "8\n");
+    std::filesystem::create_directory_symlink("../0000:01:00.2", pf2 + "/virtfn3");
+    std::filesystem::create_symlink("../0000:01:00.0", vf2 + "/physfn");
+    const std::string vf2_ib = vf2 + "/infiniband/mlx5_3";
+    std::filesystem::create_directories(vf2_ib + "/ports/1");
+    std::filesystem::create_directory_symlink("../..", vf2_ib + "/device");
+    Tree::put(vf2_ib + "/node_type", "1: CA\n");
+
+    PciReads pci;
+    CHECK(read_device(vf1_ib, pci).vf_index == 0);
+    const DeviceState d2 = read_device(vf2_ib, pci);
+    CHECK(d2.physical_function == "0000:01:00.0");
+    CHECK(d2.vf_index == 3);
+}
