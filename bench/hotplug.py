@@ -588,6 +588,18 @@ def pfc_en_of(data):
 
 # ---- 2. a burst of VF adds ------------------------------------------------------------------
 
+def make_pf(bed, total):
+    """Make mlx5_0's PCI function an SR-IOV PF with `total` VFs at most and none enabled: its
+    sriov_totalvfs and sriov_numvfs, which the kernel shows on every PF and only there
+    (drivers/pci/iov.c sriov_pf_dev_attrs, visible where dev_is_pf()). rdmad takes a VF's
+    physfn for its PF only where that function has sriov_totalvfs. Returns the PF's directory."""
+    pf = os.path.join(bed.root, "sys", "devices", PF_PATH)
+    for name, value in (("sriov_totalvfs", total), ("sriov_numvfs", 0)):
+        with open(os.path.join(pf, name), "w") as f:
+            f.write("%d\n" % value)
+    return pf
+
+
 def write_vfs(bed, count, gids, rdma):
     """count VFs of mlx5_0's PCI function (PF at 0000:01:00.0), each with a netdev and, with
     rdma, an RDMA device (one RoCE port), a uverbs device and an mlx5_core.rdma auxiliary
@@ -753,6 +765,7 @@ def run_burst(args, kind):
     count = args.vfs
     log("burst: %d VFs with a netdev%s" % (count, " and an RDMA device" if rdma else ""))
     bed = Bed(1, args.gids)
+    pf = make_pf(bed, count)
     work = os.path.join(args.work, "burst-%s" % kind)
     os.makedirs(work, exist_ok=True)
     rd = Rdmad(args, bed.root, work)
@@ -760,6 +773,9 @@ def run_burst(args, kind):
     try:
         before = w.describe()
         t = time.monotonic()
+        # As sriov_numvfs_store() does: NumVFs set, then the VFs added (drivers/pci/iov.c).
+        with open(os.path.join(pf, "sriov_numvfs"), "w") as f:
+            f.write("%d\n" % count)
         events = write_vfs(bed, count, args.gids, rdma)
         log("  %d VFs written in %.1f s (in no figure); %d uevents to send"
             % (count, time.monotonic() - t, len(events)))

@@ -88,12 +88,8 @@ def main():
         f.write('[export]\nprometheus_dir = ""\nnfd_dir = ""\n')
     bed = hp.Bed(1, args.gids)
     pf_sys = "/sys/devices/" + hp.PF_PATH
-    pf_dir = bed.root + pf_sys
+    pf_dir = hp.make_pf(bed, n)
     numvfs = pf_dir + "/sriov_numvfs"
-    with open(pf_dir + "/sriov_totalvfs", "w") as f:
-        f.write("%d\n" % n)
-    with open(numvfs, "w") as f:
-        f.write("0\n")
     if guids:
         # An InfiniBand PF: its port and its netdev (make-tree's enp1s0f0np0, ifindex 1002).
         with open(pf_dir + "/infiniband/mlx5_0/ports/1/link_layer", "w") as f:

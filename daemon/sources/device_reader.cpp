@@ -230,7 +230,8 @@ DeviceState read_device(const std::string& syspath, PciReads& pci_reads) {
             // never on a VF: drivers/pci/probe.c pcie_report_downtraining(), "Multi-function
             // PCIe devices share the same link/status"). Read once a pass for all the VFs.
             d.pcie_path = pci_reads.pcie_path(pf_syspath);
-            d.vf_index = pci_reads.vf_index(pci_syspath, pf, d.pci_address); // vf_guids.cpp
+            // Its index on the PF, for vf_guids.cpp.
+            d.vf_index = pci_reads.vf_index(pci_syspath, pf_syspath, d.pci_address);
             d.physical_function = std::move(pf);
         } else {
             d.pcie_path = pci_reads.pcie_path(pci_syspath);

@@ -49,11 +49,16 @@ std::string PciReads::physical_function(const std::string& pci_syspath) {
         pf.compare(0, devices + 9, pci_syspath, 0, devices + 9) != 0)
         return {};
     auto it = is_pf_.find(pf);
-    if (it == is_pf_.end())
-        it = is_pf_
-                 .emplace(pf, sysfs::absent(pf) ||
-                                  (is_pci(pf) && sysfs::link_basename(pf, "physfn").empty()))
-                 .first;
+    if (it == is_pf_.end()) {
+        // A PF is a function with the SR-IOV capability, and only such a function has
+        // `sriov_totalvfs`: drivers/pci/iov.c shows sriov_pf_dev_attrs where dev_is_pf()
+        // (dev->is_physfn) alone; Documentation/ABI/testing/sysfs-bus-pci: "This file appears
+        // when a physical PCIe device supports SR-IOV" (November 2012, Linux 3.8). A bridge
+        // or a plain function the link names is no PF.
+        const bool pf_function = is_pci(pf) && sysfs::exists(pf + "/sriov_totalvfs") &&
+                                 sysfs::link_basename(pf, "physfn").empty();
+        it = is_pf_.emplace(pf, sysfs::absent(pf) || pf_function).first;
+    }
     return it->second ? pf : std::string();
 }
 
@@ -86,9 +91,9 @@ std::vector<PcieFunction> PciReads::pcie_path(const std::string& pci_syspath) {
     return path;
 }
 
-int32_t PciReads::vf_index(const std::string& pci_syspath, const std::string& pf,
+int32_t PciReads::vf_index(const std::string& pci_syspath, const std::string& pf_syspath,
                            const std::string& address) {
-    auto [it, fresh] = vfs_.try_emplace(pf);
+    auto [it, fresh] = vfs_.try_emplace(pf_syspath);
     if (fresh)
         it->second = read_vf_indexes(pci_syspath);
     auto vf = it->second.find(address);

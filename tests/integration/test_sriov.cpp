@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 using namespace it;
 using namespace std::chrono_literals;
@@ -701,6 +702,57 @@ TEST_CASE("sriov: a VF's physfn that names no PF the kernel would gives no Physi
     for (unsigned i = 6; i < 10; ++i) {
         INFO(vf_name(i));
         CHECK(r.eventually([&] { return r.device(vf_name(i))["PhysicalFunction"] == pf_back; }));
+    }
+    r.stop();
+}
+
+TEST_CASE("sriov: a VF's physfn naming a PCI function that is no PF (its bridge, another card's "
+          "function without sriov_totalvfs) gives no PhysicalFunction and no link read from there",
+          "[sriov][hostile]") {
+    // Only a PF carries sriov_totalvfs (drivers/pci/iov.c sriov_pf_dev_attrs, shown where
+    // dev_is_pf()): SriovRig gives it to mlx5_0's function alone, as the kernel would.
+    SriovRig r;
+    // The VFs' bridge, a PCI function as the kernel shows one (its subsystem link), and
+    // mlx5_1's function, its link trained down to 2.5 GT/s x1 below a 16 GT/s x16 bridge.
+    const std::string bridge = "/sys/devices/pci0000:0b/0000:0b:00.0";
+    const std::string other_bridge = "/sys/devices/pci0000:11/0000:11:00.0";
+    const std::string other = other_bridge + "/0000:12:00.0";
+    for (const auto& [dev, speed, width] :
+         {std::tuple{bridge, "16.0", "16"}, std::tuple{other_bridge, "16.0", "16"},
+          std::tuple{other, "2.5", "1"}}) {
+        r.testbed.set_attr(dev, "current_link_speed", std::string(speed) + " GT/s PCIe\n");
+        r.testbed.set_attr(dev, "current_link_width", std::string(width) + "\n");
+        r.testbed.set_attr(dev, "max_link_speed", "16.0 GT/s PCIe\n");
+        r.testbed.set_attr(dev, "max_link_width", "16\n");
+    }
+    r.testbed.set_link(bridge, "subsystem", "../../../bus/pci");
+    r.config("");
+    r.start();
+    REQUIRE(r.eventually([&] { return !r.device("mlx5_0").is_null(); }));
+    REQUIRE(r.eventually([&] { return !r.device("mlx5_1").is_null(); }));
+    const std::string pf_path = r.device("mlx5_0")["Path"];
+
+    // From the VF's directory, ".." is its bridge; "../../.." is /sys/devices.
+    const std::vector<std::string> hostile = {"..",
+                                              "../../../pci0000:11/0000:11:00.0/0000:12:00.0"};
+    r.testbed.add(vf_text(0));
+    for (unsigned i = 1; i <= hostile.size(); ++i)
+        r.testbed.add(vf_text_physfn(i, hostile[i - 1]));
+    REQUIRE(r.eventually([&] { return !r.device(vf_name(2)).is_null(); }));
+    REQUIRE(r.eventually([&] { return r.device(vf_name(0))["PhysicalFunction"] == pf_path; }));
+    for (unsigned i = 1; i <= hostile.size(); ++i) {
+        INFO(vf_name(i) << " physfn -> " << hostile[i - 1]);
+        const json d = r.device(vf_name(i));
+        CHECK(d["PCIAddress"] == vf_address(i));
+        CHECK(d["PhysicalFunction"] == "/");
+        // The VF's own link, up to its bridge: the VF has no link files, so it is unknown.
+        const auto texts = pcie_texts(vf_name(i));
+        INFO(json(texts).dump());
+        REQUIRE(texts.size() == 1);
+        CHECK(texts[0].find("PCIe link " + vf_address(i) + " - 0000:0b:00.0 unknown") !=
+              std::string::npos);
+        CHECK(texts[0].find("physical function") == std::string::npos);
+        CHECK(texts[0].find("2.5 GT/s") == std::string::npos);
     }
     r.stop();
 }

@@ -253,7 +253,62 @@ TEST_CASE("a physfn that names no PCI function gives no PF", "[device_reader][ho
         std::filesystem::create_directories(other);
         std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", other + "/subsystem");
         std::filesystem::create_symlink("../0000:01:00.2", other + "/physfn");
+        // With sriov_totalvfs, a PF's mark, so that the physfn is what disqualifies it.
+        Tree::put(other + "/sriov_totalvfs", "8\n");
         Tree::put(other + "/current_link_speed", "2.5 GT/s PCIe\n");
         check_no_pf(read_device(vf_device(t, "../0000:01:00.3"), pci));
     }
+}
+
+TEST_CASE("a physfn that names a PCI function without sriov_totalvfs (no PF) gives no PF",
+          "[device_reader][hostile]") {
+    // Only a PF carries sriov_totalvfs: drivers/pci/iov.c shows sriov_pf_dev_attrs only where
+    // dev_is_pf() (Documentation/ABI/testing/sysfs-bus-pci: it "appears when a physical PCIe
+    // device supports SR-IOV"). A bridge or a plain function is no VF's PF.
+    Tree t;
+    PciReads pci;
+    SECTION("the VF's bridge, the root port") {
+        check_no_pf(read_device(vf_device(t, ".."), pci));
+    }
+    SECTION("a plain function beside it, with a slow link of its own") {
+        const std::string plain = t.root_port + "/0000:01:00.1";
+        std::filesystem::create_directories(plain);
+        std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", plain + "/subsystem");
+        Tree::put(plain + "/current_link_speed", "2.5 GT/s PCIe\n");
+        Tree::put(plain + "/current_link_width", "1\n");
+        check_no_pf(read_device(vf_device(t, "../0000:01:00.1"), pci));
+    }
+    SECTION("the PF itself once its sriov_totalvfs is gone") {
+        std::filesystem::remove(t.pci + "/sriov_totalvfs");
+        check_no_pf(read_device(vf_device(t, "../0000:01:00.0"), pci));
+    }
+}
+
+TEST_CASE("a VF's index comes from its own PF's virtfn links, not from another function's "
+          "with the PF's address",
+          "[device_reader][hostile]") {
+    // Two functions 0000:01:00.0, each a PF with a VF 0000:01:00.2: only a hostile tree has
+    // two functions of one address (the kernel names a function by its place on the bus).
+    Tree t;
+    const std::string vf1_ib = vf_device(t, "../0000:01:00.0");
+    std::filesystem::create_directory_symlink("../0000:01:00.2", t.pci + "/virtfn0");
+    const std::string root2 = (t.dir.path / "devices/pci0000:80/0000:80:01.0").string();
+    const std::string pf2 = root2 + "/0000:01:00.0", vf2 = root2 + "/0000:01:00.2";
+    for (const std::string& f : {root2, pf2, vf2}) {
+        std::filesystem::create_directories(f);
+        std::filesystem::create_directory_symlink(t.dir.path / "bus/pci", f + "/subsystem");
+    }
+    Tree::put(pf2 + "/sriov_totalvfs", "8\n");
+    std::filesystem::create_directory_symlink("../0000:01:00.2", pf2 + "/virtfn3");
+    std::filesystem::create_symlink("../0000:01:00.0", vf2 + "/physfn");
+    const std::string vf2_ib = vf2 + "/infiniband/mlx5_3";
+    std::filesystem::create_directories(vf2_ib + "/ports/1");
+    std::filesystem::create_directory_symlink("../..", vf2_ib + "/device");
+    Tree::put(vf2_ib + "/node_type", "1: CA\n");
+
+    PciReads pci;
+    CHECK(read_device(vf1_ib, pci).vf_index == 0);
+    const DeviceState d2 = read_device(vf2_ib, pci);
+    CHECK(d2.physical_function == "0000:01:00.0");
+    CHECK(d2.vf_index == 3);
 }
