@@ -629,6 +629,8 @@ def run_burst_one(args, name, src, run_dir):
     binary = args.old if name == "old" else args.new
     r = {"binary": name, "vfs": args.vfs, "load": loadavg()}
     bed = PlainBed(src, args.bed_dir)
+    # mlx5_0's function an SR-IOV PF, as hotplug.py's burst makes it (make_pf()).
+    pf = hotplug.make_pf(bed, args.vfs)
     rd = w = perf = clock = None
     try:
         rd = Rdmad(binary, bed.root, run_dir, args.timeout)
@@ -641,6 +643,9 @@ def run_burst_one(args, name, src, run_dir):
                                                            % w.owner,)))
         clock = SignalClock(args.signal_clock)
         before = w.describe()
+        # As sriov_numvfs_store() does: NumVFs set, then the VFs added (drivers/pci/iov.c).
+        with open(os.path.join(pf, "sriov_numvfs"), "w") as f:
+            f.write("%d\n" % args.vfs)
         events = hotplug.write_vfs(bed, args.vfs, args.gids, True)
         time.sleep(0.3)
         start = len(clock.events)
