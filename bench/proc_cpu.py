@@ -13,11 +13,25 @@ def _stat_ticks(path):
     return int(fields[11]) + int(fields[12])
 
 
+def live_threads_cpu_ns(pid):
+    """Time on CPU of pid's threads that are alive now (task/*/schedstat), ns; for a delta
+    over which no thread ends (an isolated change: rdmad's pass runs on the loop's thread),
+    without process_cpu_ns()'s tick of rounding."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total
+
+
 def process_cpu_ns(pid):
     """Time on CPU of every thread pid has had, ns; None once it is gone. The live threads'
     /proc/<pid>/task/*/schedstat (ns), plus what threads that have ended used: /proc/<pid>/stat
     counts them (proc(5): utime and stime of the whole process), so they are its ticks less the
-    live threads' (10 ms a tick). Summing task/*/schedstat alone lost rdmad's read threads
+    live threads' (10 ms a tick; the two are rounded apart, so a delta may be a tick off). Summing task/*/schedstat alone lost rdmad's read threads
     (util/parallel_reads.hpp), which end within each pass."""
     try:
         total_ticks = _stat_ticks("/proc/%d/stat" % pid)
