@@ -409,7 +409,8 @@ std::vector<Problem> Daemon::manager_problems() const {
 
 void Daemon::export_changed(const ChangeSet& published) {
     exports_->changed(inventory_, published, bus_->state(), reconciler_->config_errors().size(),
-                      !reconciler_->config_error() && reconciler_->failure_problems().empty());
+                      !reconciler_->config_error() && reconciler_->failure_problems().empty(),
+                      manager_problems());
 }
 
 void Daemon::notify_status(const ChangeSet& published) {

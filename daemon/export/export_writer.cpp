@@ -88,13 +88,15 @@ ExportWriter::~ExportWriter() {
 }
 
 void ExportWriter::changed(const Inventory& inventory, const ChangeSet& changes,
-                           const std::string& state, size_t config_errors, bool reconciled_ok) {
+                           const std::string& state, size_t config_errors, bool reconciled_ok,
+                           std::vector<Problem> manager_problems) {
     if (inventory_ != &inventory)
         prometheus_.invalidate();
     inventory_ = &inventory;
     prometheus_.changed(changes);
     facts_.state = state;
     facts_.config_errors = config_errors;
+    facts_.problems = std::move(manager_problems);
     if (reconciled_ok)
         facts_.last_reconcile_usec = now_usec(CLOCK_REALTIME);
     pending_ = true;

@@ -65,8 +65,10 @@ class ExportWriter {
     /// happens (now, or when the timer fires), so it must stay valid until the next call or
     /// the writer's end (the daemon's own). `reconciled_ok`: this pass left no action failed
     /// and no configuration error (stamps rdmad_last_reconcile_timestamp_seconds).
+    /// `manager_problems`: org.rdmad1.Manager Problems as they are now (rdmad_problems).
     void changed(const Inventory& inventory, const ChangeSet& changes, const std::string& state,
-                 size_t config_errors, bool reconciled_ok);
+                 size_t config_errors, bool reconciled_ok,
+                 std::vector<Problem> manager_problems = {});
 
   private:
     /// rdmad.prom being written, a slice (PrometheusStream::next(), about 64 KiB) at each

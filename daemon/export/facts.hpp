@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rdmad::exports {
 
@@ -20,6 +21,9 @@ struct ManagerFacts {
     /// CLOCK_REALTIME in microseconds of the last pass that left no action failed and no
     /// configuration error; nullopt before the first.
     std::optional<uint64_t> last_reconcile_usec;
+    /// Manager Problems: configuration errors, legacy warnings, host-wide findings and action
+    /// failures, the exports' own failure.
+    std::vector<Problem> problems;
     bool operator==(const ManagerFacts&) const = default;
 };
 

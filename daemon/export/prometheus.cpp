@@ -61,6 +61,7 @@ enum FamilyId : size_t {
     kState,
     kConfigErrors,
     kLastReconcile,
+    kManagerProblems,
     kDeviceInfo,
     kProviderInstalled,
     kProblems,
@@ -102,6 +103,9 @@ constexpr FamilyInfo kFamilies[kFamilyCount] = {
      "Configuration files rdmad cannot use; it keeps their last good rules."},
     {"rdmad_last_reconcile_timestamp_seconds",
      "Unix time of rdmad's last pass that left no action failed and no configuration error."},
+    {"rdmad_problems",
+     "Problems of the host and of rdmad itself (org.rdmad1.Manager Problems: configuration, "
+     "host-wide actions that failed, the exports), by code and severity."},
     {"rdmad_device_info", "RDMA device: kernel driver, rdma-core provider and node type."},
     {"rdmad_device_provider_installed",
      "Whether the RDMA device's rdma-core provider is installed (libibverbs drops the device "
@@ -295,9 +299,28 @@ std::string escape_label_value(const std::string& value) {
 
 namespace {
 
+/// One sample of family `f` per (code, severity) of `problems`: how many problems have it.
+void add_problem_counts(FamilyId f, std::string_view base, const std::vector<Problem>& problems,
+                        Sampler& s) {
+    std::vector<std::pair<std::string_view, std::string_view>> codes;
+    codes.reserve(problems.size());
+    for (const Problem& p : problems)
+        codes.emplace_back(p.code, p.severity);
+    std::sort(codes.begin(), codes.end());
+    for (size_t i = 0; i < codes.size();) {
+        size_t j = i;
+        while (j < codes.size() && codes[j] == codes[i])
+            ++j;
+        s.add(f, base, {{"code", codes[i].first}, {"severity", codes[i].second}},
+              static_cast<double>(j - i));
+        i = j;
+    }
+}
+
 void render_manager(const ManagerFacts& facts, Sampler& s) {
     s.states(kState, {}, "state", {"starting", "running", "degraded"}, facts.state);
     s.add(kConfigErrors, {}, static_cast<double>(facts.config_errors));
+    add_problem_counts(kManagerProblems, {}, facts.problems, s);
     if (facts.last_reconcile_usec)
         s.add(kLastReconcile, {}, static_cast<double>(*facts.last_reconcile_usec / 1000) / 1000.0);
 }
@@ -436,22 +459,9 @@ void render_device(const DeviceState& d, Sampler& s) {
     case kProviderInstalled:
         s.add(kProviderInstalled, dev(), d.provider_installed ? 1 : 0);
         return;
-    case kProblems: {
-        std::vector<std::pair<std::string_view, std::string_view>> codes;
-        codes.reserve(d.problems.size());
-        for (const Problem& p : d.problems)
-            codes.emplace_back(p.code, p.severity);
-        std::sort(codes.begin(), codes.end());
-        for (size_t i = 0; i < codes.size();) {
-            size_t j = i;
-            while (j < codes.size() && codes[j] == codes[i])
-                ++j;
-            s.add(kProblems, dev(), {{"code", codes[i].first}, {"severity", codes[i].second}},
-                  static_cast<double>(j - i));
-            i = j;
-        }
+    case kProblems:
+        add_problem_counts(kProblems, dev(), d.problems, s);
         return;
-    }
     case kSriovNumVfs:
         if (d.sriov.numvfs)
             s.add(kSriovNumVfs, dev(), *d.sriov.numvfs);

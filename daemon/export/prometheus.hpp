@@ -29,6 +29,7 @@ namespace rdmad::exports {
 ///   rdmad_state{state}                      1 for the Manager state, 0 for the other two
 ///   rdmad_config_errors                     configuration files rdmad cannot use
 ///   rdmad_last_reconcile_timestamp_seconds  Unix time of the last pass without failures
+///   rdmad_problems{code,severity}           Manager Problems of that code (only codes present)
 ///   rdmad_device_info{device,kernel_driver,provider,node_type}  1
 ///   rdmad_device_provider_installed{device} 0/1
 ///   rdmad_device_problems{device,code,severity}  problems of that code (only codes present)
@@ -65,7 +66,7 @@ namespace rdmad::exports {
 std::string render_prometheus(const HostState& inventory, const ManagerFacts& facts);
 
 /// The metric families of rdmad.prom (listed at render_prometheus()).
-inline constexpr size_t kFamilyCount = 30;
+inline constexpr size_t kFamilyCount = 31;
 
 /// render_prometheus() piece by piece: `out` is called with pieces of about 64 KiB, in order,
 /// rendered family by family, one object at a time, as they go: neither the whole text nor any

@@ -435,6 +435,46 @@ TEST_CASE("export: a file that cannot be written is Manager problem export-faile
     CHECK(rig.daemon->stop() == 0);
 }
 
+TEST_CASE("export: rdmad's own problem (the NFD file cannot be written) is in rdmad.prom as "
+          "rdmad_problems, and leaves it once the file is written again",
+          "[export]") {
+    ExportRig rig("constructed-mlx5-roce");
+    fs::create_directories(rig.nfd_file()); // rename(2) over a directory: EISDIR
+    rig.start();
+    const std::string failed = R"(rdmad_problems{code="export-failed",severity="warning"} 1)";
+    // The first write fails and makes the Manager problem; the next change's rdmad.prom says so.
+    Client client;
+    auto has_problem = [&] {
+        const json d = client.describe();
+        for (const auto& p : d["Problems"])
+            if (p["Code"] == "export-failed")
+                return true;
+        return false;
+    };
+    bool seen = false;
+    for (int i = 0; i < 300 && !seen; ++i) {
+        seen = has_problem();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(seen);
+    rig.testbed.uevent("/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/net/ens1f0np0", "change");
+    rig.wait_for_line(rig.prom_file(), failed);
+    fs::remove(rig.nfd_file());
+    // Written again at the next change, the problem goes, and so does the sample.
+    std::string text;
+    for (int i = 0; i < 30; ++i) {
+        rig.testbed.uevent("/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/net/ens1f0np0",
+                           "change");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100)); // a write a second at most
+        text = read_file(rig.prom_file());
+        if (fs::is_regular_file(rig.nfd_file()) && text.find("rdmad_problems") == std::string::npos)
+            break;
+    }
+    CHECK(fs::is_regular_file(rig.nfd_file()));
+    CHECK(text.find("rdmad_problems") == std::string::npos);
+    CHECK(rig.daemon->stop() == 0);
+}
+
 namespace {
 
 const std::string kIb0 = "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0/infiniband/mlx5_0";

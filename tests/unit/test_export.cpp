@@ -315,6 +315,26 @@ TEST_CASE("rdmad.prom: problems counted by code and severity, netdev capability,
     CHECK(render_prometheus(host(), never).find("rdmad_last_reconcile") == std::string::npos);
 }
 
+TEST_CASE("rdmad.prom: the Manager's problems (two modules the kernel refused, a skipped "
+          "legacy line) counted by code and severity; without any, no rdmad_problems") {
+    ManagerFacts f = facts();
+    f.problems = {{"module-load-failed", "error", "kernel module irdma (enp59s0f0): ..."},
+                  {"legacy-config", "warning", "/etc/rdma/mlx4.conf:3: ..."},
+                  {"module-load-failed", "error", "kernel module ib_ipoib: ..."}};
+    const std::string text = render_prometheus(host(), f);
+    CHECK(has_line(text, "# TYPE rdmad_problems gauge"));
+    CHECK(has_line(text, R"(rdmad_problems{code="legacy-config",severity="warning"} 1)"));
+    CHECK(has_line(text, R"(rdmad_problems{code="module-load-failed",severity="error"} 2)"));
+    size_t samples = 0;
+    for (const auto& line : lines_of(text))
+        samples += line.rfind("rdmad_problems{", 0) == 0;
+    CHECK(samples == 2);
+    // Between the daemon's facts and the devices', as the families are ordered.
+    CHECK(text.find("rdmad_config_errors") < text.find("rdmad_problems"));
+    CHECK(text.find("rdmad_problems") < text.find("rdmad_device_info"));
+    CHECK(render_prometheus(host(), facts()).find("rdmad_problems") == std::string::npos);
+}
+
 TEST_CASE("rdmad.prom: equal inputs give equal bytes; a label value is escaped") {
     CHECK(render_prometheus(host(), facts()) == render_prometheus(host(), facts()));
     CHECK(escape_label_value(R"(a"b\c)"
