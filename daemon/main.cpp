@@ -12,7 +12,6 @@
 #include <cstring>
 #include <exception>
 #include <getopt.h>
-#include <malloc.h>
 #include <string>
 
 namespace {
@@ -71,12 +70,6 @@ int main(int argc, char** argv) {
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGHUP);
     sigprocmask(SIG_BLOCK, &mask, nullptr);
-    // One malloc arena for every thread (mallopt(3) M_ARENA_MAX). rdmad's threads live for a
-    // full scan (util/parallel_reads.hpp) or a Reload's parse; an arena of their own kept
-    // 210-260 KiB resident once they had ended, at 1,024 devices, and its fresh pages cost
-    // faults (bench/README.md, issue #24). A distribution may still set MALLOC_ARENA_MAX=.
-    if (!std::getenv("MALLOC_ARENA_MAX"))
-        mallopt(M_ARENA_MAX, 1);
 
     enum {
         OPT_VERSION = 1000,
