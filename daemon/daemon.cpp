@@ -305,7 +305,7 @@ void Daemon::pass() {
     ScanChanges changes;
     if (full_resync_) {
         full_resync_ = false;
-        scanner_->full_scan();
+        incomplete = scanner_->full_scan();
     } else {
         changes = scanner_->refresh(&incomplete);
     }
@@ -820,7 +820,10 @@ int Daemon::on_signal(sd_event_source*, const struct signalfd_siginfo* si, void*
 
 int Daemon::run() {
     reload_config();
-    scanner_->full_scan();
+    // A device incomplete now is read again once the loop runs, as after its "add" (it was
+    // hidden until an unrelated uevent came).
+    if (scanner_->full_scan())
+        coalescer_.schedule(options_.retry_usec);
     publish();
     // Take the name only once the first inventory is on the bus.
     bus_->request_name();

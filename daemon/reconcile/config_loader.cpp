@@ -35,22 +35,35 @@ void ConfigLoader::start(ReconcilerOptions options) {
     discard_ = false;
     result_.reset();
     error_ = nullptr;
-    worker_ = std::thread([this, options = std::move(options)] {
-        // Below the loop: on a busy host the loop answering calls wins the CPU from the
-        // parse (Linux: setpriority(2) on a thread id sets that thread's nice value).
-        errno = 0;
-        const int nice = ::getpriority(PRIO_PROCESS, 0);
-        if (errno == 0)
-            ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), std::min(nice + 10, 19));
-        try {
-            result_ = Reconciler::load(options);
-        } catch (...) {
-            error_ = std::current_exception();
-        }
-        const uint64_t one = 1;
-        // An eventfd write of 1 cannot block or fail short of an overflow of 2^64 - 2.
-        [[maybe_unused]] ssize_t n = ::write(wake_.get(), &one, sizeof one);
-    });
+    try {
+        worker_ = std::thread([this, options] {
+            // Below the loop: on a busy host the loop answering calls wins the CPU from the
+            // parse (Linux: setpriority(2) on a thread id sets that thread's nice value).
+            errno = 0;
+            const int nice = ::getpriority(PRIO_PROCESS, 0);
+            if (errno == 0)
+                ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), std::min(nice + 10, 19));
+            load(options);
+        });
+    } catch (const std::system_error& e) {
+        // No thread to be had (RLIMIT_NPROC, TasksMax=): read on the loop's thread, as the
+        // full scan does (util/parallel_reads.cpp); the eventfd hands the result over alike.
+        // Thrown out of here, it ended SIGHUP and Reload with EAGAIN, nothing read again.
+        log::warning("reading the configuration on the loop: no thread for it ({})", e.what());
+        on_loop_ = true;
+        load(options);
+    }
+}
+
+void ConfigLoader::load(const ReconcilerOptions& options) {
+    try {
+        result_ = Reconciler::load(options);
+    } catch (...) {
+        error_ = std::current_exception();
+    }
+    const uint64_t one = 1;
+    // An eventfd write of 1 cannot block or fail short of an overflow of 2^64 - 2.
+    [[maybe_unused]] ssize_t n = ::write(wake_.get(), &one, sizeof one);
 }
 
 int ConfigLoader::on_done(sd_event_source*, int fd, uint32_t, void* userdata) {
@@ -61,9 +74,11 @@ int ConfigLoader::on_done(sd_event_source*, int fd, uint32_t, void* userdata) {
 }
 
 void ConfigLoader::finish() {
-    if (!worker_.joinable())
+    if (!running())
         return;
-    worker_.join(); // it has written its result: this returns at once
+    if (worker_.joinable())
+        worker_.join(); // it has written its result: this returns at once
+    on_loop_ = false;
     std::optional<Reconciler::Loaded> loaded = std::move(result_);
     result_.reset();
     if (error_) {

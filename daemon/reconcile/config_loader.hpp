@@ -32,15 +32,20 @@ class ConfigLoader {
 
     /// Read the files `options` names on the worker. While a load runs, another start()
     /// reads again once it is done (that read sees the files as they are after this call);
-    /// any number of calls meanwhile make one more read.
+    /// any number of calls meanwhile make one more read. Where no thread can be started
+    /// (std::system_error: RLIMIT_NPROC, TasksMax=), the read is done here, on the caller's
+    /// thread, and its result taken on the loop all the same.
     void start(ReconcilerOptions options);
-    bool running() const { return worker_.joinable(); }
+    bool running() const { return worker_.joinable() || on_loop_; }
     /// A newer read was taken on the loop: the load running now is not wanted.
     void discard() { discard_ = running(); }
 
   private:
     static int on_done(sd_event_source* s, int fd, uint32_t revents, void* userdata);
     void finish();
+    /// Reconciler::load() into result_ or error_, then wake_ written (on the worker, or on the
+    /// loop when there was no thread).
+    void load(const ReconcilerOptions& options);
 
     Done done_;
     UniqueFd wake_;      ///< eventfd the worker writes when it is done
@@ -50,6 +55,7 @@ class ConfigLoader {
     std::exception_ptr error_;
     std::thread worker_;
     bool discard_ = false;
+    bool on_loop_ = false;                   ///< start() read on the caller's thread; not taken yet
     std::optional<ReconcilerOptions> again_; ///< a start() while the worker ran
 };
 

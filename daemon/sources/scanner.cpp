@@ -46,7 +46,7 @@ Scanner::Scanner(ScanOptions options, const Inventory& inventory)
         family_ = distro_family(parse_os_release(*text));
 }
 
-void Scanner::full_scan() {
+bool Scanner::full_scan() {
     pci_reads_.clear();
     pfc_ports_.clear(); // points at known_'s keys; derive_into() fills it again
     known_.clear();
@@ -76,6 +76,7 @@ void Scanner::full_scan() {
     // only what is noted after it. Left set, the first uevent after start-up derived all of a
     // 1,024-device host again (2,049 objects compared, 28 ms), as a hostile helper saw.
     structural_ = false;
+    return !incomplete_.empty();
 }
 
 void Scanner::reread_memlock(const std::vector<std::string>& launchers) {
@@ -118,7 +119,12 @@ void Scanner::keep_device_read(const std::string& syspath, std::optional<DeviceS
         return;
     }
     DeviceState& d = *read;
-    if (looks_incomplete(d) && incomplete_[syspath] < kMaxRetries) {
+    // A device exported as it was after its retries is taken as it is again: a full scan
+    // (which forgets the retries) or a "change" hid it for the retries' time, and each SIGHUP
+    // of a SIGHUP storm hid it again.
+    const DeviceState* exported = inventory_.device(syspath);
+    const bool taken_as_is = exported && looks_incomplete(*exported) && !incomplete_.count(syspath);
+    if (looks_incomplete(d) && !taken_as_is && incomplete_[syspath] < kMaxRetries) {
         ++incomplete_[syspath];
     } else {
         if (looks_incomplete(d) && incomplete_.count(syspath))

@@ -56,8 +56,10 @@ class Scanner {
     /// of a device read before is read there, not kept here.
     Scanner(ScanOptions options, const Inventory& inventory);
 
-    /// Enumerate and read everything again (start-up, monitor overflow, SIGHUP).
-    void full_scan();
+    /// Enumerate and read everything again (start-up, monitor overflow, SIGHUP). Returns true
+    /// when some device was incomplete (not exported yet): refresh() reads it again, so call
+    /// that later, as after a refresh() that set its `incomplete`.
+    bool full_scan();
 
     /// Note what `event` changes; the reading happens in refresh(). A "move" (rename) is
     /// returned as (old syspath, new syspath) when it renames an RDMA device, so its object

@@ -22,6 +22,7 @@
 #include <csignal>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -776,14 +777,19 @@ json fresh_describe(Rig& rig) {
     return fresh.describe();
 }
 
-/// SIGHUP (a full rescan) changes nothing on the bus, and a fresh rdmad on the same testbed
-/// gives `d` (the Describe() before) too.
-void check_rescan_and_fresh(Rig& rig, SignalRecorder& rec, const json& d) {
+/// SIGHUP (a full rescan) changes nothing on the bus: no signal, and Describe() gives `d`
+/// (the one before).
+void check_rescan(Rig& rig, SignalRecorder& rec, const json& d) {
     const size_t before_hup = rec.size();
     rig.daemon->signal(SIGHUP);
     CHECK(rec.quiet(800ms));
     check_signals(rec, before_hup, {});
     CHECK(rig.client->describe() == d);
+}
+
+/// check_rescan(), and a fresh rdmad on the same testbed gives `d` too.
+void check_rescan_and_fresh(Rig& rig, SignalRecorder& rec, const json& d) {
+    check_rescan(rig, rec, d);
     CHECK(fresh_describe(rig) == d);
 }
 
@@ -1097,6 +1103,46 @@ TEST_CASE("hotplug: an add racing the first scan gives exactly one object", "[ho
     CHECK(listed.size() == 3);
     CHECK(client.device_by_name("mlx5_2") == dev);
     REQUIRE(daemon.stop() == 0);
+}
+
+TEST_CASE("hotplug: a device incomplete at start-up is read again by the retries without an "
+          "event, exported as it is after them, and a SIGHUP leaves it on the bus",
+          "[hotplug]") {
+    // A full scan (start-up, SIGHUP, a resync) read it as an "add" is read, but nothing read
+    // it again: it stayed hidden until an unrelated uevent's pass retried it. Once exported
+    // as it is, a SIGHUP hid it again for the retries' time (removed, then added back).
+    Rig rig("constructed-mlx5-roce");
+    const std::string pci = "/devices/pci0000:3a/0000:3a:03.0/0000:3c:00.0";
+    Ib ib{pci, "mlx5_2", "0c42:a103:005b:30f0", "ens2f0np0"};
+    ib.with_ports = false; // an RDMA device without ports: looks incomplete
+    rig.testbed.add(pci_text(pci, "1017"));
+    rig.testbed.add(ib_text(ib));
+    rig.client.reset();
+    REQUIRE(rig.daemon->stop() == 0);
+    const auto exported = [](Client& c) -> std::optional<json> {
+        const json d = c.describe();
+        const json* x = find_by(d["Devices"], "Name", "mlx5_2");
+        return x ? std::optional<json>(*x) : std::nullopt;
+    };
+    rig.daemon = std::make_unique<DaemonProcess>();
+    rig.client = std::make_unique<Client>();
+    SignalRecorder rec(*rig.client);
+    // 6 reads 100 ms apart (test_hotplug.cpp's header), then exported with what is there.
+    REQUIRE(rec.eventually([&] { return exported(*rig.client).has_value(); }, 3s));
+    CHECK(rec.quiet(700ms));
+    const json d = rig.client->describe();
+    const auto dev = exported(*rig.client);
+    REQUIRE(dev);
+    CHECK((*dev)["NodeType"] == "CA");
+    CHECK((*dev)["NodeGUID"] == ib.guid);
+    CHECK((*dev)["Ports"].empty());
+    check_rescan(rig, rec, d);
+    // A fresh rdmad ends with the same objects once its own retries are done.
+    fresh_describe(rig);
+    Client fresh;
+    SignalRecorder fresh_rec(fresh);
+    CHECK(fresh_rec.eventually([&] { return fresh.describe() == d; }, 3s));
+    REQUIRE(rig.daemon->stop() == 0);
 }
 
 TEST_CASE("hotplug: an incomplete device is completed by the retry, without another event",

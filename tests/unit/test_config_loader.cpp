@@ -8,12 +8,35 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <systemd/sd-event.h>
 #include <variant>
 #include <vector>
 
 using namespace rdmad;
+
+namespace {
+
+/// While set, pthread_create() below fails with EAGAIN, as it does at RLIMIT_NPROC or a unit's
+/// TasksMax= (pthread_create(3)); std::thread then throws std::system_error.
+std::atomic<bool> no_threads{false};
+
+} // namespace
+
+/// This executable's pthread_create() comes before libc's for every caller (std::thread's
+/// included): the real one unless no_threads is set.
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                              void* arg) {
+    using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+    static const auto real = reinterpret_cast<Create>(::dlsym(RTLD_NEXT, "pthread_create"));
+    if (no_threads)
+        return EAGAIN;
+    return real(thread, attr, start, arg);
+}
 
 namespace {
 
@@ -103,4 +126,30 @@ TEST_CASE("a start() while a read runs reads once more after it; discard() drops
     loader.discard(); // a Reload read the files on the loop meanwhile
     REQUIRE(loop.run_until([&] { return got.size() == 1; }));
     CHECK(got == std::vector<bool>{false});
+}
+
+TEST_CASE("without a thread to be had, the loader reads on the caller's thread and the loop "
+          "takes the rules all the same",
+          "[config]") {
+    // SIGHUP and Manager.Reload ended with EAGAIN, nothing read again, where std::thread
+    // could not start (rdmad's log: "SIGHUP: Resource temporarily unavailable").
+    test::TempDir dir;
+    const std::string main = dir.write("etc/rdmad.conf", kRule);
+    Loop loop;
+    std::vector<std::optional<Reconciler::Loaded>> got;
+    ConfigLoader loader(loop.event, [&](auto loaded) { got.push_back(std::move(loaded)); });
+    no_threads = true;
+    CHECK_NOTHROW(loader.start(options_in(dir)));
+    CHECK(loader.running());
+    CHECK_NOTHROW(loader.start(options_in(dir))); // asked again meanwhile: one more read
+    no_threads = false;
+    CHECK(got.empty()); // taken on the loop, not in start()
+    REQUIRE(loop.run_until([&] { return got.size() == 2 && !loader.running(); }));
+    for (const auto& loaded : got) {
+        REQUIRE(loaded);
+        const auto* config = std::get_if<DesiredConfig>(&loaded->etc);
+        REQUIRE(config);
+        CHECK(config->sources == std::vector<std::string>{main});
+        CHECK(config->rules.size() == 1);
+    }
 }
